@@ -1,0 +1,172 @@
+/**
+ * Builds the Fastify application (never listens: the api role or a test does that).
+ *
+ * - `/rest/v1/{custNr}/fax…`: the contract's six operations (routes/v1/*.ts), Basic auth on all.
+ * - `/openapi.json` and `/docs`: the OpenAPI document generated from the TypeBox schemas.
+ * - `/health`: liveness, with the node's region and data center.
+ *
+ * Errors: every non-2xx body comes from the API error catalogue (errors/api-errors.ts) through
+ * one error handler; unexpected errors are logged and answered with a generic 500.
+ */
+import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import swagger from "@fastify/swagger";
+import swaggerUi from "@fastify/swagger-ui";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { ApiError, type ApiErrorCode } from "../errors/api-errors.ts";
+import type { FaxlineConfig } from "../config/schema.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { Store } from "../store/store.ts";
+import { Authenticator } from "./plugins/authenticate.ts";
+import { registerSendFaxRoute } from "./routes/v1/send-fax.ts";
+import { registerReportRoutes } from "./routes/v1/fax-reports.ts";
+
+export interface ApiDeps {
+  config: FaxlineConfig;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Called after a job is stored, to wake this node's scheduler. */
+  onJobAccepted?: (jobId: string) => void;
+}
+
+export interface FaxlineApp {
+  app: FastifyInstance;
+  /** Makes every further request answer 503 (the node is shutting down). */
+  drain(): void;
+}
+
+interface AjvError {
+  instancePath: string;
+  keyword: string;
+  message?: string;
+  params?: Record<string, unknown>;
+}
+
+/** Maps the first schema violation to a catalogue error with a message naming the field. */
+export function validationToApiError(errors: AjvError[], context: string): ApiError {
+  const first = errors[0];
+  if (!first) return new ApiError("invalid_request");
+  const path = first.instancePath.replace(/^\//, "").replace(/\/(\d+)(?=\/|$)/g, "[$1]").replace(/\//g, ".");
+  const missing = first.keyword === "required" ? String(first.params?.missingProperty ?? "") : "";
+  const field = [path, missing].filter(Boolean).join(".") || context;
+  let code: ApiErrorCode = "invalid_request";
+  let message = `${field} ${first.message ?? "is invalid"}`;
+  if (/^documents\[\d+\]\.name$/.test(field) && (first.keyword === "maxLength" || first.keyword === "pattern" || first.keyword === "minLength")) {
+    code = "document_name_invalid";
+    message = `${field} must be 1 to 32 characters of a-z, A-Z, 0-9, "-", "_" and "."`;
+  } else if (first.keyword === "maxLength") {
+    code = "field_too_long";
+    message = `${field} is longer than ${String(first.params?.limit)} characters`;
+  } else if (field === "recipients" && first.keyword === "required") {
+    code = "no_recipients";
+    message = "recipients is missing; a job needs at least one recipient";
+  } else if (field === "jobIds" && first.keyword === "maxItems") {
+    code = "too_many_job_ids";
+    message = `jobIds has more than ${String(first.params?.limit)} entries; split the request`;
+  } else if (first.keyword === "required") {
+    message = `${field} is required`;
+  }
+  return new ApiError(code, message);
+}
+
+export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
+  const { config } = deps;
+  const app = Fastify({
+    loggerInstance: deps.logger,
+    bodyLimit: config.http.bodyLimitBytes,
+    trustProxy: config.http.trustProxy,
+    ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+  }).withTypeProvider<TypeBoxTypeProvider>();
+
+  let draining = false;
+
+  // JSON bodies: empty bodies are fine (SDKs send Content-Type: application/json on GET and
+  // DELETE); anything unparsable is the contract's "Unable to process JSON".
+  app.removeContentTypeParser(["application/json"]);
+  app.addContentTypeParser(["application/json", "text/json"], { parseAs: "string" }, (_req, body, done) => {
+    const text = typeof body === "string" ? body : body.toString("utf8");
+    if (text.trim() === "") return done(null, undefined);
+    try {
+      done(null, JSON.parse(text));
+    } catch (err) {
+      done(new ApiError("invalid_json", `Unable to process JSON: ${(err as Error).message}`), undefined);
+    }
+  });
+
+  await app.register(swagger, {
+    openapi: {
+      openapi: "3.0.3",
+      info: {
+        title: "Faxline REST API",
+        version: "1.0.0",
+        description:
+          "Fax sending compatible with the Retarus Fax4Applications REST v1 contract. Every call uses HTTP Basic authentication.",
+      },
+      components: { securitySchemes: { basicAuth: { type: "http", scheme: "basic" } } },
+      security: [{ basicAuth: [] }],
+    },
+  });
+  await app.register(swaggerUi, { routePrefix: "/docs" });
+
+  app.addHook("onRequest", async () => {
+    if (draining) throw new ApiError("service_unavailable", "This node is shutting down; retry on another node or shortly");
+  });
+
+  app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
+    let apiError: ApiError;
+    if (error instanceof ApiError) apiError = error;
+    else if ((error as FastifyError).validation) {
+      apiError = validationToApiError((error as FastifyError).validation as AjvError[], (error as FastifyError).validationContext ?? "body");
+    } else if ((error as FastifyError).code === "FST_ERR_CTP_BODY_TOO_LARGE") {
+      apiError = new ApiError("payload_too_large", `The request body exceeds ${config.http.bodyLimitBytes} bytes`);
+    } else if ((error as FastifyError).code === "FST_ERR_CTP_INVALID_MEDIA_TYPE") {
+      apiError = new ApiError("unsupported_media_type", `Content-Type ${request.headers["content-type"] ?? "(none)"} is not supported; send application/json`);
+    } else if ((error as FastifyError).code === "FST_ERR_CTP_INVALID_JSON_BODY" || (error as FastifyError).code === "FST_ERR_CTP_EMPTY_JSON_BODY") {
+      apiError = new ApiError("invalid_json", "Unable to process JSON");
+    } else if (typeof (error as FastifyError).statusCode === "number" && (error as FastifyError).statusCode! < 500) {
+      apiError = new ApiError("invalid_request", error.message);
+    } else {
+      request.log.error({ err: error }, "unexpected error");
+      apiError = new ApiError("internal_error", "Internal server error; the incident was logged");
+    }
+    if (apiError.status >= 500 && !(error instanceof ApiError)) reply.header("Connection", "close");
+    return reply.status(apiError.status).send(apiError.toBody());
+  });
+
+  app.setNotFoundHandler((request, reply) => {
+    const err = new ApiError("route_not_found", `No endpoint ${request.method} ${request.url.split("?")[0]}`);
+    return reply.status(404).send(err.toBody());
+  });
+
+  app.get("/health", { schema: { hide: true } }, async () => ({
+    status: "ok",
+    region: config.node.region,
+    datacenter: config.node.datacenter,
+  }));
+  app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+
+  const authenticator = new Authenticator({
+    db: deps.store.db,
+    clock: deps.clock,
+    maxFailures: config.auth.maxFailures,
+    lockoutMs: config.auth.lockout,
+    cacheTtlMs: config.auth.cacheTtl,
+  });
+
+  await app.register(
+    async (v1) => {
+      v1.addHook("onRequest", (request, reply) => authenticator.authenticate(request, reply));
+      registerSendFaxRoute(v1, deps);
+      registerReportRoutes(v1, deps);
+    },
+    { prefix: "/rest/v1" },
+  );
+
+  return {
+    app: app as unknown as FastifyInstance,
+    drain() {
+      draining = true;
+    },
+  };
+}

@@ -1,0 +1,290 @@
+/**
+ * Intake of a send request: turns a structurally valid `FaxJobRequest` into a `NewFaxJob`, or
+ * throws an `ApiError` (400) that names the field and says what is wrong. Pure apart from the
+ * clock it is given: documents are decoded here, references are checked for syntax and obvious
+ * forbidden targets (the fetch itself happens in the scheduler, where DNS is checked again).
+ */
+import { createHash } from "node:crypto";
+import { ApiError } from "../errors/api-errors.ts";
+import { addIsoDuration, parseIsoDuration } from "../lib/durations.ts";
+import { normalizeFaxNumber, type NumberContext } from "../numbers/normalize-number.ts";
+import { documentTypeFromName } from "../render/document-types.ts";
+import { normalizeCharset } from "../render/decode-text.ts";
+import { checkReferenceUrl } from "../documents/fetch-reference.ts";
+import { findHeaderError } from "./header-syntax.ts";
+import type { FaxJobRequest } from "./schemas/fax-job-request.ts";
+
+export interface DialTarget {
+  e164: string;
+  dialString: string;
+}
+
+export interface NewFaxDocument {
+  name: string;
+  charset: string | null;
+  referenceUrl: string | null;
+  content: Buffer | null;
+}
+
+export interface NewFaxRecipient {
+  number: string;
+  alternativeNumbers: string[] | null;
+  properties: { key: string; value: string | null }[] | null;
+  targets: DialTarget[];
+}
+
+export interface NewFaxJob {
+  isExpress: boolean;
+  blacklistCheck: boolean;
+  csid: string | null;
+  paperFormat: "A4" | "LETTER";
+  resolution: "HIGH" | "LOW";
+  header: string | null;
+  coverpageTemplate: string | null;
+  overlay: { name: string; mode: string } | null;
+  reference: { customerDefinedId: string | null; billingCode: string | null; billingInfo: string | null };
+  customerReference: string | null;
+  statusReportOptions: unknown;
+  validFrom: number;
+  validUntil: number;
+  documents: NewFaxDocument[];
+  recipients: NewFaxRecipient[];
+  requestHash: string;
+}
+
+export interface IntakeLimits {
+  maxRecipients: number;
+  maxDocuments: number;
+  maxDocumentBytes: number;
+  maxJobBytes: number;
+  defaultValidity: string;
+  allowPrivateReferenceTargets: boolean;
+  numberContext: NumberContext;
+}
+
+export const OVERLAY_MODES = [
+  "ALL_PAGES",
+  "NO_OVERLAY",
+  "FIRST_PAGE",
+  "LAST_PAGE",
+  "ALL_BUT_FIRST_PAGE",
+  "ALL_BUT_LAST_PAGE",
+  "ALL_BUT_FIRST_AND_LAST_PAGE",
+  "FIRST_FILE",
+] as const;
+const IMAGE_MODES = ["NEVER", "SUCCESS_ONLY", "FAILURE_ONLY", "ALWAYS"] as const;
+const IMAGE_FORMATS = ["TIFF", "PDF", "PDF_WITH_OCR"] as const;
+const AUTH_METHODS = ["NONE", "HTTP_BASIC", "HTTP_DIGEST", "OAUTH2"] as const;
+
+/** Matches `value` against `allowed` ignoring letter case, dashes and underscores. */
+function matchEnum<T extends string>(value: string | null | undefined, allowed: readonly T[], field: string, aliases: Record<string, T> = {}): T | null {
+  if (value === null || value === undefined || value.trim() === "") return null;
+  const key = value.trim().toUpperCase().replace(/-/g, "_");
+  const hit = allowed.find((a) => a.toUpperCase() === key) ?? aliases[key];
+  if (hit === undefined) {
+    throw new ApiError("enum_value_invalid", `${field} is "${value}"; use one of ${allowed.join(", ")}`);
+  }
+  return hit;
+}
+
+const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
+
+function decodeBase64(data: string, field: string): Buffer {
+  const compact = data.replace(/\s+/g, "");
+  if (!BASE64.test(compact) || compact.replace(/=+$/, "").length % 4 === 1) {
+    throw new ApiError("document_data_invalid", `${field} is not valid base64`);
+  }
+  return Buffer.from(compact.replace(/-/g, "+").replace(/_/g, "/"), "base64");
+}
+
+const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
+const ISO_TIMESTAMP_NO_ZONE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}([.,]\d+)?)?)?$/;
+
+function parseZonedTimestamp(text: string): number | null {
+  const m = ISO_TIMESTAMP.exec(text.trim());
+  if (!m) return null;
+  let normalized = text.trim().replace(",", ".");
+  const zone = m[1]!;
+  if (/^[+-]\d{2}$/.test(zone)) normalized += ":00";
+  else if (/^[+-]\d{4}$/.test(zone)) normalized = normalized.slice(0, -5) + zone.slice(0, 3) + ":" + zone.slice(3);
+  const ms = Date.parse(normalized);
+  return Number.isNaN(ms) ? null : ms;
+}
+
+export function resolveJobValidity(
+  jobValid: { start?: string | null; end?: string | null } | null | undefined,
+  now: number,
+  defaultValidity: string,
+): { validFrom: number; validUntil: number } {
+  const startText = jobValid?.start?.trim() ?? "";
+  const endText = jobValid?.end?.trim() ?? "";
+  let validFrom = now;
+  if (startText !== "") {
+    const ts = parseZonedTimestamp(startText);
+    const duration = ts === null ? parseIsoDuration(startText) : null;
+    if (ts !== null) validFrom = Math.max(ts, now);
+    else if (duration) validFrom = addIsoDuration(now, duration);
+    else if (ISO_TIMESTAMP_NO_ZONE.test(startText)) {
+      throw new ApiError("job_valid_invalid", `meta.jobValid.start "${startText}" has no time zone; add "Z" or an offset such as "+01:00"`);
+    } else {
+      throw new ApiError("job_valid_invalid", `meta.jobValid.start "${startText}" is not an ISO-8601 timestamp with time zone`);
+    }
+  }
+  let validUntil: number;
+  if (endText === "") {
+    validUntil = addIsoDuration(validFrom, parseIsoDuration(defaultValidity)!);
+  } else {
+    const ts = parseZonedTimestamp(endText);
+    const duration = ts === null ? parseIsoDuration(endText) : null;
+    if (ts !== null) validUntil = ts;
+    else if (duration) validUntil = addIsoDuration(validFrom, duration);
+    else {
+      throw new ApiError(
+        "job_valid_invalid",
+        `meta.jobValid.end "${endText}" is neither an ISO-8601 timestamp with time zone nor a duration such as PT80M`,
+      );
+    }
+  }
+  if (validUntil <= validFrom) {
+    throw new ApiError("job_valid_invalid", "meta.jobValid.end lies before the job becomes valid (start, or now)");
+  }
+  return { validFrom, validUntil };
+}
+
+const SIMPLE_EMAIL = /^[^\s@]+@[^\s@]+$/;
+
+export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: number): NewFaxJob {
+  const recipientsIn = body.recipients ?? [];
+  if (recipientsIn.length === 0) throw new ApiError("no_recipients", "recipients is empty; a job needs at least one recipient");
+  if (recipientsIn.length > limits.maxRecipients) {
+    throw new ApiError("too_many_recipients", `The job has ${recipientsIn.length} recipients; at most ${limits.maxRecipients} are allowed`);
+  }
+  const rendering = body.renderingOptions ?? null;
+  const coverpageTemplate = rendering?.coverpageTemplate?.trim() || null;
+  const documentsIn = body.documents ?? [];
+  if (documentsIn.length === 0 && coverpageTemplate === null) {
+    throw new ApiError("no_content", "The job has neither documents nor renderingOptions.coverpageTemplate");
+  }
+  if (documentsIn.length > limits.maxDocuments) {
+    throw new ApiError("document_too_large", `The job has ${documentsIn.length} documents; at most ${limits.maxDocuments} are allowed`);
+  }
+
+  let totalBytes = 0;
+  const documents = documentsIn.map((doc, i): NewFaxDocument => {
+    const field = `documents[${i}]`;
+    if (documentTypeFromName(doc.name) === null) {
+      throw new ApiError(
+        "document_type_unknown",
+        `${field}.name "${doc.name}" has no known document extension (.txt, .pdf, .tif, .png, .jpg, .docx …)`,
+      );
+    }
+    let charset: string | null = null;
+    if (doc.charset !== null && doc.charset !== undefined && doc.charset.trim() !== "") {
+      charset = normalizeCharset(doc.charset);
+      if (charset === null) {
+        throw new ApiError(
+          "charset_unsupported",
+          `${field}.charset "${doc.charset}" is not supported; use US-ASCII, UTF-8, UTF-16, UTF-16BE, UTF-16LE, ISO-8859-1 or Windows-1252`,
+        );
+      }
+    }
+    const reference = doc.reference?.trim() || null;
+    if (reference !== null) {
+      const check = checkReferenceUrl(reference, limits.allowPrivateReferenceTargets);
+      if (!check.ok) throw new ApiError("document_reference_forbidden", `${field}.reference: ${check.message}`);
+      return { name: doc.name, charset, referenceUrl: check.url.href, content: null };
+    }
+    if (doc.data === null || doc.data === undefined || doc.data === "") {
+      throw new ApiError("document_data_invalid", `${field} has neither data (base64) nor a reference URL`);
+    }
+    const content = decodeBase64(doc.data, `${field}.data`);
+    if (content.length > limits.maxDocumentBytes) {
+      throw new ApiError("document_too_large", `${field} is ${content.length} bytes; at most ${limits.maxDocumentBytes} are allowed`);
+    }
+    totalBytes += content.length;
+    if (totalBytes > limits.maxJobBytes) {
+      throw new ApiError("document_too_large", `The job's documents exceed ${limits.maxJobBytes} bytes in total`);
+    }
+    return { name: doc.name, charset, referenceUrl: null, content };
+  });
+
+  const recipients = recipientsIn.map((r, i): NewFaxRecipient => {
+    const numbers = [r.number, ...(r.alternativeNumbers ?? [])];
+    const targets = numbers.map((n, j) => {
+      const field = j === 0 ? `recipients[${i}].number` : `recipients[${i}].alternativeNumbers[${j - 1}]`;
+      const result = normalizeFaxNumber(n, limits.numberContext);
+      if (!result.ok) throw new ApiError("number_invalid", `${field}: ${result.message}`);
+      return { e164: result.e164, dialString: result.dialString };
+    });
+    return {
+      number: r.number,
+      alternativeNumbers: r.alternativeNumbers ?? null,
+      properties: r.properties ?? null,
+      targets,
+    };
+  });
+
+  const header = rendering?.header ?? null;
+  if (header !== null) {
+    const problem = findHeaderError(header);
+    if (problem) throw new ApiError("invalid_request", `renderingOptions.header: ${problem}`);
+  }
+  let overlay: NewFaxJob["overlay"] = null;
+  if (rendering?.overlay && rendering.overlay.name.trim() !== "") {
+    const mode = matchEnum(rendering.overlay.mode, OVERLAY_MODES, "renderingOptions.overlay.mode") ?? "ALL_PAGES";
+    if (mode !== "NO_OVERLAY") overlay = { name: rendering.overlay.name.trim(), mode };
+  }
+
+  const report = body.statusReportOptions ?? null;
+  if (report?.reportMail) {
+    for (const key of ["successAddress", "failureAddress"] as const) {
+      const address = report.reportMail[key];
+      if (address && address.trim() !== "" && !SIMPLE_EMAIL.test(address.trim())) {
+        throw new ApiError("invalid_request", `statusReportOptions.reportMail.${key} "${address}" is not an e-mail address`);
+      }
+    }
+    matchEnum(report.reportMail.attachedFaxImageMode, IMAGE_MODES, "statusReportOptions.reportMail.attachedFaxImageMode");
+    matchEnum(report.reportMail.attachedFaxImageFormat, IMAGE_FORMATS, "statusReportOptions.reportMail.attachedFaxImageFormat");
+  }
+  if (report?.httpStatusPush) {
+    matchEnum(report.httpStatusPush.authMethod, AUTH_METHODS, "statusReportOptions.httpStatusPush.authMethod", { OAUTH: "OAUTH2" });
+    const target = report.httpStatusPush.targetUrl?.trim();
+    if (target) {
+      let url: URL | null = null;
+      try {
+        url = new URL(target);
+      } catch {
+        url = null;
+      }
+      if (!url || (url.protocol !== "http:" && url.protocol !== "https:")) {
+        throw new ApiError("invalid_request", `statusReportOptions.httpStatusPush.targetUrl "${target}" is not an http(s) URL`);
+      }
+    }
+  }
+
+  const { validFrom, validUntil } = resolveJobValidity(body.meta?.jobValid, now, limits.defaultValidity);
+  const transport = body.transportOptions ?? null;
+
+  return {
+    isExpress: transport?.isExpress === true,
+    blacklistCheck: transport?.isBlacklistEnabled === true,
+    csid: transport?.csid?.trim() || null,
+    paperFormat: matchEnum(rendering?.paperFormat, ["A4", "LETTER"] as const, "renderingOptions.paperFormat") ?? "A4",
+    resolution: matchEnum(rendering?.resolution, ["HIGH", "LOW"] as const, "renderingOptions.resolution") ?? "HIGH",
+    header,
+    coverpageTemplate,
+    overlay,
+    reference: {
+      customerDefinedId: body.reference?.customerDefinedId ?? null,
+      billingCode: body.reference?.billingCode ?? null,
+      billingInfo: body.reference?.billingInfo ?? null,
+    },
+    customerReference: body.meta?.customerReference ?? null,
+    statusReportOptions: report,
+    validFrom,
+    validUntil,
+    documents,
+    recipients,
+    requestHash: createHash("sha256").update(JSON.stringify(body)).digest("base64url"),
+  };
+}

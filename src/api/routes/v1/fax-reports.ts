@@ -1,0 +1,104 @@
+/**
+ * The report operations of the contract, each scoped to the calling login and this node's
+ * data center:
+ *  - GET    /{custNr}/fax/reports/{jobId}  getStatusReport (unfinished jobs: status PENDING)
+ *  - DELETE /{custNr}/fax/reports/{jobId}  deleteStatusReport (404 unless completed and ours)
+ *  - GET    /{custNr}/fax/reports          getAllStatusReports (oldest 1000 completed)
+ *  - DELETE /{custNr}/fax/reports          deleteOldestStatusReports (oldest 1000 completed)
+ *  - POST   /{custNr}/fax/reports          bulkStatusReports ({action: GET|DELETE, jobIds ≤ 1000})
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { ApiError } from "../../../errors/api-errors.ts";
+import {
+  deleteOldestReports,
+  deleteReportsByIds,
+  getReport,
+  getReportsByIds,
+  listCompletedReports,
+  type ReportScope,
+} from "../../../store/queries/job-reports.ts";
+import {
+  ApiErrorBodySchema,
+  BulkRequestSchema,
+  BulkResponseSchema,
+  FaxReportSchema,
+  FaxReportsSchema,
+  JobDeleteReportSchema,
+  JobDeleteReportsSchema,
+} from "../../schemas/reports.ts";
+import type { ApiDeps } from "../../build-app.ts";
+import { CustNrParams } from "./send-fax.ts";
+
+export const REPORT_PAGE_LIMIT = 1000;
+const JobParams = Type.Object({ custNr: Type.String(), jobId: Type.String({ description: "FJ…" }) });
+
+export function registerReportRoutes(root: FastifyInstance, deps: ApiDeps): void {
+  const app = root.withTypeProvider<TypeBoxTypeProvider>();
+  const { db } = deps.store;
+  const scopeOf = (request: FastifyRequest): ReportScope => ({ login: request.account!.login, datacenter: deps.config.node.datacenter });
+  const errors = { 400: ApiErrorBodySchema, 401: ApiErrorBodySchema, 404: ApiErrorBodySchema };
+
+  app.get(
+    "/:custNr/fax/reports/:jobId",
+    { schema: { summary: "Get one job's report", operationId: "getStatusReport", tags: ["reports"], params: JobParams, response: { 200: FaxReportSchema, ...errors } } },
+    async (request) => {
+      const report = await getReport(db, scopeOf(request), request.params.jobId);
+      if (!report) throw new ApiError("report_not_found", `No job report for ${request.params.jobId} in data center ${deps.config.node.datacenter}`);
+      return report;
+    },
+  );
+
+  app.delete(
+    "/:custNr/fax/reports/:jobId",
+    { schema: { summary: "Delete one job's report", operationId: "deleteStatusReport", tags: ["reports"], params: JobParams, response: { 200: JobDeleteReportSchema, ...errors } } },
+    async (request, reply) => {
+      const [result] = await deleteReportsByIds(db, scopeOf(request), [request.params.jobId]);
+      if (!result?.deleted) {
+        return reply.status(404).send({
+          ...new ApiError("report_not_found", `No completed job report for ${request.params.jobId} in data center ${deps.config.node.datacenter}`).toBody(),
+          jobId: request.params.jobId,
+          deleted: false,
+          reason: "NOT_FOUND",
+        });
+      }
+      return result;
+    },
+  );
+
+  app.get(
+    "/:custNr/fax/reports",
+    { schema: { summary: "List the oldest 1000 completed reports", operationId: "getAllStatusReports", tags: ["reports"], params: CustNrParams, response: { 200: FaxReportsSchema, ...errors } } },
+    async (request) => ({ reports: await listCompletedReports(db, scopeOf(request), REPORT_PAGE_LIMIT) }),
+  );
+
+  app.delete(
+    "/:custNr/fax/reports",
+    { schema: { summary: "Delete the oldest 1000 completed reports", operationId: "deleteOldestStatusReports", tags: ["reports"], params: CustNrParams, response: { 200: JobDeleteReportsSchema, ...errors } } },
+    async (request) => ({ reports: await deleteOldestReports(db, scopeOf(request), REPORT_PAGE_LIMIT) }),
+  );
+
+  app.post(
+    "/:custNr/fax/reports",
+    {
+      schema: {
+        summary: "Bulk GET or DELETE reports by job id",
+        operationId: "bulkStatusReports",
+        tags: ["reports"],
+        params: CustNrParams,
+        body: BulkRequestSchema,
+        response: { 200: BulkResponseSchema, ...errors },
+      },
+    },
+    async (request) => {
+      const action = request.body.action.trim().toUpperCase();
+      if (request.body.jobIds.length > REPORT_PAGE_LIMIT) {
+        throw new ApiError("too_many_job_ids", `jobIds has ${request.body.jobIds.length} entries; at most ${REPORT_PAGE_LIMIT} are allowed per request`);
+      }
+      if (action === "GET") return { reports: await getReportsByIds(db, scopeOf(request), request.body.jobIds) };
+      if (action === "DELETE") return { reports: await deleteReportsByIds(db, scopeOf(request), request.body.jobIds) };
+      throw new ApiError("bulk_action_invalid", `action is "${request.body.action}"; use GET or DELETE`);
+    },
+  );
+}

@@ -1,0 +1,79 @@
+/**
+ * POST /rest/v1/{custNr}/fax — sendJobRequest. Validates and stores the job, answers
+ * `201 {"jobId": …}`. The job belongs to this node's data center.
+ *
+ * Duplicates: a request carrying an `Idempotency-Key` header (a Faxline extension; at most 255
+ * characters) that this login has used before, for a job still stored, is a duplicate job and
+ * answers 409 with the original `jobId` in the body, so a client that retried after a timeout
+ * learns the id of the job it already created. Requests without the header are never treated
+ * as duplicates.
+ */
+import type { FastifyInstance } from "fastify";
+import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
+import { Type } from "typebox";
+import { ApiError } from "../../../errors/api-errors.ts";
+import { REGION_NUMBER_CONTEXT } from "../../../numbers/normalize-number.ts";
+import { insertJob } from "../../../store/queries/insert-job.ts";
+import { intakeFaxJob } from "../../fax-job-intake.ts";
+import { FaxJobRequestSchema, FaxJobResponseSchema } from "../../schemas/fax-job-request.ts";
+import { ApiErrorBodySchema } from "../../schemas/reports.ts";
+import type { ApiDeps } from "../../build-app.ts";
+
+export const CustNrParams = Type.Object({ custNr: Type.String({ description: "Customer number, e.g. 99999TE" }) });
+
+export function registerSendFaxRoute(app: FastifyInstance, deps: ApiDeps): void {
+  const { config } = deps;
+  app.withTypeProvider<TypeBoxTypeProvider>().post(
+    "/:custNr/fax",
+    {
+      schema: {
+        summary: "Send a fax job",
+        operationId: "sendJobRequest",
+        tags: ["fax"],
+        params: CustNrParams,
+        headers: Type.Object({
+          "idempotency-key": Type.Optional(Type.String({ maxLength: 255, description: "Faxline extension: a repeated key answers 409 with the original jobId" })),
+        }),
+        body: FaxJobRequestSchema,
+        response: { 201: FaxJobResponseSchema, 400: ApiErrorBodySchema, 401: ApiErrorBodySchema, 409: Type.Intersect([ApiErrorBodySchema, Type.Object({ jobId: Type.String() })]) },
+      },
+    },
+    async (request, reply) => {
+      const account = request.account!;
+      const now = deps.clock.now();
+      const job = intakeFaxJob(
+        request.body,
+        {
+          maxRecipients: config.jobs.maxRecipients,
+          maxDocuments: config.jobs.maxDocuments,
+          maxDocumentBytes: config.jobs.maxDocumentBytes,
+          maxJobBytes: config.jobs.maxJobBytes,
+          defaultValidity: config.jobs.defaultValidity,
+          allowPrivateReferenceTargets: config.documents.fetchAllowPrivateTargets,
+          numberContext: REGION_NUMBER_CONTEXT[config.node.region],
+        },
+        now,
+      );
+      const key = request.headers["idempotency-key"];
+      const idempotencyKey = typeof key === "string" && key.trim() !== "" ? key.trim() : null;
+      const result = await insertJob(
+        deps.store.db,
+        job,
+        { custNr: account.custNr, login: account.login, isTest: account.isTest, region: config.node.region, datacenter: config.node.datacenter },
+        { now, idempotencyKey, deadlineGraceMs: config.jobs.deadlineGrace },
+      );
+      if (!result.inserted) {
+        throw new ApiError(
+          "duplicate_job",
+          result.sameRequest
+            ? `Duplicate job: Idempotency-Key "${idempotencyKey}" already created job ${result.existingJobId}`
+            : `Duplicate job: Idempotency-Key "${idempotencyKey}" was used for job ${result.existingJobId} with a different request`,
+          { jobId: result.existingJobId },
+        );
+      }
+      request.log.info({ jobId: result.jobId, recipients: job.recipients.length, documents: job.documents.length }, "job accepted");
+      deps.onJobAccepted?.(result.jobId);
+      return reply.status(201).send({ jobId: result.jobId });
+    },
+  );
+}

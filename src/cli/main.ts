@@ -1,0 +1,215 @@
+/**
+ * The `faxline` command.
+ *
+ *   faxline serve [--config FILE]
+ *   faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test]
+ *                           [--allow-ip CIDR]... [--retention-days N]
+ *   faxline accounts list [--customer CUSTNR] [--json]
+ *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
+ *   faxline accounts set-retention --customer CUSTNR --days N
+ *   faxline blacklist add NUMBER [--note TEXT] | blacklist remove NUMBER | blacklist list [--json]
+ *   faxline test-numbers [--json]
+ *
+ * Every command reads the same configuration (--config FILE or FAXLINE_CONFIG, then FAXLINE_*
+ * variables); commands other than serve work on the store of FAXLINE_DATA_DIR directly and may
+ * run while the node runs.
+ */
+import { parseArgs } from "node:util";
+import { AccountError, createLogin, listLogins, setCustomerRetention, setLoginDisabled } from "../accounts/accounts.ts";
+import { loadConfig } from "../config/load.ts";
+import { ConfigError, type FaxlineConfig } from "../config/schema.ts";
+import { createLogger } from "../lib/logger.ts";
+import { testNumbersForDisplay } from "../line/test-numbers.ts";
+import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
+import { openStore, startNode } from "../roles/start-node.ts";
+
+const USAGE = `Usage:
+  faxline serve [--config FILE]
+  faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--allow-ip CIDR]... [--retention-days N]
+  faxline accounts list [--customer CUSTNR] [--json]
+  faxline accounts disable --login LOGIN
+  faxline accounts enable --login LOGIN
+  faxline accounts set-retention --customer CUSTNR --days N
+  faxline blacklist add NUMBER [--note TEXT]
+  faxline blacklist remove NUMBER
+  faxline blacklist list [--json]
+  faxline test-numbers [--json]
+
+Configuration: --config FILE (YAML or JSON) or FAXLINE_CONFIG, and FAXLINE_* variables (docs/config.md).`;
+
+class UsageError extends Error {}
+
+function requireOption(values: Record<string, unknown>, name: string): string {
+  const v = values[name];
+  if (typeof v !== "string" || v === "") throw new UsageError(`--${name} is required`);
+  return v;
+}
+
+async function withStore<T>(config: FaxlineConfig, fn: (store: Awaited<ReturnType<typeof openStore>>) => Promise<T>): Promise<T> {
+  const store = await openStore(config);
+  try {
+    return await fn(store);
+  } finally {
+    await store.close();
+  }
+}
+
+async function serve(config: FaxlineConfig): Promise<void> {
+  const logger = createLogger({ level: config.log.level });
+  const node = await startNode(config, logger);
+  let signals = 0;
+  const shutdown = (signal: string) => {
+    signals += 1;
+    if (signals > 1) process.exit(1);
+    logger.info({ signal }, "shutting down");
+    node.stop().then(
+      () => process.exit(0),
+      (err) => {
+        logger.error({ err }, "shutdown failed");
+        process.exit(1);
+      },
+    );
+  };
+  process.on("SIGTERM", () => shutdown("SIGTERM"));
+  process.on("SIGINT", () => shutdown("SIGINT"));
+}
+
+export async function main(argv: string[]): Promise<number> {
+  const { values, positionals } = parseArgs({
+    args: argv,
+    allowPositionals: true,
+    options: {
+      config: { type: "string" },
+      customer: { type: "string" },
+      login: { type: "string" },
+      password: { type: "string" },
+      test: { type: "boolean", default: false },
+      "allow-ip": { type: "string", multiple: true },
+      "retention-days": { type: "string" },
+      days: { type: "string" },
+      note: { type: "string" },
+      json: { type: "boolean", default: false },
+      help: { type: "boolean", short: "h", default: false },
+    },
+  });
+  const [command, sub, arg] = positionals;
+  if (values.help || !command) {
+    console.log(USAGE);
+    return command || values.help ? 0 : 2;
+  }
+  if (command === "test-numbers") {
+    const numbers = testNumbersForDisplay();
+    if (values.json) console.log(JSON.stringify(numbers, null, 2));
+    else for (const n of numbers) console.log(`${n.number.padEnd(14)} ${n.status.padEnd(13)} ${n.description}`);
+    return 0;
+  }
+  const config = loadConfig({ file: values.config });
+  const now = Date.now();
+  switch (command) {
+    case "serve":
+      await serve(config);
+      return -1;
+    case "accounts":
+      return withStore(config, async ({ db }) => {
+        switch (sub) {
+          case "create": {
+            const days = values["retention-days"];
+            const result = await createLogin(
+              db,
+              {
+                custNr: requireOption(values, "customer"),
+                login: requireOption(values, "login"),
+                password: requireOption(values, "password"),
+                isTest: values.test === true,
+                ipAllowList: values["allow-ip"] ?? null,
+                retentionDays: days === undefined ? null : Number(days),
+              },
+              now,
+            );
+            console.log(
+              `Created ${values.test ? "test " : ""}login ${values.login} for customer ${values.customer}${result.customerCreated ? " (new customer)" : ""}`,
+            );
+            return 0;
+          }
+          case "list": {
+            const logins = await listLogins(db, values.customer);
+            if (values.json) console.log(JSON.stringify(logins, null, 2));
+            else {
+              for (const l of logins) {
+                console.log(
+                  `${l.custNr.padEnd(12)} ${l.login.padEnd(24)} ${l.test ? "test" : "live"} ${l.disabled ? "disabled" : "enabled "} ${l.ipAllowList?.join(",") ?? "any address"}`,
+                );
+              }
+              if (logins.length === 0) console.log("No logins.");
+            }
+            return 0;
+          }
+          case "disable":
+          case "enable":
+            await setLoginDisabled(db, requireOption(values, "login"), sub === "disable", now);
+            console.log(`Login ${values.login} ${sub}d`);
+            return 0;
+          case "set-retention": {
+            const days = Number(requireOption(values, "days"));
+            if (!Number.isInteger(days) || days < 1) throw new UsageError("--days must be a whole number of days, at least 1");
+            await setCustomerRetention(db, requireOption(values, "customer"), days);
+            console.log(`Customer ${values.customer}: reports are kept ${days} days`);
+            return 0;
+          }
+          default:
+            throw new UsageError(`Unknown accounts command "${sub ?? ""}"`);
+        }
+      });
+    case "blacklist":
+      return withStore(config, async ({ db }) => {
+        if (sub === "list") {
+          const rows = await db.selectFrom("blacklist").selectAll().orderBy("e164").execute();
+          if (values.json) console.log(JSON.stringify(rows.map((r) => ({ number: r.e164, note: r.note, addedAt: new Date(Number(r.added_at)).toISOString() })), null, 2));
+          else for (const r of rows) console.log(`${r.e164.padEnd(16)} ${r.note ?? ""}`);
+          return 0;
+        }
+        if (sub !== "add" && sub !== "remove") throw new UsageError(`Unknown blacklist command "${sub ?? ""}"`);
+        if (!arg) throw new UsageError(`faxline blacklist ${sub} needs a NUMBER`);
+        const normalized = normalizeFaxNumber(arg, REGION_NUMBER_CONTEXT[config.node.region]);
+        if (!normalized.ok) throw new UsageError(normalized.message);
+        if (sub === "add") {
+          await db
+            .insertInto("blacklist")
+            .values({ e164: normalized.e164, note: values.note ?? null, added_at: now })
+            .onConflict((oc) => oc.column("e164").doUpdateSet({ note: values.note ?? null }))
+            .execute();
+          console.log(`${normalized.e164} is on the do-not-fax list`);
+        } else {
+          const r = await db.deleteFrom("blacklist").where("e164", "=", normalized.e164).executeTakeFirst();
+          console.log(Number(r.numDeletedRows) > 0 ? `${normalized.e164} removed` : `${normalized.e164} was not on the list`);
+        }
+        return 0;
+      });
+    default:
+      throw new UsageError(`Unknown command "${command}"`);
+  }
+}
+
+export async function runCli(argv: string[]): Promise<void> {
+  try {
+    const code = await main(argv);
+    if (code >= 0) process.exitCode = code;
+  } catch (err) {
+    if (err instanceof UsageError) {
+      console.error(`faxline: ${err.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else if (err instanceof ConfigError || err instanceof AccountError) {
+      console.error(`faxline: ${err.message}`);
+      process.exitCode = 1;
+    } else if (err instanceof TypeError && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {
+      console.error(`faxline: ${err.message}\n\n${USAGE}`);
+      process.exitCode = 2;
+    } else {
+      throw err;
+    }
+  }
+}
+
+if (import.meta.url === `file://${process.argv[1]}` || process.argv[1]?.endsWith("/cli/main.ts") || process.argv[1]?.endsWith("/cli/main.js")) {
+  await runCli(process.argv.slice(2));
+}

@@ -1,0 +1,136 @@
+/**
+ * Loads the configuration: defaults < config file (YAML or JSON) < environment < explicit
+ * overrides (used by tests and the CLI). Validates every key against config/schema.ts, checks
+ * the cross-key rules, and returns a deep-frozen object. A bad value stops the node at start
+ * with a message that names the key, the source and what is expected.
+ */
+import { readFileSync } from "node:fs";
+import { parse as parseYaml } from "yaml";
+import { parseIsoDuration } from "../lib/durations.ts";
+import {
+  CONFIG_KEYS,
+  ConfigError,
+  DATACENTER_REGION,
+  coerceConfigValue,
+  type ConfigKeySpec,
+  type Datacenter,
+  type FaxlineConfig,
+} from "./schema.ts";
+
+export interface LoadConfigOptions {
+  /** Path of a YAML or JSON config file; absent: FAXLINE_CONFIG, else none. */
+  file?: string | undefined;
+  env?: NodeJS.ProcessEnv;
+  /** Values by dotted path that win over everything else. */
+  overrides?: Record<string, unknown>;
+}
+
+function getPath(obj: unknown, path: string): unknown {
+  let cur: unknown = obj;
+  for (const part of path.split(".")) {
+    if (cur === null || typeof cur !== "object") return undefined;
+    cur = (cur as Record<string, unknown>)[part];
+  }
+  return cur;
+}
+
+function setPath(obj: Record<string, unknown>, path: string, value: unknown): void {
+  const parts = path.split(".");
+  let cur = obj;
+  for (const part of parts.slice(0, -1)) {
+    cur[part] ??= {};
+    cur = cur[part] as Record<string, unknown>;
+  }
+  cur[parts.at(-1)!] = value;
+}
+
+function deepFreeze<T>(value: T): T {
+  if (value && typeof value === "object") {
+    for (const v of Object.values(value)) deepFreeze(v);
+    Object.freeze(value);
+  }
+  return value;
+}
+
+function readConfigFile(file: string): Record<string, unknown> {
+  let text: string;
+  try {
+    text = readFileSync(file, "utf8");
+  } catch (err) {
+    throw new ConfigError(`Cannot read config file ${file}: ${(err as Error).message}`);
+  }
+  try {
+    const parsed: unknown = file.endsWith(".json") ? JSON.parse(text) : parseYaml(text);
+    if (parsed === null || parsed === undefined) return {};
+    if (typeof parsed !== "object" || Array.isArray(parsed)) throw new Error("the top level must be a mapping");
+    return parsed as Record<string, unknown>;
+  } catch (err) {
+    throw new ConfigError(`Config file ${file} is not valid ${file.endsWith(".json") ? "JSON" : "YAML"}: ${(err as Error).message}`);
+  }
+}
+
+function unknownKeys(fileValues: Record<string, unknown>, prefix = ""): string[] {
+  const known = new Set(CONFIG_KEYS.map((s) => s.path));
+  const out: string[] = [];
+  for (const [key, value] of Object.entries(fileValues)) {
+    const path = prefix ? `${prefix}.${key}` : key;
+    if (known.has(path)) continue;
+    if (value && typeof value === "object" && !Array.isArray(value) && [...known].some((p) => p.startsWith(`${path}.`))) {
+      out.push(...unknownKeys(value as Record<string, unknown>, path));
+    } else {
+      out.push(path);
+    }
+  }
+  return out;
+}
+
+export function loadConfig(options: LoadConfigOptions = {}): FaxlineConfig {
+  const env = options.env ?? process.env;
+  const file = options.file ?? (env.FAXLINE_CONFIG || undefined);
+  const fileValues = file ? readConfigFile(file) : {};
+  const strays = unknownKeys(fileValues);
+  if (strays.length > 0) {
+    throw new ConfigError(`Config file ${file} has unknown keys: ${strays.join(", ")}. See docs/config.md for the known keys.`);
+  }
+
+  const result: Record<string, unknown> = {};
+  for (const spec of CONFIG_KEYS) {
+    let value: unknown = coerceDefault(spec);
+    const fromFile = getPath(fileValues, spec.path);
+    if (fromFile !== undefined && fromFile !== null) value = coerceConfigValue(spec, fromFile, `config file ${file}`);
+    const fromEnv = env[spec.env];
+    if (fromEnv !== undefined && fromEnv !== "") value = coerceConfigValue(spec, fromEnv, `environment ${spec.env}`);
+    const fromOverride = options.overrides?.[spec.path];
+    if (fromOverride !== undefined) value = coerceConfigValue(spec, fromOverride, "override");
+    setPath(result, spec.path, value);
+  }
+  const unknownOverrides = Object.keys(options.overrides ?? {}).filter((p) => !CONFIG_KEYS.some((s) => s.path === p));
+  if (unknownOverrides.length > 0) throw new ConfigError(`Unknown configuration keys: ${unknownOverrides.join(", ")}`);
+
+  const config = result as unknown as FaxlineConfig;
+  checkCrossKeyRules(config);
+  return deepFreeze(config);
+}
+
+function coerceDefault(spec: ConfigKeySpec): unknown {
+  return coerceConfigValue(spec, spec.default, "default");
+}
+
+function checkCrossKeyRules(config: FaxlineConfig): void {
+  const dcRegion = DATACENTER_REGION[config.node.datacenter as Datacenter];
+  if (dcRegion !== config.node.region) {
+    throw new ConfigError(
+      `Data center ${config.node.datacenter} lies in region ${dcRegion}, but node.region is ${config.node.region}. ` +
+        `Set FAXLINE_REGION=${dcRegion} or pick a data center of ${config.node.region}.`,
+    );
+  }
+  const scale = Number(config.testLine.timeScale);
+  if (!Number.isFinite(scale) || scale < 0) {
+    throw new ConfigError(`Invalid configuration testLine.timeScale: expected a number >= 0, got ${JSON.stringify(config.testLine.timeScale)}`);
+  }
+  const validity = parseIsoDuration(config.jobs.defaultValidity);
+  if (!validity) {
+    throw new ConfigError(`Invalid configuration jobs.defaultValidity: expected an ISO-8601 duration such as P1M or P30D, got ${JSON.stringify(config.jobs.defaultValidity)}`);
+  }
+  if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, retention.");
+}

@@ -1,0 +1,164 @@
+/**
+ * The single source of Faxline's configuration: every key with its type, default, environment
+ * variable and description. `load.ts` reads defaults < config file < environment and validates
+ * against this table; `docs/config.md` lists the same keys (a test checks they agree).
+ */
+import { parseDurationMs } from "../lib/durations.ts";
+
+export type ConfigValueType = "string" | "integer" | "boolean" | "enum" | "duration" | "durations" | "list";
+
+export interface ConfigKeySpec {
+  /** Dotted path in the config file, e.g. `http.port`. */
+  readonly path: string;
+  readonly env: string;
+  readonly type: ConfigValueType;
+  readonly default: unknown;
+  readonly description: string;
+  readonly values?: readonly string[];
+  readonly min?: number;
+  readonly max?: number;
+}
+
+const k = (spec: ConfigKeySpec): ConfigKeySpec => Object.freeze(spec);
+
+export const REGIONS = ["DE", "US"] as const;
+export type Region = (typeof REGIONS)[number];
+export const DATACENTERS = ["DE1", "DE2", "US1", "US2"] as const;
+export type Datacenter = (typeof DATACENTERS)[number];
+export const DATACENTER_REGION: Record<Datacenter, Region> = { DE1: "DE", DE2: "DE", US1: "US", US2: "US" };
+export const ROLES = ["api", "scheduler", "sender", "retention"] as const;
+export type Role = (typeof ROLES)[number];
+
+export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
+  k({ path: "node.region", env: "FAXLINE_REGION", type: "enum", values: REGIONS, default: "DE", description: "HA region this node serves (DE or US)." }),
+  k({ path: "node.datacenter", env: "FAXLINE_DATACENTER", type: "enum", values: DATACENTERS, default: "DE1", description: "Data center of this node; must lie in node.region (DE1/DE2 in DE, US1/US2 in US). Every job this node accepts belongs to it." }),
+  k({ path: "node.id", env: "FAXLINE_NODE_ID", type: "string", default: "", description: "Stable node name used in leases and logs. Empty: generated once and kept in the data directory." }),
+  k({ path: "node.roles", env: "FAXLINE_ROLES", type: "list", values: ROLES, default: ["api", "scheduler", "sender", "retention"], description: "Roles this node runs, comma-separated: api, scheduler, sender, retention." }),
+  k({ path: "http.host", env: "FAXLINE_HOST", type: "string", default: "0.0.0.0", description: "Address the REST API listens on." }),
+  k({ path: "http.port", env: "FAXLINE_PORT", type: "integer", min: 0, max: 65535, default: 8080, description: "TCP port of the REST API (0 picks a free port)." }),
+  k({ path: "http.bodyLimitBytes", env: "FAXLINE_HTTP_BODY_LIMIT_BYTES", type: "integer", min: 1024, default: 100 * 1024 * 1024, description: "Largest accepted request body in bytes (documents arrive base64-encoded, about 4/3 of their size)." }),
+  k({ path: "http.trustProxy", env: "FAXLINE_HTTP_TRUST_PROXY", type: "boolean", default: false, description: "Take the client address from X-Forwarded-For (only behind a trusted reverse proxy); IP allow-lists use that address." }),
+  k({ path: "store.dataDir", env: "FAXLINE_DATA_DIR", type: "string", default: "./data", description: "Directory of the embedded SQLite store (faxline.sqlite) and the node identity file." }),
+  k({ path: "log.level", env: "FAXLINE_LOG_LEVEL", type: "enum", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], default: "info", description: "Log level of the structured (JSON) log on standard output." }),
+  k({ path: "jobs.maxRecipients", env: "FAXLINE_JOBS_MAX_RECIPIENTS", type: "integer", min: 1, default: 1000, description: "Most recipients one job may have." }),
+  k({ path: "jobs.maxDocuments", env: "FAXLINE_JOBS_MAX_DOCUMENTS", type: "integer", min: 1, default: 50, description: "Most documents one job may have." }),
+  k({ path: "jobs.maxDocumentBytes", env: "FAXLINE_JOBS_MAX_DOCUMENT_BYTES", type: "integer", min: 1, default: 20 * 1024 * 1024, description: "Largest document in bytes (decoded), inline or fetched." }),
+  k({ path: "jobs.maxJobBytes", env: "FAXLINE_JOBS_MAX_JOB_BYTES", type: "integer", min: 1, default: 50 * 1024 * 1024, description: "Largest total of all inline documents of one job in bytes (decoded)." }),
+  k({ path: "jobs.maxPages", env: "FAXLINE_JOBS_MAX_PAGES", type: "integer", min: 1, default: 500, description: "Most pages one job may render to." }),
+  k({ path: "jobs.defaultValidity", env: "FAXLINE_JOBS_DEFAULT_VALIDITY", type: "string", default: "P1M", description: "ISO-8601 duration a job stays valid after its start when jobValid.end is absent (the contract: one month)." }),
+  k({ path: "jobs.deadlineGrace", env: "FAXLINE_JOBS_DEADLINE_GRACE", type: "duration", default: "2h", description: "Hard deadline = end of validity + this grace; a recipient still unfinished then is ended with deadline_exceeded, whatever its state." }),
+  k({ path: "documents.fetchTimeout", env: "FAXLINE_DOCUMENTS_FETCH_TIMEOUT", type: "duration", default: "30s", description: "Time limit for fetching one referenced document (connect, headers and body)." }),
+  k({ path: "documents.fetchMaxRedirects", env: "FAXLINE_DOCUMENTS_FETCH_MAX_REDIRECTS", type: "integer", min: 0, max: 20, default: 5, description: "Redirects followed when fetching a referenced document." }),
+  k({ path: "documents.fetchAllowPrivateTargets", env: "FAXLINE_DOCUMENTS_FETCH_ALLOW_PRIVATE_TARGETS", type: "boolean", default: false, description: "Allow reference URLs that resolve to loopback, private, link-local or other internal addresses. Off by default (SSRF guard)." }),
+  k({ path: "scheduler.pollInterval", env: "FAXLINE_SCHEDULER_POLL_INTERVAL", type: "duration", default: "500ms", description: "How often idle roles look for due work (new jobs on the same node wake them at once)." }),
+  k({ path: "scheduler.renderLease", env: "FAXLINE_SCHEDULER_RENDER_LEASE", type: "duration", default: "5m", description: "Lease on a job while it renders; a node that dies mid-render loses it after this time." }),
+  k({ path: "scheduler.sendLease", env: "FAXLINE_SCHEDULER_SEND_LEASE", type: "duration", default: "2m", description: "Lease on a recipient while a call runs; renewed every third of it. A dead node's call is abandoned after this time." }),
+  k({ path: "scheduler.renderAttempts", env: "FAXLINE_SCHEDULER_RENDER_ATTEMPTS", type: "integer", min: 1, default: 3, description: "Times a job's rendering is tried before the job fails with render_failed." }),
+  k({ path: "sender.channels", env: "FAXLINE_SENDER_CHANNELS", type: "integer", min: 1, max: 1000, default: 30, description: "Calls this node runs at once." }),
+  k({ path: "sender.callsPerNumber", env: "FAXLINE_SENDER_CALLS_PER_NUMBER", type: "integer", min: 1, max: 100, default: 1, description: "Calls at once to one destination number (per data center)." }),
+  k({ path: "sender.csid", env: "FAXLINE_SENDER_CSID", type: "string", default: "Faxline", description: "Sender fax id (CSID) used when a job names none." }),
+  k({ path: "retry.maxAttempts", env: "FAXLINE_RETRY_MAX_ATTEMPTS", type: "integer", min: 1, max: 100, default: 15, description: "Most call attempts per recipient, over all of its numbers." }),
+  k({ path: "retry.busy", env: "FAXLINE_RETRY_BUSY", type: "durations", default: ["3m", "3m", "5m", "5m", "10m", "10m", "15m", "15m", "30m"], description: "Waits before each retry after a busy line; the list length is the retry budget." }),
+  k({ path: "retry.noAnswer", env: "FAXLINE_RETRY_NO_ANSWER", type: "durations", default: ["5m", "10m", "15m", "30m", "60m"], description: "Waits before each retry after a ring timeout." }),
+  k({ path: "retry.noFax", env: "FAXLINE_RETRY_NO_FAX", type: "durations", default: ["10m", "30m"], description: "Waits before each retry when a person, answering machine or silence answered." }),
+  k({ path: "retry.protocol", env: "FAXLINE_RETRY_PROTOCOL", type: "durations", default: ["1m", "2m", "5m", "10m", "15m"], description: "Waits before each retry after a fax protocol failure or remote disconnect." }),
+  k({ path: "retry.internal", env: "FAXLINE_RETRY_INTERNAL", type: "durations", default: ["30s", "1m", "2m", "5m", "10m"], description: "Waits before each retry after a call set-up or node failure." }),
+  k({ path: "testLine.timeScale", env: "FAXLINE_TEST_LINE_TIME_SCALE", type: "string", default: "1", description: "Factor applied to the simulated call time of test accounts (0.01 runs a 60 s call in 0.6 s; reports still show the unscaled duration)." }),
+  k({ path: "auth.maxFailures", env: "FAXLINE_AUTH_MAX_FAILURES", type: "integer", min: 1, default: 5, description: "Failed logins from one address for one login before further tries are refused for auth.lockout." }),
+  k({ path: "auth.lockout", env: "FAXLINE_AUTH_LOCKOUT", type: "duration", default: "5m", description: "How long a login is refused (429) from an address after auth.maxFailures failures; doubles on each further lockout, up to 1 hour." }),
+  k({ path: "auth.cacheTtl", env: "FAXLINE_AUTH_CACHE_TTL", type: "duration", default: "60s", description: "How long a verified password is remembered in memory, so that the slow hash runs once per login and minute rather than per request." }),
+  k({ path: "retention.defaultDays", env: "FAXLINE_RETENTION_DEFAULT_DAYS", type: "integer", min: 1, default: 30, description: "Days a completed job's report is kept when its customer sets no retention of its own." }),
+  k({ path: "retention.interval", env: "FAXLINE_RETENTION_INTERVAL", type: "duration", default: "1m", description: "How often the retention role purges." }),
+  k({ path: "retention.batchSize", env: "FAXLINE_RETENTION_BATCH_SIZE", type: "integer", min: 1, default: 500, description: "Rows purged per statement; batches keep the store responsive." }),
+];
+
+export interface FaxlineConfig {
+  node: { region: Region; datacenter: Datacenter; id: string; roles: Role[] };
+  http: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
+  store: { dataDir: string };
+  log: { level: string };
+  jobs: {
+    maxRecipients: number;
+    maxDocuments: number;
+    maxDocumentBytes: number;
+    maxJobBytes: number;
+    maxPages: number;
+    defaultValidity: string;
+    deadlineGrace: number;
+  };
+  documents: { fetchTimeout: number; fetchMaxRedirects: number; fetchAllowPrivateTargets: boolean };
+  scheduler: { pollInterval: number; renderLease: number; sendLease: number; renderAttempts: number };
+  sender: { channels: number; callsPerNumber: number; csid: string };
+  retry: {
+    maxAttempts: number;
+    busy: number[];
+    noAnswer: number[];
+    noFax: number[];
+    protocol: number[];
+    internal: number[];
+  };
+  testLine: { timeScale: string };
+  auth: { maxFailures: number; lockout: number; cacheTtl: number };
+  retention: { defaultDays: number; interval: number; batchSize: number };
+}
+
+export class ConfigError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "ConfigError";
+  }
+}
+
+/** Converts one raw value (from file or environment) to its typed form, or explains why not. */
+export function coerceConfigValue(spec: ConfigKeySpec, raw: unknown, source: string): unknown {
+  const where = `${spec.path} (${source})`;
+  const fail = (what: string): never => {
+    throw new ConfigError(`Invalid configuration ${where}: ${what}. ${spec.description}`);
+  };
+  switch (spec.type) {
+    case "string":
+      if (typeof raw === "number" || typeof raw === "string") return String(raw);
+      return fail(`expected a string, got ${JSON.stringify(raw)}`);
+    case "integer": {
+      const n = typeof raw === "string" && raw.trim() !== "" ? Number(raw) : raw;
+      if (typeof n !== "number" || !Number.isInteger(n)) return fail(`expected a whole number, got ${JSON.stringify(raw)}`);
+      if (spec.min !== undefined && n < spec.min) return fail(`must be at least ${spec.min}, got ${n}`);
+      if (spec.max !== undefined && n > spec.max) return fail(`must be at most ${spec.max}, got ${n}`);
+      return n;
+    }
+    case "boolean": {
+      if (typeof raw === "boolean") return raw;
+      const text = String(raw).trim().toLowerCase();
+      if (["true", "1", "yes", "on"].includes(text)) return true;
+      if (["false", "0", "no", "off"].includes(text)) return false;
+      return fail(`expected true or false, got ${JSON.stringify(raw)}`);
+    }
+    case "enum": {
+      const text = String(raw).trim();
+      const match = spec.values!.find((v) => v.toLowerCase() === text.toLowerCase());
+      if (match === undefined) return fail(`expected one of ${spec.values!.join(", ")}, got ${JSON.stringify(raw)}`);
+      return match;
+    }
+    case "list": {
+      const items = Array.isArray(raw) ? raw.map(String) : String(raw).split(",");
+      const out = items.map((s) => s.trim()).filter((s) => s !== "");
+      for (const item of out) {
+        if (spec.values && !spec.values.includes(item)) fail(`"${item}" is not one of ${spec.values.join(", ")}`);
+      }
+      return out;
+    }
+    case "duration": {
+      const ms = parseDurationMs(raw);
+      if (ms === null) return fail(`expected a duration such as 500ms, 30s, 5m, 2h, 1d or PT5M, got ${JSON.stringify(raw)}`);
+      return ms;
+    }
+    case "durations": {
+      const items = Array.isArray(raw) ? raw : String(raw).split(",").filter((s) => s.trim() !== "");
+      return items.map((item) => {
+        const ms = parseDurationMs(typeof item === "string" ? item.trim() : item);
+        if (ms === null) return fail(`"${String(item)}" is not a duration such as 30s, 5m or 2h`);
+        return ms;
+      });
+    }
+  }
+}

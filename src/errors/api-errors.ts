@@ -1,0 +1,76 @@
+/**
+ * API errors: what a client sees when a request cannot be served.
+ *
+ * One catalogue. Each entry has a stable lower_snake `code`, an HTTP status and a short
+ * English title. Bodies are `{"code": <status>, "error": "<code>", "message": "<detail>"}`:
+ * the numeric `code` keeps the shape the provider's own gateway shows
+ * (`{"code":400,"message":"Unable to process JSON"}`), `error` is the stable identifier to
+ * branch on, `message` a sentence a person can act on. See docs/adr/0002-error-bodies.md.
+ *
+ * docs/api-errors.md lists exactly these entries; test/unit/catalogues.test.ts checks it.
+ */
+
+export interface ApiErrorDefinition {
+  readonly code: string;
+  readonly status: number;
+  readonly title: string;
+}
+
+function def(code: string, status: number, title: string): ApiErrorDefinition {
+  return Object.freeze({ code, status, title });
+}
+
+export const ApiErrors = {
+  invalid_json: def("invalid_json", 400, "Unable to process JSON: the body is not valid JSON"),
+  invalid_request: def("invalid_request", 400, "The request does not match the schema"),
+  no_recipients: def("no_recipients", 400, "The job has no recipients"),
+  no_content: def("no_content", 400, "The job has neither documents nor a cover page"),
+  document_name_invalid: def("document_name_invalid", 400, "A document name is too long or has characters outside [a-zA-Z0-9-_.]"),
+  document_type_unknown: def("document_type_unknown", 400, "A document's file extension names no known document type"),
+  document_data_invalid: def("document_data_invalid", 400, "A document has neither valid base64 data nor a reference URL"),
+  document_reference_forbidden: def("document_reference_forbidden", 400, "A document reference URL is not allowed"),
+  document_too_large: def("document_too_large", 400, "A document or the whole job exceeds the size limit"),
+  charset_unsupported: def("charset_unsupported", 400, "The document charset is not one the contract names"),
+  field_too_long: def("field_too_long", 400, "A field exceeds its maximum length"),
+  job_valid_invalid: def("job_valid_invalid", 400, "Job expiration error: jobValid.start or jobValid.end is not valid"),
+  enum_value_invalid: def("enum_value_invalid", 400, "A field has a value outside its allowed set"),
+  number_invalid: def("number_invalid", 400, "A recipient number is not a valid fax number"),
+  too_many_recipients: def("too_many_recipients", 400, "The job has more recipients than allowed"),
+  too_many_job_ids: def("too_many_job_ids", 400, "A bulk request may name at most 1000 job ids"),
+  bulk_action_invalid: def("bulk_action_invalid", 400, "The bulk action must be GET or DELETE"),
+  report_not_found: def("report_not_found", 404, "No job report available for the given jobId"),
+  route_not_found: def("route_not_found", 404, "No such endpoint"),
+  authentication_failed: def("authentication_failed", 401, "Bad or missing authentication"),
+  customer_mismatch: def("customer_mismatch", 401, "The login does not belong to the customer number in the path"),
+  ip_not_allowed: def("ip_not_allowed", 401, "The login may not be used from this IP address"),
+  too_many_auth_failures: def("too_many_auth_failures", 429, "Too many failed logins; wait before trying again"),
+  duplicate_job: def("duplicate_job", 409, "Duplicate job: this Idempotency-Key was already used"),
+  payload_too_large: def("payload_too_large", 413, "The request body exceeds the configured limit"),
+  unsupported_media_type: def("unsupported_media_type", 415, "The request body must be application/json"),
+  service_unavailable: def("service_unavailable", 503, "The node is starting or shutting down"),
+  internal_error: def("internal_error", 500, "Internal server error"),
+} as const satisfies Record<string, ApiErrorDefinition>;
+
+export type ApiErrorCode = keyof typeof ApiErrors;
+
+/** Thrown inside route handlers and turned into an error body by the API's error handler. */
+export class ApiError extends Error {
+  readonly definition: ApiErrorDefinition;
+  readonly extra: Record<string, unknown> | undefined;
+
+  constructor(code: ApiErrorCode, message?: string, extra?: Record<string, unknown>) {
+    const definition = ApiErrors[code];
+    super(message ?? definition.title);
+    this.name = "ApiError";
+    this.definition = definition;
+    this.extra = extra;
+  }
+
+  get status(): number {
+    return this.definition.status;
+  }
+
+  toBody(): Record<string, unknown> {
+    return { code: this.definition.status, error: this.definition.code, message: this.message, ...this.extra };
+  }
+}

@@ -1,0 +1,193 @@
+/**
+ * Failure reasons: why a recipient's delivery attempt (or the whole recipient) failed.
+ *
+ * These are domain data, recorded in the store and shown to clients; they are never thrown.
+ * Each reason has
+ *  - `code`: stable lower_snake identifier (stored in `attempts.reason_code`),
+ *  - `category`: where it arose (call, t30, document, destination, policy, internal),
+ *  - `retryClass`: which retry budget a failure draws on (see scheduler/retry-policy.ts);
+ *    `never` ends the number at once,
+ *  - `status`: the value of the contract's `recipientStatus[].status` when this is the final
+ *    outcome. The Retarus status vocabulary (OK, BUSY, NOFAX, NOFAX_DIS, NOFAX_TO, RING_TO,
+ *    REM_DIS) is used wherever it fits; the others are Faxline extensions, documented in
+ *    docs/failure-reasons.md,
+ *  - `description`: English text for the report's `reason` and for operators.
+ *
+ * The raw cause (SIP response, Q.850 cause, SpanDSP `T30_ERR_*` name) travels beside the code
+ * in `AttemptOutcome.rawCause`.
+ *
+ * docs/failure-reasons.md lists exactly these entries; test/unit/catalogues.test.ts checks it.
+ */
+
+export const RetryClass = {
+  Busy: "busy",
+  NoAnswer: "no_answer",
+  NoFax: "no_fax",
+  Protocol: "protocol",
+  Internal: "internal",
+  Never: "never",
+} as const;
+export type RetryClass = (typeof RetryClass)[keyof typeof RetryClass];
+
+export const FailureCategory = {
+  Call: "call",
+  T30: "t30",
+  Document: "document",
+  Destination: "destination",
+  Policy: "policy",
+  Internal: "internal",
+} as const;
+export type FailureCategory = (typeof FailureCategory)[keyof typeof FailureCategory];
+
+export interface FailureReason {
+  readonly code: string;
+  readonly category: FailureCategory;
+  readonly retryClass: RetryClass;
+  readonly status: string;
+  readonly description: string;
+}
+
+function reason(
+  code: string,
+  category: FailureCategory,
+  retryClass: RetryClass,
+  status: string,
+  description: string,
+): FailureReason {
+  return Object.freeze({ code, category, retryClass, status, description });
+}
+
+export const FailureReasons = {
+  line_busy: reason("line_busy", "call", "busy", "BUSY", "Destination number busy"),
+  no_answer: reason("no_answer", "call", "no_answer", "RING_TO", "No answer: the call rang out without being picked up"),
+  not_a_fax: reason(
+    "not_a_fax",
+    "call",
+    "no_fax",
+    "NOFAX",
+    "No fax device: answered by a person, an answering machine or a data modem",
+  ),
+  fax_disconnected: reason(
+    "fax_disconnected",
+    "t30",
+    "protocol",
+    "NOFAX_DIS",
+    "Fax disconnect: the recipient ended the communication before the transfer began",
+  ),
+  fax_timeout: reason(
+    "fax_timeout",
+    "t30",
+    "no_fax",
+    "NOFAX_TO",
+    "Fax timeout: the call was answered but no fax signal followed",
+  ),
+  remote_disconnect: reason(
+    "remote_disconnect",
+    "t30",
+    "protocol",
+    "REM_DIS",
+    "The remote fax machine disconnected during the transmission",
+  ),
+  partial_transmission: reason(
+    "partial_transmission",
+    "t30",
+    "protocol",
+    "INCOMPLETE",
+    "Only part of the pages were confirmed by the remote fax machine",
+  ),
+  call_failed: reason("call_failed", "call", "internal", "LINE_ERROR", "The call could not be set up (network or carrier error)"),
+  invalid_number: reason(
+    "invalid_number",
+    "destination",
+    "never",
+    "WRONG_NUMBER",
+    "The fax number is not a valid or reachable telephone number",
+  ),
+  number_blacklisted: reason(
+    "number_blacklisted",
+    "destination",
+    "never",
+    "BLACKLISTED",
+    "The fax number is on the do-not-fax list",
+  ),
+  job_expired: reason(
+    "job_expired",
+    "policy",
+    "never",
+    "EXPIRED",
+    "The job's validity window (jobValid.end) closed before the fax could be delivered",
+  ),
+  deadline_exceeded: reason(
+    "deadline_exceeded",
+    "policy",
+    "never",
+    "EXPIRED",
+    "The job reached its hard deadline and was ended",
+  ),
+  document_type_unsupported: reason(
+    "document_type_unsupported",
+    "document",
+    "never",
+    "DOC_ERROR",
+    "A document's type cannot be rendered by this Faxline installation",
+  ),
+  document_fetch_failed: reason(
+    "document_fetch_failed",
+    "document",
+    "never",
+    "DOC_ERROR",
+    "A referenced document could not be fetched",
+  ),
+  document_too_large: reason(
+    "document_too_large",
+    "document",
+    "never",
+    "DOC_ERROR",
+    "A document exceeds the configured size or page limit",
+  ),
+  document_unreadable: reason(
+    "document_unreadable",
+    "document",
+    "never",
+    "DOC_ERROR",
+    "A document could not be read (bad encoding or corrupt content)",
+  ),
+  render_failed: reason("render_failed", "internal", "never", "DOC_ERROR", "Rendering the documents failed repeatedly"),
+  sender_lost: reason(
+    "sender_lost",
+    "internal",
+    "internal",
+    "LINE_ERROR",
+    "The node that was sending stopped during the call; the attempt was abandoned",
+  ),
+  no_line_configured: reason(
+    "no_line_configured",
+    "internal",
+    "never",
+    "LINE_ERROR",
+    "No transmission line is configured on this node for this account (only test accounts can send)",
+  ),
+  retries_exhausted: reason(
+    "retries_exhausted",
+    "policy",
+    "never",
+    "FAILED",
+    "The attempt limit for this recipient was reached",
+  ),
+} as const satisfies Record<string, FailureReason>;
+
+export type FailureReasonCode = keyof typeof FailureReasons;
+
+export function failureReason(code: FailureReasonCode): FailureReason {
+  return FailureReasons[code];
+}
+
+export function isFailureReasonCode(code: string): code is FailureReasonCode {
+  return Object.hasOwn(FailureReasons, code);
+}
+
+/** Status and reason a successful delivery reports, as the contract shows them. */
+export const DELIVERED_STATUS = "OK";
+export const DELIVERED_REASON = "OK";
+/** Status of a recipient that has not reached a final state yet. */
+export const PENDING_STATUS = "PENDING";

@@ -1,0 +1,43 @@
+import { randomInt } from "node:crypto";
+
+/**
+ * Identifiers in the provider's style: 22 characters of [A-Z0-9].
+ * Job ids start with `FJ`, recipient ids (the push message's `numId`) with `FN`.
+ *
+ * The 20 characters after the prefix are 8 characters of base-36 time (ms, so ids sort
+ * roughly by creation and stay unique across nodes) followed by 12 random characters
+ * (62 bits of entropy per millisecond).
+ */
+const ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ";
+
+export type JobId = string & { readonly __brand: "JobId" };
+export type RecipientId = string & { readonly __brand: "RecipientId" };
+
+function timePart(ms: number): string {
+  return ms.toString(36).toUpperCase().padStart(8, "0").slice(-8);
+}
+
+function randomPart(length: number): string {
+  let out = "";
+  for (let i = 0; i < length; i++) out += ALPHABET[randomInt(36)];
+  return out;
+}
+
+export function newJobId(nowMs: number = Date.now()): JobId {
+  return `FJ${timePart(nowMs)}${randomPart(12)}` as JobId;
+}
+
+export function newRecipientId(nowMs: number = Date.now()): RecipientId {
+  return `FN${timePart(nowMs)}${randomPart(12)}` as RecipientId;
+}
+
+export const JOB_ID_PATTERN = /^FJ[A-Z0-9]{20}$/;
+
+export function isJobId(value: string): value is JobId {
+  return JOB_ID_PATTERN.test(value);
+}
+
+/** Random token for node instances and similar, not shown to clients. */
+export function randomToken(length = 12): string {
+  return randomPart(length).toLowerCase();
+}

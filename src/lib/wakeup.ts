@@ -1,0 +1,37 @@
+/**
+ * An in-process wake-up signal: a role waits for due work with `wait(ms)` and is woken early by
+ * `notify()` (a new job on this node, a finished call). Polling remains the source of truth; a
+ * missed notification costs at most one poll interval.
+ */
+export class Wakeup {
+  #waiters = new Set<() => void>();
+  #pending = false;
+
+  notify(): void {
+    if (this.#waiters.size === 0) {
+      this.#pending = true;
+      return;
+    }
+    for (const w of this.#waiters) w();
+    this.#waiters.clear();
+  }
+
+  /** Resolves after `ms`, at `notify()`, or when `signal` aborts: whichever comes first. */
+  wait(ms: number, signal: AbortSignal): Promise<void> {
+    if (this.#pending || signal.aborted) {
+      this.#pending = false;
+      return Promise.resolve();
+    }
+    return new Promise<void>((resolve) => {
+      const done = () => {
+        clearTimeout(timer);
+        signal.removeEventListener("abort", done);
+        this.#waiters.delete(done);
+        resolve();
+      };
+      const timer = setTimeout(done, ms);
+      signal.addEventListener("abort", done, { once: true });
+      this.#waiters.add(done);
+    });
+  }
+}

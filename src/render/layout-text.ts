@@ -1,0 +1,201 @@
+/**
+ * Text layout: lays plain text out on fax pages the way a fax service prints a text document,
+ * in a 10-point monospaced (Courier-like) font: 12 characters per inch, 6 lines per inch.
+ *
+ * Page geometry (`textPageGeometry`):
+ *   A fax scan line is 1728 px at 204 dpi, i.e. 1728 / 204 = 8.47 in wide; vertical resolution
+ *   is 196 lines/inch (HIGH, "fine") or 98 lines/inch (LOW, "normal"). A page is
+ *   round(paper height in inches x yDpi) scan lines high:
+ *     A4     (210 x 297 mm = 8.27 x 11.69 in): HIGH 2292 px, LOW 1146 px
+ *     LETTER (8.5 x 11 in):                     HIGH 2156 px, LOW 1078 px
+ *   (T.4's nominal 7.7 lines/mm would give 2287 for A4; we use 196 lines/inch as specified.)
+ *
+ * Text area (the same at both resolutions, so resolution never changes the page count):
+ *   margins 0.6 in left and right, 0.5 in top and bottom, and above the top margin a 0.25 in band
+ *   kept free for the fax header line the sender prints later.
+ *   columns = min(80, floor((min(paper width, 8.47 in scan line) - 2 x 0.6 in) x 12 chars/in))
+ *     A4:     min(8.27, 8.47) - 1.2 = 7.07 in x 12 = 84.8 -> 84 -> capped to 80
+ *     LETTER: min(8.50, 8.47) - 1.2 = 7.27 in x 12 = 87.2 -> 87 -> capped to 80
+ *     The cap is the conventional plain-text line width: text written for 80 columns prints
+ *     as written, and both papers wrap identically (the spare width widens the right margin).
+ *   linesPerPage = floor((paper height - 0.25 in header band - 0.5 in top - 0.5 in bottom) x 6)
+ *     A4:     11.69 - 1.25 = 10.44 in x 6 = 62.66 -> 62
+ *     LETTER: 11.00 - 1.25 =  9.75 in x 6 = 58.5  -> 58
+ *
+ * Text rules (`layoutText`):
+ *  - text is put in Unicode NFC; CRLF and lone CR become LF (as do U+2028/U+2029);
+ *  - tabs expand to 8-column tab stops; a backspace removes the character before it (overstrike
+ *    keeps the later character); every other control character (C0, DEL, C1) is removed;
+ *  - trailing whitespace of each line is removed;
+ *  - a form feed ends the page: text after it starts at the top of the next page. A line break
+ *    right after a form feed (a form feed on a line of its own) adds no blank line. Blank pages
+ *    between printed pages are kept; blank pages at the start or end of the document (a
+ *    trailing form feed, trailing empty lines) are dropped, and so are empty lines at the end of
+ *    each page;
+ *  - a line longer than `columns` wraps at the last space within the limit (the spaces at the
+ *    break are dropped), or is cut hard at `columns` if it has no such space;
+ *  - widths are counted in code points, so a non-BMP character (surrogate pair) is one column.
+ *  A document that is empty or only whitespace yields zero pages.
+ */
+
+export type PaperFormat = "A4" | "LETTER";
+export type Resolution = "HIGH" | "LOW";
+
+export interface TextLayoutOptions {
+  paperFormat: PaperFormat;
+  resolution: Resolution;
+}
+
+/** The printable lines of one page, each at most `columns` code points; may be empty (blank page). */
+export interface TextPageLayout {
+  lines: string[];
+}
+
+export interface TextLayout {
+  columns: number;
+  linesPerPage: number;
+  pages: TextPageLayout[];
+}
+
+export interface TextPageGeometry {
+  columns: number;
+  linesPerPage: number;
+  widthPx: 1728;
+  heightPx: number;
+  xDpi: 204;
+  yDpi: number;
+}
+
+const MM_PER_INCH = 25.4;
+const FAX_WIDTH_PX = 1728;
+const FAX_X_DPI = 204;
+const Y_DPI: Readonly<Record<Resolution, number>> = { HIGH: 196, LOW: 98 };
+const PAPER_INCHES: Readonly<Record<PaperFormat, { width: number; height: number }>> = {
+  A4: { width: 210 / MM_PER_INCH, height: 297 / MM_PER_INCH },
+  LETTER: { width: 8.5, height: 11 },
+};
+const CHARS_PER_INCH = 12;
+const LINES_PER_INCH = 6;
+const SIDE_MARGIN_IN = 0.6;
+const TOP_MARGIN_IN = 0.5;
+const BOTTOM_MARGIN_IN = 0.5;
+const HEADER_BAND_IN = 0.25;
+const MAX_COLUMNS = 80;
+const TAB_WIDTH = 8;
+/** Guards floor() against binary floating-point error on exact products. */
+const EPSILON = 1e-9;
+
+/** Pixel and character geometry of a text page; see the module comment for the arithmetic. */
+export function textPageGeometry(options: TextLayoutOptions): TextPageGeometry {
+  const paper = PAPER_INCHES[options.paperFormat];
+  const yDpi = Y_DPI[options.resolution];
+  const scanLineIn = FAX_WIDTH_PX / FAX_X_DPI;
+  const textWidthIn = Math.min(paper.width, scanLineIn) - 2 * SIDE_MARGIN_IN;
+  const textHeightIn = paper.height - HEADER_BAND_IN - TOP_MARGIN_IN - BOTTOM_MARGIN_IN;
+  return {
+    columns: Math.min(MAX_COLUMNS, Math.floor(textWidthIn * CHARS_PER_INCH + EPSILON)),
+    linesPerPage: Math.floor(textHeightIn * LINES_PER_INCH + EPSILON),
+    widthPx: FAX_WIDTH_PX,
+    heightPx: Math.round(paper.height * yDpi),
+    xDpi: FAX_X_DPI,
+    yDpi,
+  };
+}
+
+/** Lays `text` out on pages; see the module comment for the rules. */
+export function layoutText(text: string, options: TextLayoutOptions): TextLayout {
+  const { columns, linesPerPage } = textPageGeometry(options);
+  const normalized = text.normalize("NFC").replace(/\r\n?|[\u2028\u2029]/g, "\n");
+
+  const pages: string[][] = [];
+  let current: string[] = [];
+  const pushLine = (line: string): void => {
+    if (current.length === linesPerPage) {
+      pages.push(current);
+      current = [];
+    }
+    current.push(line);
+  };
+  const breakPage = (): void => {
+    pages.push(current);
+    current = [];
+  };
+
+  for (const logicalLine of normalized.split("\n")) {
+    const segments = logicalLine.split("\f");
+    segments.forEach((segment, index) => {
+      if (index > 0) breakPage();
+      const cleaned = cleanSegment(segment);
+      // A segment cut short by a form feed prints only if it has content; a newline-terminated
+      // line prints even when blank, except the empty rest of a line after a form feed.
+      const isLast = index === segments.length - 1;
+      if (cleaned.length > 0 || (isLast && segments.length === 1)) {
+        for (const piece of wrapLine(cleaned, columns)) pushLine(piece);
+      }
+    });
+  }
+  pages.push(current);
+
+  for (const page of pages) {
+    while (page.length > 0 && page[page.length - 1] === "") page.pop();
+  }
+  let first = 0;
+  let end = pages.length;
+  while (first < end && pages[first]?.length === 0) first++;
+  while (end > first && pages[end - 1]?.length === 0) end--;
+
+  return {
+    columns,
+    linesPerPage,
+    pages: pages.slice(first, end).map((lines) => ({ lines })),
+  };
+}
+
+/** Expands tabs, applies backspaces, drops control characters and trailing whitespace. */
+function cleanSegment(segment: string): string[] {
+  const out: string[] = [];
+  for (const ch of segment) {
+    const cp = ch.codePointAt(0) ?? 0;
+    if (ch === "\t") {
+      const spaces = TAB_WIDTH - (out.length % TAB_WIDTH);
+      for (let i = 0; i < spaces; i++) out.push(" ");
+    } else if (ch === "\b") {
+      out.pop();
+    } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
+      // other control characters print nothing
+    } else {
+      out.push(ch);
+    }
+  }
+  while (out.length > 0 && /^\s$/u.test(out[out.length - 1] ?? "")) out.pop();
+  return out;
+}
+
+/** Splits one cleaned line (code points, no trailing whitespace) into lines of at most `columns`. */
+function wrapLine(cps: string[], columns: number): string[] {
+  if (cps.length <= columns) return [cps.join("")];
+  const pieces: string[] = [];
+  let start = 0;
+  while (cps.length - start > columns) {
+    let firstNonSpace = start;
+    while (cps[firstNonSpace] === " ") firstNonSpace++;
+    // Break at the last space whose left part fits (index start + columns may be that space).
+    let breakAt = -1;
+    for (let i = start + columns; i > firstNonSpace; i--) {
+      if (cps[i] === " ") {
+        breakAt = i;
+        break;
+      }
+    }
+    if (breakAt >= 0) {
+      pieces.push(cps.slice(start, breakAt).join("").trimEnd());
+      start = breakAt;
+      while (cps[start] === " ") start++;
+    } else {
+      pieces.push(cps.slice(start, start + columns).join("").trimEnd());
+      start += columns;
+    }
+  }
+  if (start < cps.length) pieces.push(cps.slice(start).join(""));
+  return pieces;
+}

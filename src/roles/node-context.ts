@@ -1,0 +1,45 @@
+/**
+ * What every role of one node shares: config, store, clock, logger, the node's identity and
+ * the wake-up signals between roles.
+ *
+ * `holder` is the lease-holder name written into `locked_by`: the node id plus a token new at
+ * every start. A restarted node recognises the leases of its previous life by the node id and
+ * releases them at once, instead of waiting for them to expire.
+ */
+import type { FaxlineConfig } from "../config/schema.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { Wakeup } from "../lib/wakeup.ts";
+import type { Line } from "../line/line.ts";
+import type { Store } from "../store/store.ts";
+import type { RetrySchedule } from "../scheduler/retry-policy.ts";
+
+export interface NodeContext {
+  config: FaxlineConfig;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  nodeId: string;
+  holder: string;
+  wake: { render: Wakeup; send: Wakeup };
+  lines: { test: Line; production: Line | null };
+}
+
+export function retrySchedule(config: FaxlineConfig): RetrySchedule {
+  return {
+    maxAttempts: config.retry.maxAttempts,
+    delaysMs: {
+      busy: config.retry.busy,
+      no_answer: config.retry.noAnswer,
+      no_fax: config.retry.noFax,
+      protocol: config.retry.protocol,
+      internal: config.retry.internal,
+    },
+  };
+}
+
+export interface RunningRole {
+  readonly name: string;
+  /** Stops taking new work and resolves when in-flight work has ended or been released. */
+  stop(): Promise<void>;
+}

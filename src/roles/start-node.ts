@@ -1,0 +1,112 @@
+/**
+ * Starts one Faxline node: opens and migrates the store, settles the node's identity, releases
+ * leases from its previous life, and starts the configured roles. `stop()` drains the API
+ * (503), stops taking work, lets running calls end or abort, and closes the store.
+ */
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
+import { hostname } from "node:os";
+import { join, resolve } from "node:path";
+import type { FastifyInstance } from "fastify";
+import type { FaxlineConfig } from "../config/schema.ts";
+import { systemClock, type Clock } from "../lib/clock.ts";
+import { randomToken } from "../lib/ids.ts";
+import type { Logger } from "../lib/logger.ts";
+import { Wakeup } from "../lib/wakeup.ts";
+import { TestLine } from "../line/test-line.ts";
+import { openSqliteStore } from "../store/dialects/sqlite.ts";
+import type { Store } from "../store/store.ts";
+import { buildApp } from "../api/build-app.ts";
+import type { NodeContext, RunningRole } from "./node-context.ts";
+import { releasePreviousLives, startSchedulerRole } from "./scheduler-role.ts";
+import { startSenderRole } from "./sender-role.ts";
+import { startRetentionRole } from "./retention-role.ts";
+
+export interface RunningNode {
+  context: NodeContext;
+  /** The HTTP address when the api role runs, e.g. http://127.0.0.1:8080. */
+  url: string | null;
+  app: FastifyInstance | null;
+  stop(): Promise<void>;
+}
+
+export function storeFile(config: FaxlineConfig): string {
+  return join(resolve(config.store.dataDir), "faxline.sqlite");
+}
+
+export async function openStore(config: FaxlineConfig): Promise<Store> {
+  const store = await openSqliteStore({ file: storeFile(config) });
+  await store.migrate();
+  return store;
+}
+
+/** The configured node id, or one generated at first start and kept in the data directory. */
+export function resolveNodeId(config: FaxlineConfig): string {
+  if (config.node.id !== "") return config.node.id;
+  const dir = resolve(config.store.dataDir);
+  const file = join(dir, "node-id");
+  if (existsSync(file)) return readFileSync(file, "utf8").trim();
+  mkdirSync(dir, { recursive: true });
+  const id = `${config.node.datacenter.toLowerCase()}-${hostname().replace(/[^A-Za-z0-9-]/g, "").slice(0, 32)}-${randomToken(6)}`;
+  writeFileSync(file, `${id}\n`);
+  return id;
+}
+
+export async function startNode(config: FaxlineConfig, logger: Logger, options: { clock?: Clock } = {}): Promise<RunningNode> {
+  const clock = options.clock ?? systemClock;
+  const store = await openStore(config);
+  const nodeId = resolveNodeId(config);
+  const context: NodeContext = {
+    config,
+    store,
+    clock,
+    logger: logger.child({ node: nodeId, dc: config.node.datacenter }),
+    nodeId,
+    holder: `${nodeId}:${randomToken(8)}`,
+    wake: { render: new Wakeup(), send: new Wakeup() },
+    lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: null },
+  };
+  const released = await releasePreviousLives(context);
+  if (released.jobs + released.recipients > 0) {
+    context.logger.warn(released, "released leases held by this node before its restart");
+  }
+
+  const roles: RunningRole[] = [];
+  const enabled = new Set(config.node.roles);
+  if (enabled.has("scheduler")) roles.push(startSchedulerRole(context));
+  if (enabled.has("sender")) roles.push(startSenderRole(context));
+  if (enabled.has("retention")) roles.push(startRetentionRole(context));
+
+  let app: FastifyInstance | null = null;
+  let url: string | null = null;
+  let drain = () => {};
+  if (enabled.has("api")) {
+    const built = await buildApp({
+      config,
+      store,
+      clock,
+      logger: context.logger,
+      onJobAccepted: () => context.wake.render.notify(),
+    });
+    app = built.app;
+    drain = built.drain;
+    url = await app.listen({ host: config.http.host, port: config.http.port });
+  }
+  context.logger.info({ roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter }, "node started");
+
+  let stopping: Promise<void> | null = null;
+  return {
+    context,
+    url,
+    app,
+    stop() {
+      stopping ??= (async () => {
+        drain();
+        await Promise.all(roles.map((r) => r.stop()));
+        if (app) await app.close();
+        await store.close();
+        context.logger.info("node stopped");
+      })();
+      return stopping;
+    },
+  };
+}

@@ -1,0 +1,260 @@
+/**
+ * Turns attempt outcomes into recipient and job state changes. Every function here runs inside
+ * one store transaction and guards its UPDATE with the state (and lease holder) it expects, so
+ * a node that lost its lease, or raced a sweep, changes nothing.
+ *
+ * Only these functions write final recipient states, and each final write checks whether the
+ * job is now complete.
+ */
+import type { Kysely } from "kysely";
+import { DELIVERED_REASON, DELIVERED_STATUS, failureReason, type FailureReasonCode } from "../errors/failure-reasons.ts";
+import { randomToken } from "../lib/ids.ts";
+import type { AttemptOutcome } from "../line/line.ts";
+import type { Database, RecipientRow } from "../store/database.ts";
+import { decideAfterFailure, finalReasonText, type RetrySchedule } from "./retry-policy.ts";
+import type { RetryClass } from "../errors/failure-reasons.ts";
+
+export interface DialTargetJson {
+  e164: string;
+  dialString: string;
+}
+
+export function dialTargets(recipient: Pick<RecipientRow, "dial_targets">): DialTargetJson[] {
+  return JSON.parse(recipient.dial_targets) as DialTargetJson[];
+}
+
+/** Inserts the attempt row for a freshly claimed recipient (state `sending`). */
+export async function startAttempt(trx: Kysely<Database>, recipient: RecipientRow, node: string, now: number): Promise<string> {
+  const target = dialTargets(recipient)[recipient.target_index]!;
+  const id = `att_${randomToken(16)}`;
+  await trx
+    .insertInto("attempts")
+    .values({
+      id,
+      recipient_id: recipient.id,
+      job_id: recipient.job_id,
+      attempt_no: recipient.attempt_count,
+      e164: target.e164,
+      dial_string: target.dialString,
+      node,
+      started_at: now,
+      result: "in_progress",
+      pages_sent: 0,
+      duration_secs: 0,
+    })
+    .execute();
+  return id;
+}
+
+/** Marks the job completed when none of its recipients is still open. */
+export async function completeJobIfDone(trx: Kysely<Database>, jobId: string, now: number): Promise<boolean> {
+  const open = await trx
+    .selectFrom("recipients")
+    .select("id")
+    .where("job_id", "=", jobId)
+    .where("state", "not in", ["succeeded", "failed"])
+    .limit(1)
+    .executeTakeFirst();
+  if (open) return false;
+  const result = await trx
+    .updateTable("jobs")
+    .set({ state: "completed", completed_at: now, locked_by: null, lease_until: null })
+    .where("id", "=", jobId)
+    .where("state", "!=", "completed")
+    .executeTakeFirst();
+  return Number(result.numUpdatedRows) > 0;
+}
+
+export interface RecordOutcomeArgs {
+  recipientId: string;
+  attemptId: string;
+  node: string;
+  outcome: AttemptOutcome;
+  now: number;
+  schedule: RetrySchedule;
+}
+
+export type RecordOutcomeResult = "succeeded" | "retry" | "failed" | "lost";
+
+/** Records the outcome of a call and moves the recipient on. "lost": the lease was gone. */
+export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOutcomeArgs): Promise<RecordOutcomeResult> {
+  const { outcome, now } = args;
+  return db.transaction().execute(async (trx) => {
+    await trx
+      .updateTable("attempts")
+      .set({
+        ended_at: now,
+        result: outcome.result,
+        reason_code: outcome.result === "failed" ? outcome.reasonCode : null,
+        raw_cause: outcome.result === "failed" ? outcome.rawCause : null,
+        pages_sent: outcome.pagesSent,
+        duration_secs: outcome.durationSecs,
+        remote_csid: outcome.remoteCsid,
+      })
+      .where("id", "=", args.attemptId)
+      .where("result", "=", "in_progress")
+      .execute();
+
+    const recipient = await trx
+      .selectFrom("recipients")
+      .selectAll()
+      .where("id", "=", args.recipientId)
+      .where("state", "=", "sending")
+      .where("locked_by", "=", args.node)
+      .executeTakeFirst();
+    if (!recipient) return "lost";
+    const target = dialTargets(recipient)[recipient.target_index]!;
+
+    if (outcome.result === "delivered") {
+      await trx
+        .updateTable("recipients")
+        .set({
+          state: "succeeded",
+          locked_by: null,
+          lease_until: null,
+          status: DELIVERED_STATUS,
+          reason_code: null,
+          reason_text: DELIVERED_REASON,
+          sent_at: now,
+          duration_secs: outcome.durationSecs,
+          sent_to_number: target.dialString,
+          remote_csid: outcome.remoteCsid,
+          pages_sent: outcome.pagesSent,
+          finished_at: now,
+        })
+        .where("id", "=", recipient.id)
+        .where("state", "=", "sending")
+        .execute();
+      await completeJobIfDone(trx, recipient.job_id, now);
+      return "succeeded";
+    }
+
+    return applyFailure(trx, recipient, outcome.reasonCode, now, args.schedule, {
+      attempted: true,
+      durationSecs: outcome.durationSecs,
+      remoteCsid: outcome.remoteCsid,
+      pagesSent: outcome.pagesSent,
+      expectState: "sending",
+    });
+  });
+}
+
+/**
+ * Applies a failure to a recipient in `expectState`: schedules the next try per the retry
+ * policy, or ends the recipient with the failure's status.
+ */
+export async function applyFailure(
+  trx: Kysely<Database>,
+  recipient: RecipientRow,
+  reasonCode: FailureReasonCode,
+  now: number,
+  schedule: RetrySchedule,
+  details: { attempted: boolean; durationSecs: number; remoteCsid: string | null; pagesSent: number; expectState: string },
+): Promise<"retry" | "failed"> {
+  const reason = failureReason(reasonCode);
+  const job = await trx.selectFrom("jobs").select(["valid_until"]).where("id", "=", recipient.job_id).executeTakeFirstOrThrow();
+  const targets = dialTargets(recipient);
+  const decision = decideAfterFailure(
+    {
+      targetCount: targets.length,
+      targetIndex: recipient.target_index,
+      deadTargets: JSON.parse(recipient.dead_targets) as number[],
+      attemptCount: recipient.attempt_count,
+      retriesUsed: JSON.parse(recipient.retries_used) as Partial<Record<RetryClass, number>>,
+    },
+    reason,
+    now,
+    schedule,
+    job.valid_until,
+  );
+  const target = targets[recipient.target_index]!;
+  if (decision.kind === "retry") {
+    await trx
+      .updateTable("recipients")
+      .set({
+        state: "ready",
+        locked_by: null,
+        lease_until: null,
+        run_at: decision.runAt,
+        target_index: decision.targetIndex,
+        current_e164: targets[decision.targetIndex]!.e164,
+        dead_targets: JSON.stringify(decision.deadTargets),
+        retries_used: JSON.stringify(decision.retriesUsed),
+        // The last attempt's facts, shown while the recipient is PENDING a retry.
+        reason_code: reasonCode,
+        sent_at: details.attempted ? now : recipient.sent_at,
+        duration_secs: details.attempted ? details.durationSecs : recipient.duration_secs,
+        sent_to_number: details.attempted ? target.dialString : recipient.sent_to_number,
+      })
+      .where("id", "=", recipient.id)
+      .where("state", "=", details.expectState)
+      .execute();
+    return "retry";
+  }
+  await trx
+    .updateTable("recipients")
+    .set({
+      state: "failed",
+      locked_by: null,
+      lease_until: null,
+      dead_targets: JSON.stringify(decision.deadTargets),
+      status: reason.status,
+      reason_code: reasonCode,
+      reason_text: finalReasonText(reason, recipient.attempt_count, decision.why),
+      sent_at: details.attempted ? now : recipient.sent_at,
+      duration_secs: details.attempted ? details.durationSecs : recipient.duration_secs,
+      sent_to_number: details.attempted ? target.dialString : recipient.sent_to_number,
+      remote_csid: details.remoteCsid ?? recipient.remote_csid,
+      pages_sent: details.pagesSent,
+      finished_at: now,
+    })
+    .where("id", "=", recipient.id)
+    .where("state", "=", details.expectState)
+    .execute();
+  await completeJobIfDone(trx, recipient.job_id, now);
+  return "failed";
+}
+
+/**
+ * Ends open recipients for good, whatever their retry state (expiry, deadline, render
+ * failure). `states` limits which recipients are ended. Returns how many were ended.
+ */
+export async function failRecipientsFinal(
+  trx: Kysely<Database>,
+  where: { jobId: string; states: readonly string[] },
+  reasonCode: FailureReasonCode,
+  now: number,
+  detail?: string,
+): Promise<number> {
+  const reason = failureReason(reasonCode);
+  const text = detail ? `${reason.description}: ${detail}` : reason.description;
+  const open = await trx
+    .selectFrom("recipients")
+    .select(["id", "state"])
+    .where("job_id", "=", where.jobId)
+    .where("state", "in", [...where.states])
+    .execute();
+  if (open.length === 0) return 0;
+  await trx
+    .updateTable("attempts")
+    .set({ result: "abandoned", ended_at: now, reason_code: reasonCode })
+    .where("recipient_id", "in", open.map((r) => r.id))
+    .where("result", "=", "in_progress")
+    .execute();
+  const result = await trx
+    .updateTable("recipients")
+    .set({
+      state: "failed",
+      locked_by: null,
+      lease_until: null,
+      status: reason.status,
+      reason_code: reasonCode,
+      reason_text: text.length > 1000 ? `${text.slice(0, 997)}...` : text,
+      finished_at: now,
+    })
+    .where("id", "in", open.map((r) => r.id))
+    .where("state", "in", [...where.states])
+    .executeTakeFirst();
+  await completeJobIfDone(trx, where.jobId, now);
+  return Number(result.numUpdatedRows);
+}

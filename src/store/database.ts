@@ -1,0 +1,168 @@
+/**
+ * Table shapes of the Faxline store, shared by every dialect. Timestamps are integer
+ * milliseconds since the epoch (`*_at`), booleans are 0/1 integers, lists and maps are JSON
+ * text: the same columns work on SQLite and PostgreSQL.
+ *
+ * The rows are the contract between roles (HylaFAX's sendq tag table, as rows): the api role
+ * inserts jobs, the scheduler renders and sweeps them, the sender claims recipients and records
+ * attempts, the retention role purges. docs/architecture.md describes each column group.
+ */
+import type { Generated, Insertable, Selectable, Updateable } from "kysely";
+
+export interface CustomersTable {
+  cust_nr: string;
+  /** Days completed reports are kept; null: retention.defaultDays. */
+  retention_days: number | null;
+  created_at: number;
+}
+
+export interface LoginsTable {
+  login: string;
+  cust_nr: string;
+  /** `scrypt$N$r$p$salt$hash` (base64 parts). */
+  password_hash: string;
+  /** 1: a test account; its jobs run on the simulated test line only. */
+  is_test: number;
+  /** JSON array of CIDR blocks, or null for any address. */
+  ip_allow_list: string | null;
+  disabled_at: number | null;
+  created_at: number;
+}
+
+export interface JobsTable {
+  id: string;
+  cust_nr: string;
+  login: string;
+  region: string;
+  datacenter: string;
+  /** See scheduler/job-states.ts. */
+  state: string;
+  is_test: number;
+  is_express: number;
+  blacklist_check: number;
+  csid: string | null;
+  paper_format: string;
+  resolution: string;
+  header: string | null;
+  coverpage_template: string | null;
+  overlay_name: string | null;
+  overlay_mode: string | null;
+  customer_defined_id: string | null;
+  billing_code: string | null;
+  billing_info: string | null;
+  customer_reference: string | null;
+  /** JSON: statusReportOptions as submitted (for the notification roles). */
+  status_report_options: string | null;
+  idempotency_key: string | null;
+  request_hash: string | null;
+  valid_from: number;
+  valid_until: number;
+  deadline_at: number;
+  pages: number | null;
+  /** JSON array: estimated encoded bytes per rendered page. */
+  page_sizes: string | null;
+  render_attempts: number;
+  locked_by: string | null;
+  lease_until: number | null;
+  failure_code: string | null;
+  failure_detail: string | null;
+  created_at: number;
+  completed_at: number | null;
+  documents_purged_at: number | null;
+}
+
+export interface JobDocumentsTable {
+  job_id: string;
+  ordinal: number;
+  name: string;
+  charset: string | null;
+  reference_url: string | null;
+  content: Uint8Array | null;
+  size_bytes: number | null;
+}
+
+export interface RecipientsTable {
+  id: string;
+  job_id: string;
+  ordinal: number;
+  datacenter: string;
+  is_express: number;
+  /** The primary number as submitted. */
+  number: string;
+  /** JSON array as submitted, or null when absent. */
+  alternative_numbers: string | null;
+  /** JSON array of {key, value} as submitted, or null. */
+  properties: string | null;
+  /** JSON array of {e164, dialString}: primary first, then the alternatives. */
+  dial_targets: string;
+  /** Index into dial_targets of the number the next attempt dials. */
+  target_index: number;
+  /** JSON array of dial_targets indexes given up for good (retry class never). */
+  dead_targets: string;
+  /** E.164 of the number the next or current attempt dials: the per-destination limit's key. */
+  current_e164: string | null;
+  /** See scheduler/job-states.ts. */
+  state: string;
+  run_at: number;
+  attempt_count: number;
+  /** JSON object: retries used per retry class. */
+  retries_used: string;
+  locked_by: string | null;
+  lease_until: number | null;
+  status: string | null;
+  reason_code: string | null;
+  reason_text: string | null;
+  sent_at: number | null;
+  duration_secs: number;
+  sent_to_number: string | null;
+  remote_csid: string | null;
+  pages_sent: number;
+  finished_at: number | null;
+}
+
+export interface AttemptsTable {
+  id: string;
+  recipient_id: string;
+  job_id: string;
+  attempt_no: number;
+  e164: string;
+  dial_string: string;
+  node: string;
+  started_at: number;
+  ended_at: number | null;
+  /** in_progress | delivered | failed | abandoned */
+  result: string;
+  reason_code: string | null;
+  raw_cause: string | null;
+  pages_sent: number;
+  duration_secs: number;
+  remote_csid: string | null;
+}
+
+export interface BlacklistTable {
+  e164: string;
+  note: string | null;
+  added_at: number;
+}
+
+export interface Database {
+  customers: CustomersTable;
+  logins: LoginsTable;
+  jobs: JobsTable;
+  job_documents: JobDocumentsTable;
+  recipients: RecipientsTable;
+  attempts: AttemptsTable;
+  blacklist: BlacklistTable;
+}
+
+export type JobRow = Selectable<JobsTable>;
+export type NewJobRow = Insertable<JobsTable>;
+export type JobUpdate = Updateable<JobsTable>;
+export type RecipientRow = Selectable<RecipientsTable>;
+export type NewRecipientRow = Insertable<RecipientsTable>;
+export type AttemptRow = Selectable<AttemptsTable>;
+export type LoginRow = Selectable<LoginsTable>;
+export type CustomerRow = Selectable<CustomersTable>;
+export type JobDocumentRow = Selectable<JobDocumentsTable>;
+// Generated is re-exported for future auto-increment columns.
+export type { Generated };

@@ -1,0 +1,53 @@
+/**
+ * The store: a Kysely instance over one dialect, plus the few queries whose SQL differs by
+ * dialect (the atomic claims). Everything outside `store/dialects/` is dialect-agnostic and
+ * talks to `Store`.
+ */
+import type { Kysely, Migration } from "kysely";
+import type { Database, JobRow, RecipientRow } from "./database.ts";
+import * as m0001 from "./migrations/0001-create-core-tables.ts";
+
+export type DialectName = "sqlite";
+
+/** Column types that differ between dialects, handed to migrations. */
+export interface ColumnTypes {
+  timestamp: "bigint";
+  blob: "blob" | "bytea";
+}
+
+export interface ClaimJobArgs {
+  datacenter: string;
+  node: string;
+  now: number;
+  leaseUntil: number;
+}
+
+export interface ClaimRecipientArgs extends ClaimJobArgs {
+  callsPerNumber: number;
+}
+
+/** Atomic claims: at most one claimer wins a row; the others see nothing. */
+export interface ClaimQueries {
+  /** Moves the oldest `pending` job of the data center (express first) to `rendering`. */
+  claimJobToRender(db: Kysely<Database>, args: ClaimJobArgs): Promise<JobRow | undefined>;
+  /**
+   * Moves the most urgent due `ready` recipient of the data center to `sending`, skipping
+   * destinations that already have `callsPerNumber` calls running and jobs past validity.
+   */
+  claimDueRecipient(db: Kysely<Database>, args: ClaimRecipientArgs): Promise<RecipientRow | undefined>;
+}
+
+export interface Store {
+  readonly dialect: DialectName;
+  readonly db: Kysely<Database>;
+  readonly claims: ClaimQueries;
+  migrate(): Promise<void>;
+  close(): Promise<void>;
+}
+
+/** All migrations in order. Append only; never edit a released one. */
+export function migrations(types: ColumnTypes): Record<string, Migration> {
+  return {
+    "0001-create-core-tables": { up: (db) => m0001.up(db, types) },
+  };
+}
