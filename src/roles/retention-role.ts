@@ -5,6 +5,7 @@
  */
 import { coerceError } from "../errors/internal-error.ts";
 import { purgeCompletedDocuments, purgeExpiredReports, type PurgeOptions } from "../retention/purge-expired-data.ts";
+import { pause } from "../lib/wakeup.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
 
 const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
@@ -43,10 +44,7 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
       } catch (err) {
         ctx.logger.error({ err: coerceError(err) }, "retention purge failed");
       }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, ctx.config.retention.interval);
-        controller.signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-      });
+      await pause(ctx.config.retention.interval, controller.signal);
     }
   })();
   return {

@@ -24,6 +24,7 @@ import { layoutText } from "../render/layout-text.ts";
 import { coverPageText } from "../render/cover-page-text.ts";
 import type { Database, JobRow } from "../store/database.ts";
 import { applyFailure, completeJobIfDone, failRecipientsFinal } from "../scheduler/recipient-outcomes.ts";
+import { pause } from "../lib/wakeup.ts";
 import { retrySchedule, type NodeContext, type RunningRole } from "./node-context.ts";
 
 export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: number; recipients: number }> {
@@ -279,10 +280,7 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
       } catch (err) {
         ctx.logger.error({ err: coerceError(err) }, "sweep error");
       }
-      await new Promise<void>((resolve) => {
-        const t = setTimeout(resolve, interval);
-        signal.addEventListener("abort", () => (clearTimeout(t), resolve()), { once: true });
-      });
+      await pause(interval, signal);
     }
   })();
 
