@@ -167,13 +167,6 @@ export const FailureReasons = {
     "LINE_ERROR",
     "No transmission line is configured on this node for this account (only test accounts can send)",
   ),
-  retries_exhausted: reason(
-    "retries_exhausted",
-    "policy",
-    "never",
-    "FAILED",
-    "The attempt limit for this recipient was reached",
-  ),
 } as const satisfies Record<string, FailureReason>;
 
 export type FailureReasonCode = keyof typeof FailureReasons;

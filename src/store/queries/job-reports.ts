@@ -34,7 +34,7 @@ function recipientStatus(r: RecipientRow, jobState: string): FaxReport["recipien
     number: r.number,
     alternativeNumbers: r.alternative_numbers === null ? null : (JSON.parse(r.alternative_numbers) as string[]),
     properties: r.properties === null ? null : (JSON.parse(r.properties) as { key: string; value: string }[]),
-    status: final ? r.status ?? "FAILED" : PENDING_STATUS,
+    status: final ? r.status! : PENDING_STATUS,
     reason: final ? r.reason_text ?? "" : pendingReason(r, jobState),
     durationInSecs: r.duration_secs,
   };

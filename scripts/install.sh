@@ -1,0 +1,51 @@
+#!/usr/bin/env bash
+# Installs everything Faxline needs on a Debian/Ubuntu machine and starts a node on its
+# embedded defaults (SQLite under ./data, port 8080, a demo test account).
+#
+#   bash scripts/install.sh             install, build, create the demo account, start serving
+#   bash scripts/install.sh --no-start  install and build only (CI)
+#
+# Needs Node.js >= 20 with npm. Debian packages for the native SQLite binding (python3, make,
+# g++) are installed with apt-get when missing (as root, or through sudo).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+
+START=1
+[ "${1:-}" = "--no-start" ] && START=0
+
+if ! command -v node >/dev/null 2>&1; then
+  echo "install: Node.js >= 20 is required (node not found). Install Node.js 20, 22 or 24, then run this again." >&2
+  exit 1
+fi
+NODE_MAJOR="$(node -p 'process.versions.node.split(".")[0]')"
+if [ "$NODE_MAJOR" -lt 20 ]; then
+  echo "install: Node.js >= 20 is required; this is $(node --version)." >&2
+  exit 1
+fi
+
+missing=()
+for tool in python3 make g++; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+if [ "${#missing[@]}" -gt 0 ]; then
+  pkgs=()
+  for tool in "${missing[@]}"; do
+    case "$tool" in python3) pkgs+=(python3) ;; make) pkgs+=(make) ;; g++) pkgs+=(g++) ;; esac
+  done
+  SUDO=""
+  [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  echo "install: installing ${pkgs[*]} (needed to build the SQLite binding)"
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${pkgs[@]}"
+fi
+
+# better-sqlite3 builds from source when its prebuilt binary cannot be downloaded.
+npm ci --no-audit --no-fund
+npm run build
+
+if [ "$START" -eq 1 ]; then
+  export FAXLINE_DATA_DIR="${FAXLINE_DATA_DIR:-./data}"
+  if ! node bin/faxline.js accounts list --json | grep -q '"login": "demo"'; then
+    node bin/faxline.js accounts create --customer 99999TE --login demo --password demo-password --test
+  fi
+  echo "install: starting Faxline on port ${FAXLINE_PORT:-8080} (demo test login: demo / demo-password, customer 99999TE)"
+  exec node bin/faxline.js serve
+fi
