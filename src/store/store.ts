@@ -28,7 +28,10 @@ export interface ClaimRecipientArgs extends ClaimJobArgs {
 
 /** Atomic claims: at most one claimer wins a row; the others see nothing. */
 export interface ClaimQueries {
-  /** Moves the oldest `pending` job of the data center (express first) to `rendering`. */
+  /**
+   * Moves the oldest `pending` job of the data center (express first) to `rendering`. Jobs are
+   * rendered at once, even when jobValid.start lies ahead, so document errors show early.
+   */
   claimJobToRender(db: Kysely<Database>, args: ClaimJobArgs): Promise<JobRow | undefined>;
   /**
    * Moves the most urgent due `ready` recipient of the data center to `sending`, skipping

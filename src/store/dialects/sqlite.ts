@@ -18,7 +18,7 @@ import { migrations, type ClaimQueries, type ColumnTypes, type Store } from "../
 const TYPES: ColumnTypes = { timestamp: "bigint", blob: "blob" };
 
 export const sqliteClaims: ClaimQueries = {
-  async claimJobToRender(db, { datacenter, node, now, leaseUntil }) {
+  async claimJobToRender(db, { datacenter, node, leaseUntil }) {
     return db
       .updateTable("jobs")
       .set((eb) => ({
@@ -33,7 +33,6 @@ export const sqliteClaims: ClaimQueries = {
           .select("id")
           .where("datacenter", "=", datacenter)
           .where("state", "=", "pending")
-          .where("valid_from", "<=", now + 60_000)
           .orderBy("is_express", "desc")
           .orderBy("created_at", "asc")
           .limit(1),
