@@ -103,6 +103,9 @@ const ISO_TIMESTAMP_NO_ZONE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}([.,]\d+)?)
 function parseZonedTimestamp(text: string): number | null {
   const m = ISO_TIMESTAMP.exec(text.trim());
   if (!m) return null;
+  // Date.parse rolls impossible days over ("2030-02-30" becomes 2 March): refuse them instead.
+  const [year, month, day] = text.trim().slice(0, 10).split("-").map(Number) as [number, number, number];
+  if (month < 1 || month > 12 || day < 1 || day > new Date(Date.UTC(year, month, 0)).getUTCDate()) return null;
   let normalized = text.trim().replace(",", ".");
   const zone = m[1]!;
   if (/^[+-]\d{2}$/.test(zone)) normalized += ":00";
@@ -166,7 +169,7 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
     throw new ApiError("no_content", "The job has neither documents nor renderingOptions.coverpageTemplate");
   }
   if (documentsIn.length > limits.maxDocuments) {
-    throw new ApiError("document_too_large", `The job has ${documentsIn.length} documents; at most ${limits.maxDocuments} are allowed`);
+    throw new ApiError("too_many_documents", `The job has ${documentsIn.length} documents; at most ${limits.maxDocuments} are allowed`);
   }
 
   let totalBytes = 0;

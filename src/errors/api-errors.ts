@@ -36,6 +36,7 @@ export const ApiErrors = {
   enum_value_invalid: def("enum_value_invalid", 400, "A field has a value outside its allowed set"),
   number_invalid: def("number_invalid", 400, "A recipient number is not a valid fax number"),
   too_many_recipients: def("too_many_recipients", 400, "The job has more recipients than allowed"),
+  too_many_documents: def("too_many_documents", 400, "The job has more documents than allowed"),
   too_many_job_ids: def("too_many_job_ids", 400, "A bulk request may name at most 1000 job ids"),
   bulk_action_invalid: def("bulk_action_invalid", 400, "The bulk action must be GET or DELETE"),
   report_not_found: def("report_not_found", 404, "No job report available for the given jobId"),

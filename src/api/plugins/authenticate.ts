@@ -118,11 +118,14 @@ export class Authenticator {
     }
     this.#failures.delete(throttleKey);
 
+    // Every 401 carries a challenge (RFC 9110 §11.6.1), these two as well.
     if (entry.allowList && !allowListMatches(entry.allowList, request.ip)) {
+      reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
       throw new ApiError("ip_not_allowed", `Login "${entry.account.login}" may not be used from ${request.ip}`);
     }
     const params = request.params as { custNr?: string } | undefined;
     if (params?.custNr !== undefined && params.custNr !== entry.account.custNr) {
+      reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
       throw new ApiError(
         "customer_mismatch",
         `Login "${entry.account.login}" belongs to customer ${entry.account.custNr}, not ${params.custNr}`,

@@ -25,6 +25,7 @@ function pendingReason(r: RecipientRow, jobState: string): string {
   if (r.reason_code && isFailureReasonCode(r.reason_code)) {
     return `Retry scheduled at ${toIsoSeconds(r.run_at)} after: ${failureReason(r.reason_code).description}`;
   }
+  if (r.attempt_count === 0 && r.run_at > Date.now()) return `Scheduled: the first call is due at ${toIsoSeconds(Number(r.run_at))}`;
   return "Queued for sending";
 }
 

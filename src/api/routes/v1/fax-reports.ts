@@ -52,12 +52,25 @@ export function registerReportRoutes(root: FastifyInstance, deps: ApiDeps): void
 
   app.delete(
     "/:custNr/fax/reports/:jobId",
-    { schema: { summary: "Delete one job's report", operationId: "deleteStatusReport", tags: ["reports"], params: JobParams, response: { 200: JobDeleteReportSchema, ...errors } } },
+    {
+      schema: {
+        summary: "Delete one job's report",
+        operationId: "deleteStatusReport",
+        tags: ["reports"],
+        params: JobParams,
+        // The 404 body also carries the JobDeleteReport fields ({jobId, deleted: false, reason}),
+        // declared here so that the response serialiser does not strip them.
+        response: { 200: JobDeleteReportSchema, ...errors, 404: Type.Intersect([ApiErrorBodySchema, Type.Partial(JobDeleteReportSchema)]) },
+      },
+    },
     async (request, reply) => {
       const [result] = await deleteReportsByIds(db, scopeOf(request), [request.params.jobId]);
       if (!result?.deleted) {
+        const notFound = new ApiError("report_not_found", `No completed job report for ${request.params.jobId} in data center ${deps.config.node.datacenter}`);
         return reply.status(404).send({
-          ...new ApiError("report_not_found", `No completed job report for ${request.params.jobId} in data center ${deps.config.node.datacenter}`).toBody(),
+          code: notFound.status,
+          error: notFound.definition.code,
+          message: notFound.message,
           jobId: request.params.jobId,
           deleted: false,
           reason: "NOT_FOUND",
