@@ -16,7 +16,7 @@
  *
  * At start it releases the leases of this node's previous life (same node id, other token).
  */
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { coerceError } from "../errors/internal-error.ts";
 import { fetchReference } from "../documents/fetch-reference.ts";
 import { renderDocuments, estimateTextPageBytes, type DocumentInput } from "../render/render-documents.ts";
@@ -30,17 +30,20 @@ import { retrySchedule, type NodeContext, type RunningRole } from "./node-contex
 export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: number; recipients: number }> {
   const { db } = ctx.store;
   const prefix = `${ctx.nodeId}:`;
+  // An exact, case-sensitive prefix: LIKE would treat "_" and "%" in node ids as wildcards and
+  // (in SQLite) ignore case, and so release the leases of other, live nodes.
+  const ownPrefix = sql<string>`substr(locked_by, 1, ${prefix.length})`;
   const jobs = await db
     .updateTable("jobs")
     .set({ lease_until: 0 })
-    .where("locked_by", "like", `${prefix}%`)
+    .where(ownPrefix, "=", prefix)
     .where("locked_by", "!=", ctx.holder)
     .where("state", "=", "rendering")
     .executeTakeFirst();
   const recipients = await db
     .updateTable("recipients")
     .set({ lease_until: 0 })
-    .where("locked_by", "like", `${prefix}%`)
+    .where(ownPrefix, "=", prefix)
     .where("locked_by", "!=", ctx.holder)
     .where("state", "=", "sending")
     .executeTakeFirst();
@@ -203,8 +206,18 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
     .where("state", "=", "sending")
     .where("lease_until", "<", now)
     .execute();
-  for (const recipient of staleSends) {
+  for (const stale of staleSends) {
     await db.transaction().execute(async (trx) => {
+      // Read again inside the transaction: since the select above, the sender may have
+      // recorded its outcome and the recipient may have been claimed again under a live lease.
+      const recipient = await trx
+        .selectFrom("recipients")
+        .selectAll()
+        .where("id", "=", stale.id)
+        .where("state", "=", "sending")
+        .where("lease_until", "<", now)
+        .executeTakeFirst();
+      if (!recipient) return;
       const abandoned = await trx
         .updateTable("attempts")
         .set({ result: "abandoned", ended_at: now, reason_code: "sender_lost", raw_cause: `lease of ${recipient.locked_by} expired` })

@@ -80,7 +80,7 @@ export type RecordOutcomeResult = "succeeded" | "retry" | "failed" | "lost";
 export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOutcomeArgs): Promise<RecordOutcomeResult> {
   const { outcome, now } = args;
   return db.transaction().execute(async (trx) => {
-    await trx
+    const closed = await trx
       .updateTable("attempts")
       .set({
         ended_at: now,
@@ -93,7 +93,10 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
       })
       .where("id", "=", args.attemptId)
       .where("result", "=", "in_progress")
-      .execute();
+      .executeTakeFirst();
+    // The attempt was abandoned (lease sweep or deadline): whatever the recipient row holds now
+    // belongs to a later attempt, possibly claimed again by this same holder.
+    if (Number(closed.numUpdatedRows) === 0) return "lost";
 
     const recipient = await trx
       .selectFrom("recipients")

@@ -54,6 +54,9 @@ export function decideAfterFailure(
   const live = Array.from({ length: state.targetCount }, (_, i) => i).filter((i) => !dead.has(i));
   if (live.length === 0) return { kind: "final", why: "no_live_number", deadTargets };
   if (state.attemptCount >= schedule.maxAttempts) return { kind: "final", why: "attempt_cap", deadTargets };
+  // An immediate retry at or after the end could never be claimed (claims skip jobs past
+  // validity); ending here keeps the real cause instead of the expiry sweep's job_expired.
+  if (now >= validUntil) return { kind: "final", why: "validity_ends", deadTargets };
 
   const laterInRound = live.find((i) => i > state.targetIndex);
   if (laterInRound !== undefined) {
