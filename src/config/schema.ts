@@ -55,7 +55,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "scheduler.sendLease", env: "FAXLINE_SCHEDULER_SEND_LEASE", type: "duration", default: "2m", description: "Lease on a recipient while a call runs; renewed every third of it. A dead node's call is abandoned after this time." }),
   k({ path: "scheduler.renderAttempts", env: "FAXLINE_SCHEDULER_RENDER_ATTEMPTS", type: "integer", min: 1, default: 3, description: "Times a job's rendering is tried before the job fails with render_failed." }),
   k({ path: "sender.channels", env: "FAXLINE_SENDER_CHANNELS", type: "integer", min: 1, max: 1000, default: 30, description: "Calls this node runs at once." }),
-  k({ path: "sender.callsPerNumber", env: "FAXLINE_SENDER_CALLS_PER_NUMBER", type: "integer", min: 1, max: 100, default: 1, description: "Calls at once to one destination number (per data center)." }),
+  k({ path: "sender.callsPerNumber", env: "FAXLINE_SENDER_CALLS_PER_NUMBER", type: "integer", min: 1, max: 100, default: 1, description: "Calls at once to one destination number, counted over all nodes that share this store (with the embedded store: this node)." }),
   k({ path: "sender.csid", env: "FAXLINE_SENDER_CSID", type: "string", default: "Faxline", description: "Sender fax id (CSID) used when a job names none." }),
   k({ path: "retry.maxAttempts", env: "FAXLINE_RETRY_MAX_ATTEMPTS", type: "integer", min: 1, max: 100, default: 15, description: "Most call attempts per recipient, over all of its numbers." }),
   k({ path: "retry.busy", env: "FAXLINE_RETRY_BUSY", type: "durations", default: ["3m", "3m", "5m", "5m", "10m", "10m", "15m", "15m", "30m"], description: "Waits before each retry after a busy line; the list length is the retry budget." }),

@@ -45,6 +45,8 @@ export type AttemptOutcome =
       durationSecs: number;
       remoteCsid: string | null;
       rawCause: string | null;
+      /** False when no call was placed (do-not-fax list, no line): the report then shows no sentTs. */
+      dialled?: boolean;
     };
 
 export interface Line {

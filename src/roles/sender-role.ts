@@ -76,11 +76,11 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
   let outcome: AttemptOutcome;
   try {
     if (job.blacklist_check === 1 && (await isBlacklisted(ctx, target.e164))) {
-      outcome = { result: "failed", reasonCode: "number_blacklisted", pagesSent: 0, durationSecs: 0, remoteCsid: null, rawCause: `${target.e164} is on the do-not-fax list` };
+      outcome = { result: "failed", reasonCode: "number_blacklisted", pagesSent: 0, durationSecs: 0, remoteCsid: null, rawCause: `${target.e164} is on the do-not-fax list`, dialled: false };
     } else {
       const line: Line | null = job.is_test === 1 ? ctx.lines.test : ctx.lines.production;
       if (line === null) {
-        outcome = { result: "failed", reasonCode: "no_line_configured", pagesSent: 0, durationSecs: 0, remoteCsid: null, rawCause: null };
+        outcome = { result: "failed", reasonCode: "no_line_configured", pagesSent: 0, durationSecs: 0, remoteCsid: null, rawCause: null, dialled: false };
       } else {
         const pageSizes = JSON.parse(job.page_sizes ?? "[]") as number[];
         outcome = await line.call(

@@ -133,7 +133,7 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
     }
 
     return applyFailure(trx, recipient, outcome.reasonCode, now, args.schedule, {
-      attempted: true,
+      attempted: outcome.dialled !== false,
       durationSecs: outcome.durationSecs,
       remoteCsid: outcome.remoteCsid,
       pagesSent: outcome.pagesSent,

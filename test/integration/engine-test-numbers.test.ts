@@ -215,6 +215,8 @@ describe("engine: test numbers on an in-process node", () => {
     const blocked = (await waitForFinalReport(client, custNr, checked)).recipientStatus[0];
     assert.equal(blocked.status, "BLACKLISTED");
     assert.match(blocked.reason, /do-not-fax/);
+    assert.equal(blocked.sentTs, undefined, "nothing was dialled, so no sentTs");
+    assert.equal(blocked.sentToNumber, undefined);
     const blockedRun = await attemptsOf(checked);
     assert.deepEqual(
       blockedRun.attempts.map((a) => [a.result, a.reason_code, a.duration_secs]),

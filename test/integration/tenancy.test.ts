@@ -282,6 +282,7 @@ describe("tenancy and access control", () => {
         assert.equal(r.status, "LINE_ERROR", "test numbers mean nothing to a production login");
         assert.match(r.reason, /no transmission line is configured/i);
         assert.equal(r.durationInSecs, 0);
+        assert.equal(r.sentTs, undefined, "nothing was dialled");
       }
       const row = await node.node.context.store.db.selectFrom("recipients").select(["reason_code"]).where("job_id", "=", res.body.jobId).execute();
       assert.deepEqual(row.map((x) => x.reason_code), ["no_line_configured", "no_line_configured"]);
