@@ -22,6 +22,7 @@ import { createLogger } from "../lib/logger.ts";
 import { testNumbersForDisplay } from "../line/test-numbers.ts";
 import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { openStore, startNode } from "../roles/start-node.ts";
+import { DataDirLockedError } from "../roles/data-dir-lock.ts";
 
 const USAGE = `Usage:
   faxline serve [--config FILE]
@@ -198,7 +199,7 @@ export async function runCli(argv: string[]): Promise<void> {
     if (err instanceof UsageError) {
       console.error(`faxline: ${err.message}\n\n${USAGE}`);
       process.exitCode = 2;
-    } else if (err instanceof ConfigError || err instanceof AccountError) {
+    } else if (err instanceof ConfigError || err instanceof AccountError || err instanceof DataDirLockedError) {
       console.error(`faxline: ${err.message}`);
       process.exitCode = 1;
     } else if (err instanceof TypeError && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {

@@ -17,6 +17,7 @@ import { openSqliteStore } from "../store/dialects/sqlite.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "../api/build-app.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
+import { acquireNodeLock } from "./data-dir-lock.ts";
 import { releasePreviousLives, startSchedulerRole } from "./scheduler-role.ts";
 import { startSenderRole } from "./sender-role.ts";
 import { startRetentionRole } from "./retention-role.ts";
@@ -53,60 +54,79 @@ export function resolveNodeId(config: FaxlineConfig): string {
 
 export async function startNode(config: FaxlineConfig, logger: Logger, options: { clock?: Clock } = {}): Promise<RunningNode> {
   const clock = options.clock ?? systemClock;
-  const store = await openStore(config);
+  const dataDir = resolve(config.store.dataDir);
+  mkdirSync(dataDir, { recursive: true });
   const nodeId = resolveNodeId(config);
-  const context: NodeContext = {
-    config,
-    store,
-    clock,
-    logger: logger.child({ node: nodeId, dc: config.node.datacenter }),
-    nodeId,
-    holder: `${nodeId}:${randomToken(8)}`,
-    wake: { render: new Wakeup(), send: new Wakeup() },
-    lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: null },
-  };
-  const released = await releasePreviousLives(context);
-  if (released.jobs + released.recipients > 0) {
-    context.logger.warn(released, "released leases held by this node before its restart");
-  }
-
-  const roles: RunningRole[] = [];
-  const enabled = new Set(config.node.roles);
-  if (enabled.has("scheduler")) roles.push(startSchedulerRole(context));
-  if (enabled.has("sender")) roles.push(startSenderRole(context));
-  if (enabled.has("retention")) roles.push(startRetentionRole(context));
-
+  // First the lock: nothing below may touch the work of a node of this id that is still alive.
+  const lock = acquireNodeLock(dataDir, nodeId);
+  let store: Store | null = null;
   let app: FastifyInstance | null = null;
-  let url: string | null = null;
-  let drain = () => {};
-  if (enabled.has("api")) {
-    const built = await buildApp({
+  try {
+    store = await openStore(config);
+    const context: NodeContext = {
       config,
       store,
       clock,
-      logger: context.logger,
-      onJobAccepted: () => context.wake.render.notify(),
-    });
-    app = built.app;
-    drain = built.drain;
-    url = await app.listen({ host: config.http.host, port: config.http.port });
-  }
-  context.logger.info({ roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter }, "node started");
+      logger: logger.child({ node: nodeId, dc: config.node.datacenter }),
+      nodeId,
+      holder: `${nodeId}:${randomToken(8)}`,
+      wake: { render: new Wakeup(), send: new Wakeup() },
+      lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: null },
+    };
+    const enabled = new Set(config.node.roles);
 
-  let stopping: Promise<void> | null = null;
-  return {
-    context,
-    url,
-    app,
-    stop() {
-      stopping ??= (async () => {
-        drain();
-        await Promise.all(roles.map((r) => r.stop()));
-        if (app) await app.close();
-        await store.close();
-        context.logger.info("node stopped");
-      })();
-      return stopping;
-    },
-  };
+    // Listen before taking over any work: a node that cannot bind its port changes nothing.
+    let url: string | null = null;
+    let drain = () => {};
+    if (enabled.has("api")) {
+      const built = await buildApp({
+        config,
+        store,
+        clock,
+        logger: context.logger,
+        onJobAccepted: () => context.wake.render.notify(),
+      });
+      app = built.app;
+      drain = built.drain;
+      url = await app.listen({ host: config.http.host, port: config.http.port });
+    }
+
+    const released = await releasePreviousLives(context);
+    if (released.jobs + released.recipients > 0) {
+      context.logger.warn(released, "released leases held by this node before its restart");
+    }
+    const roles: RunningRole[] = [];
+    if (enabled.has("scheduler")) roles.push(startSchedulerRole(context));
+    if (enabled.has("sender")) roles.push(startSenderRole(context));
+    if (enabled.has("retention")) roles.push(startRetentionRole(context));
+    context.logger.info({ roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter }, "node started");
+
+    const runningApp = app;
+    const runningStore = store;
+    let stopping: Promise<void> | null = null;
+    return {
+      context,
+      url,
+      app: runningApp,
+      stop() {
+        stopping ??= (async () => {
+          drain();
+          try {
+            await Promise.all(roles.map((r) => r.stop()));
+            if (runningApp) await runningApp.close();
+            await runningStore.close();
+          } finally {
+            lock.release();
+          }
+          context.logger.info("node stopped");
+        })();
+        return stopping;
+      },
+    };
+  } catch (err) {
+    if (app) await app.close().catch(() => {});
+    if (store) await store.close().catch(() => {});
+    lock.release();
+    throw err;
+  }
 }

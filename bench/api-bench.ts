@@ -1,0 +1,355 @@
+/**
+ * `npm run bench:api` — how fast the REST API and the store answer, on this machine.
+ *
+ * Starts one in-process node with only the api role (no scheduler, sender or retention: this
+ * measures the HTTP layer, authentication, validation and the SQLite store, not the engine) on
+ * a fresh data directory, adds a test login, and measures over real HTTP with Node's global
+ * fetch (undici, keep-alive):
+ *
+ *  1. baseline: a trivial Fastify route (POST that answers 201 {"jobId"}) in the same process,
+ *     with the same client, body, headers and concurrency: the ceiling of this client on this
+ *     machine, to which intake is compared;
+ *  2. intake: POST /{custNr}/fax with one recipient and a short text document;
+ *  3. with `--reports` completed reports stored (written straight through the store's Kysely
+ *     db in batched transactions: a job, one recipient and one delivered attempt each, as the
+ *     engine leaves them once the documents are purged): GET one report by random id (with
+ *     `--concurrency` clients, and with one client for the unloaded latency), and GET the list
+ *     (the oldest 1000, one client).
+ *
+ * Each load runs `--rounds` times after a warm-up, the baseline and intake rounds taking turns;
+ * the table shows the median round (by throughput) and the spread of the rounds' throughput.
+ * Client and server share one process and event loop, for the baseline as for Faxline.
+ *
+ * Options: --jobs N (2000) --concurrency N (16) --reports N (100000) --gets N (2000)
+ *          --lists N (50) --rounds N (5) --keep (keep the data directory)
+ */
+import { mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
+import { cpus, platform, release, tmpdir, totalmem } from "node:os";
+import { join } from "node:path";
+import { parseArgs } from "node:util";
+import { performance } from "node:perf_hooks";
+import Fastify from "fastify";
+import { createLogin } from "../src/accounts/accounts.ts";
+import { loadConfig } from "../src/config/load.ts";
+import { silentLogger } from "../src/lib/logger.ts";
+import { newJobId, newRecipientId, randomToken } from "../src/lib/ids.ts";
+import { startNode, storeFile } from "../src/roles/start-node.ts";
+import type { Database } from "../src/store/database.ts";
+import type { Insertable } from "kysely";
+
+const { values: opts } = parseArgs({
+  options: {
+    jobs: { type: "string", default: "2000" },
+    concurrency: { type: "string", default: "16" },
+    reports: { type: "string", default: "100000" },
+    gets: { type: "string", default: "2000" },
+    lists: { type: "string", default: "50" },
+    rounds: { type: "string", default: "5" },
+    keep: { type: "boolean", default: false },
+  },
+});
+const JOBS = Number(opts.jobs);
+const CONCURRENCY = Number(opts.concurrency);
+const REPORTS = Number(opts.reports);
+const GETS = Number(opts.gets);
+const LISTS = Number(opts.lists);
+const ROUNDS = Math.max(1, Number(opts.rounds));
+
+const ACCOUNT = { custNr: "99999TE", login: "bench", password: "bench-pass-1" };
+const AUTH = `Basic ${Buffer.from(`${ACCOUNT.login}:${ACCOUNT.password}`).toString("base64")}`;
+const HEADERS = { "content-type": "application/json", authorization: AUTH };
+const TEXT = Buffer.from("Benchmark fax.\nA short letter of two lines.\n").toString("base64");
+const jobBody = (i: number) =>
+  JSON.stringify({ recipients: [{ number: `+4930555${String(i % 100_000).padStart(5, "0")}` }], documents: [{ name: "letter.txt", data: TEXT }] });
+
+interface LoadResult {
+  name: string;
+  requests: number;
+  concurrency: number;
+  seconds: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  max: number;
+  bytesPerResponse: number;
+}
+
+function percentile(sorted: number[], p: number): number {
+  if (sorted.length === 0) return NaN;
+  const idx = Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1));
+  return sorted[idx]!;
+}
+
+/** Runs `count` requests with at most `concurrency` in flight; each must answer `expect`. */
+async function load(name: string, count: number, concurrency: number, expect: number, request: (i: number) => Promise<Response>): Promise<LoadResult> {
+  const latencies: number[] = [];
+  let bytes = 0;
+  let next = 0;
+  const started = performance.now();
+  await Promise.all(
+    Array.from({ length: Math.min(concurrency, count) }, async () => {
+      while (next < count) {
+        const i = next++;
+        const t0 = performance.now();
+        const res = await request(i);
+        const body = await res.arrayBuffer();
+        latencies.push(performance.now() - t0);
+        bytes += body.byteLength;
+        if (res.status !== expect) throw new Error(`${name}: request ${i} answered ${res.status}: ${Buffer.from(body).toString("utf8").slice(0, 300)}`);
+      }
+    }),
+  );
+  const seconds = (performance.now() - started) / 1000;
+  latencies.sort((a, b) => a - b);
+  return {
+    name,
+    requests: count,
+    concurrency,
+    seconds,
+    perSecond: count / seconds,
+    p50: percentile(latencies, 50),
+    p99: percentile(latencies, 99),
+    max: latencies.at(-1) ?? NaN,
+    bytesPerResponse: bytes / count,
+  };
+}
+
+type Measured = LoadResult & { minRate: number; maxRate: number };
+
+function summarize(rounds: LoadResult[]): Measured {
+  const byRate = [...rounds].sort((a, b) => a.perSecond - b.perSecond);
+  const median = byRate[Math.floor(byRate.length / 2)]!;
+  return { ...median, minRate: byRate[0]!.perSecond, maxRate: byRate.at(-1)!.perSecond };
+}
+
+type Load = { name: string; count: number; concurrency: number; expect: number; request: (i: number) => Promise<Response> };
+
+/**
+ * Warm-up of each load, then `ROUNDS` rounds in which the loads take turns (so that a noisy
+ * moment of the machine hits all of them alike); per load the median round by throughput and
+ * the spread, plus the per-round throughput ratio of the second load to the first.
+ */
+async function measure(...loads: Load[]): Promise<{ results: Measured[]; ratios: number[] }> {
+  for (const l of loads) await load(`${l.name} (warm-up)`, Math.min(200, l.count), l.concurrency, l.expect, l.request);
+  const rounds: LoadResult[][] = loads.map(() => []);
+  const ratios: number[] = [];
+  for (let r = 0; r < ROUNDS; r++) {
+    for (const [k, l] of loads.entries()) rounds[k]!.push(await load(l.name, l.count, l.concurrency, l.expect, l.request));
+    if (loads.length >= 2) ratios.push(rounds[1]![r]!.perSecond / rounds[0]![r]!.perSecond);
+  }
+  return { results: rounds.map(summarize), ratios: ratios.sort((a, b) => a - b) };
+}
+
+function fileBytes(file: string): number {
+  return existsSync(file) ? statSync(file).size : 0;
+}
+
+async function seedReports(db: import("kysely").Kysely<Database>, datacenter: string, count: number): Promise<string[]> {
+  const ids: string[] = [];
+  const base = Date.now() - 7 * 86_400_000;
+  const BATCH = 400;
+  const PER_TRANSACTION = 10_000;
+  for (let t = 0; t < count; t += PER_TRANSACTION) {
+    await db.transaction().execute(async (trx) => {
+      for (let b = t; b < Math.min(count, t + PER_TRANSACTION); b += BATCH) {
+        const jobs: Insertable<Database["jobs"]>[] = [];
+        const recipients: Insertable<Database["recipients"]>[] = [];
+        const attempts: Insertable<Database["attempts"]>[] = [];
+        for (let i = b; i < Math.min(count, t + PER_TRANSACTION, b + BATCH); i++) {
+          const created = base + i * 5;
+          const completed = created + 40_000;
+          const jobId = newJobId(created);
+          const recipientId = newRecipientId(created);
+          const e164 = `+4989555${String(i).padStart(6, "0")}`;
+          const dial = `00${e164.slice(1)}`;
+          ids.push(jobId);
+          jobs.push({
+            id: jobId,
+            cust_nr: ACCOUNT.custNr,
+            login: ACCOUNT.login,
+            region: "DE",
+            datacenter,
+            state: "completed",
+            is_test: 1,
+            is_express: 0,
+            blacklist_check: 0,
+            csid: null,
+            paper_format: "A4",
+            resolution: "HIGH",
+            header: null,
+            coverpage_template: null,
+            overlay_name: null,
+            overlay_mode: null,
+            customer_defined_id: `seed-${i}`,
+            billing_code: "bench",
+            billing_info: null,
+            customer_reference: null,
+            status_report_options: null,
+            idempotency_key: null,
+            request_hash: null,
+            valid_from: created,
+            valid_until: created + 30 * 86_400_000,
+            deadline_at: created + 30 * 86_400_000 + 7_200_000,
+            pages: 1,
+            page_sizes: "[30000]",
+            render_attempts: 1,
+            locked_by: null,
+            lease_until: null,
+            failure_code: null,
+            failure_detail: null,
+            created_at: created,
+            completed_at: completed,
+            documents_purged_at: completed,
+          });
+          recipients.push({
+            id: recipientId,
+            job_id: jobId,
+            ordinal: 0,
+            datacenter,
+            is_express: 0,
+            number: e164,
+            alternative_numbers: null,
+            properties: null,
+            dial_targets: JSON.stringify([{ e164, dialString: dial }]),
+            target_index: 0,
+            dead_targets: "[]",
+            current_e164: e164,
+            state: "succeeded",
+            run_at: created + 100,
+            attempt_count: 1,
+            retries_used: "{}",
+            locked_by: null,
+            lease_until: null,
+            status: "OK",
+            reason_code: null,
+            reason_text: "OK",
+            sent_at: completed,
+            duration_secs: 33,
+            sent_to_number: dial,
+            remote_csid: e164,
+            pages_sent: 1,
+            finished_at: completed,
+          });
+          attempts.push({
+            id: `att_${randomToken(16)}`,
+            recipient_id: recipientId,
+            job_id: jobId,
+            attempt_no: 1,
+            e164,
+            dial_string: dial,
+            node: "bench-seed",
+            started_at: created + 100,
+            ended_at: completed,
+            result: "delivered",
+            reason_code: null,
+            raw_cause: null,
+            pages_sent: 1,
+            duration_secs: 33,
+            remote_csid: e164,
+          });
+        }
+        await trx.insertInto("jobs").values(jobs).execute();
+        await trx.insertInto("recipients").values(recipients).execute();
+        await trx.insertInto("attempts").values(attempts).execute();
+      }
+    });
+  }
+  return ids;
+}
+
+const ms = (v: number) => v.toFixed(2);
+const rate = (v: number) => Math.round(v).toLocaleString("en-US");
+
+async function main(): Promise<void> {
+  const dataDir = mkdtempSync(join(tmpdir(), "faxline-bench-"));
+  const config = loadConfig({
+    env: {},
+    overrides: {
+      "store.dataDir": dataDir,
+      "http.host": "127.0.0.1",
+      "http.port": 0,
+      "node.roles": "api",
+      "log.level": "silent",
+      "auth.cacheTtl": "1h",
+    },
+  });
+  const node = await startNode(config, silentLogger());
+  const baseline = Fastify({ logger: false });
+  baseline.post("/rest/v1/:custNr/fax", async (_request, reply) => reply.status(201).send({ jobId: "FJ00000000000000000000" }));
+  const baselineUrl = await baseline.listen({ host: "127.0.0.1", port: 0 });
+
+  try {
+    await createLogin(node.context.store.db, { ...ACCOUNT, isTest: true, ipAllowList: null, retentionDays: null }, Date.now());
+    const base = `${node.url}/rest/v1/${ACCOUNT.custNr}`;
+    const cpu = cpus();
+    console.log("Faxline bench:api");
+    console.log(`date      ${new Date().toISOString()}`);
+    console.log(`machine   ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()}`);
+    console.log(`runtime   Node ${process.version}, undici ${process.versions.undici ?? "?"} (global fetch, keep-alive)`);
+    console.log(`settings  ${JOBS} jobs, concurrency ${CONCURRENCY}, ${REPORTS} stored reports, ${GETS} single GETs, ${LISTS} list GETs, ${ROUNDS} rounds (median shown)`);
+    console.log("");
+
+    const results: Measured[] = [];
+    const post = (url: string) => (i: number) => fetch(url, { method: "POST", headers: HEADERS, body: jobBody(i) });
+    console.error("measuring baseline and intake …");
+    const intakeRun = await measure(
+      { name: "baseline: Fastify hello POST", count: JOBS, concurrency: CONCURRENCY, expect: 201, request: post(`${baselineUrl}/rest/v1/${ACCOUNT.custNr}/fax`) },
+      { name: "intake: POST /fax", count: JOBS, concurrency: CONCURRENCY, expect: 201, request: post(`${base}/fax`) },
+    );
+    const [hello, intake] = intakeRun.results as [Measured, Measured];
+    results.push(hello, intake);
+
+    console.error(`storing ${REPORTS} completed reports …`);
+    const seedStart = performance.now();
+    const ids = await seedReports(node.context.store.db, config.node.datacenter, REPORTS);
+    const seedSeconds = (performance.now() - seedStart) / 1000;
+
+    console.error("measuring report reads …");
+    const pick = () => ids[Math.floor(Math.random() * ids.length)]!;
+    if (ids.length > 0) {
+      const reads = await measure(
+        { name: `GET report by id (${REPORTS} stored)`, count: GETS, concurrency: CONCURRENCY, expect: 200, request: () => fetch(`${base}/fax/reports/${pick()}`, { headers: HEADERS }) },
+        { name: "GET reports (oldest 1000)", count: LISTS, concurrency: 1, expect: 200, request: () => fetch(`${base}/fax/reports`, { headers: HEADERS }) },
+      );
+      results.push(...reads.results);
+      const single = await measure({
+        name: `GET report by id, one client (${REPORTS} stored)`,
+        count: GETS,
+        concurrency: 1,
+        expect: 200,
+        request: () => fetch(`${base}/fax/reports/${pick()}`, { headers: HEADERS }),
+      });
+      results.push(...single.results);
+    }
+    const file = storeFile(config);
+    const [dbBytes, walBytes, shmBytes] = [fileBytes(file), fileBytes(`${file}-wal`), fileBytes(`${file}-shm`)];
+    const peakRssMb = process.resourceUsage().maxRSS / 1024;
+
+    console.log("| measurement | requests | concurrency | req/s (median) | req/s (min–max of rounds) | p50 ms | p99 ms | max ms | response bytes |");
+    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+    for (const r of results) {
+      console.log(
+        `| ${r.name} | ${r.requests} | ${r.concurrency} | ${rate(r.perSecond)} | ${rate(r.minRate)}–${rate(r.maxRate)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${Math.round(r.bytesPerResponse)} |`,
+      );
+    }
+    console.log("");
+    const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
+    const r = intakeRun.ratios;
+    console.log(
+      `intake    ${pct(intake.perSecond / hello.perSecond)} of the baseline's throughput (median rounds); per-round ratio median ${pct(r[Math.floor(r.length / 2)]!)}, range ${pct(r[0]!)}–${pct(r.at(-1)!)}`,
+    );
+    console.log(`seeding   ${REPORTS} reports in ${seedSeconds.toFixed(1)} s (${rate(REPORTS / seedSeconds)} rows/s per table)`);
+    const mib = (v: number) => `${(v / 2 ** 20).toFixed(1)} MiB`;
+    console.log(
+      `store     ${mib(dbBytes + walBytes + shmBytes)} on disk: faxline.sqlite ${mib(dbBytes)}, -wal ${mib(walBytes)}, -shm ${mib(shmBytes)} (${REPORTS} reports with recipient and attempt rows, ${Math.min(200, JOBS) + JOBS * ROUNDS} pending intake jobs with their documents)`,
+    );
+    console.log(`peak RSS  ${peakRssMb.toFixed(0)} MiB (client and server in one process)`);
+  } finally {
+    await baseline.close();
+    await node.stop();
+    if (opts.keep) console.log(`data kept in ${dataDir}`);
+    else rmSync(dataDir, { recursive: true, force: true });
+  }
+}
+
+await main();
