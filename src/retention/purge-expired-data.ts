@@ -10,6 +10,7 @@
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../store/database.ts";
+import { deleteJobs } from "../store/queries/job-reports.ts";
 
 export interface PurgeOptions {
   datacenter: string;
@@ -56,7 +57,7 @@ export async function purgeExpiredReports(db: Kysely<Database>, options: PurgeOp
         .where("completed_at", "<", cutoff)
         .limit(options.batchSize - purged)
         .execute();
-      if (rows.length > 0) await trx.deleteFrom("jobs").where("id", "in", rows.map((r) => r.id)).execute();
+      await deleteJobs(trx, rows.map((r) => r.id));
       purged += rows.length;
     }
     if (purged < options.batchSize) {
@@ -70,7 +71,7 @@ export async function purgeExpiredReports(db: Kysely<Database>, options: PurgeOp
         .limit(options.batchSize - purged);
       if (custom.length > 0) query = query.where("cust_nr", "not in", custom);
       const rows = await query.execute();
-      if (rows.length > 0) await trx.deleteFrom("jobs").where("id", "in", rows.map((r) => r.id)).execute();
+      await deleteJobs(trx, rows.map((r) => r.id));
       purged += rows.length;
     }
     return purged;

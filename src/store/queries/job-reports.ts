@@ -124,6 +124,13 @@ export async function getReportsByIds(db: Kysely<Database>, scope: ReportScope, 
   return reportsFor(db, found);
 }
 
+/** Deletes jobs with their documents, recipients and attempts (foreign keys cascade). */
+export async function deleteJobs(db: Kysely<Database>, ids: readonly string[]): Promise<void> {
+  for (let i = 0; i < ids.length; i += 500) {
+    await db.deleteFrom("jobs").where("id", "in", ids.slice(i, i + 500)).execute();
+  }
+}
+
 /** Deletes the completed jobs among `jobIds`; one entry per requested id, in request order. */
 export async function deleteReportsByIds(db: Kysely<Database>, scope: ReportScope, jobIds: readonly string[]): Promise<JobDeleteReport[]> {
   const unique = [...new Set(jobIds)];
@@ -140,10 +147,7 @@ export async function deleteReportsByIds(db: Kysely<Database>, scope: ReportScop
         .execute();
       for (const r of rows) deletable.add(r.id);
     }
-    const ids = [...deletable];
-    for (let i = 0; i < ids.length; i += 500) {
-      await trx.deleteFrom("jobs").where("id", "in", ids.slice(i, i + 500)).execute();
-    }
+    await deleteJobs(trx, [...deletable]);
   });
   return jobIds.map((jobId) => (deletable.has(jobId) ? { jobId, deleted: true } : { jobId, deleted: false, reason: "NOT_FOUND" }));
 }
@@ -162,9 +166,7 @@ export async function deleteOldestReports(db: Kysely<Database>, scope: ReportSco
       .limit(limit)
       .execute();
     const ids = rows.map((r) => r.id);
-    for (let i = 0; i < ids.length; i += 500) {
-      await trx.deleteFrom("jobs").where("id", "in", ids.slice(i, i + 500)).execute();
-    }
+    await deleteJobs(trx, ids);
     return ids.map((jobId) => ({ jobId, deleted: true }));
   });
 }
