@@ -32,10 +32,10 @@ import Fastify from "fastify";
 import { createLogin } from "../src/accounts/accounts.ts";
 import { loadConfig } from "../src/config/load.ts";
 import { silentLogger } from "../src/lib/logger.ts";
-import { newJobId, newRecipientId, randomToken } from "../src/lib/ids.ts";
 import { startNode, storeFile } from "../src/roles/start-node.ts";
 import type { Database } from "../src/store/database.ts";
-import type { Insertable } from "kysely";
+import type { Kysely } from "kysely";
+import { seedCompletedJobs } from "../test/support/seed-completed-jobs.ts";
 
 const { values: opts } = parseArgs({
   options: {
@@ -144,117 +144,17 @@ function fileBytes(file: string): number {
   return existsSync(file) ? statSync(file).size : 0;
 }
 
-async function seedReports(db: import("kysely").Kysely<Database>, datacenter: string, count: number): Promise<string[]> {
-  const ids: string[] = [];
-  const base = Date.now() - 7 * 86_400_000;
-  const BATCH = 400;
-  const PER_TRANSACTION = 10_000;
-  for (let t = 0; t < count; t += PER_TRANSACTION) {
-    await db.transaction().execute(async (trx) => {
-      for (let b = t; b < Math.min(count, t + PER_TRANSACTION); b += BATCH) {
-        const jobs: Insertable<Database["jobs"]>[] = [];
-        const recipients: Insertable<Database["recipients"]>[] = [];
-        const attempts: Insertable<Database["attempts"]>[] = [];
-        for (let i = b; i < Math.min(count, t + PER_TRANSACTION, b + BATCH); i++) {
-          const created = base + i * 5;
-          const completed = created + 40_000;
-          const jobId = newJobId(created);
-          const recipientId = newRecipientId(created);
-          const e164 = `+4989555${String(i).padStart(6, "0")}`;
-          const dial = `00${e164.slice(1)}`;
-          ids.push(jobId);
-          jobs.push({
-            id: jobId,
-            cust_nr: ACCOUNT.custNr,
-            login: ACCOUNT.login,
-            region: "DE",
-            datacenter,
-            state: "completed",
-            is_test: 1,
-            is_express: 0,
-            blacklist_check: 0,
-            csid: null,
-            paper_format: "A4",
-            resolution: "HIGH",
-            header: null,
-            coverpage_template: null,
-            overlay_name: null,
-            overlay_mode: null,
-            customer_defined_id: `seed-${i}`,
-            billing_code: "bench",
-            billing_info: null,
-            customer_reference: null,
-            status_report_options: null,
-            idempotency_key: null,
-            request_hash: null,
-            valid_from: created,
-            valid_until: created + 30 * 86_400_000,
-            deadline_at: created + 30 * 86_400_000 + 7_200_000,
-            pages: 1,
-            page_sizes: "[30000]",
-            render_attempts: 1,
-            locked_by: null,
-            lease_until: null,
-            failure_code: null,
-            failure_detail: null,
-            created_at: created,
-            completed_at: completed,
-            documents_purged_at: completed,
-          });
-          recipients.push({
-            id: recipientId,
-            job_id: jobId,
-            ordinal: 0,
-            datacenter,
-            is_express: 0,
-            number: e164,
-            alternative_numbers: null,
-            properties: null,
-            dial_targets: JSON.stringify([{ e164, dialString: dial }]),
-            target_index: 0,
-            dead_targets: "[]",
-            current_e164: e164,
-            state: "succeeded",
-            run_at: created + 100,
-            attempt_count: 1,
-            retries_used: "{}",
-            locked_by: null,
-            lease_until: null,
-            status: "OK",
-            reason_code: null,
-            reason_text: "OK",
-            sent_at: completed,
-            duration_secs: 33,
-            sent_to_number: dial,
-            remote_csid: e164,
-            pages_sent: 1,
-            finished_at: completed,
-          });
-          attempts.push({
-            id: `att_${randomToken(16)}`,
-            recipient_id: recipientId,
-            job_id: jobId,
-            attempt_no: 1,
-            e164,
-            dial_string: dial,
-            node: "bench-seed",
-            started_at: created + 100,
-            ended_at: completed,
-            result: "delivered",
-            reason_code: null,
-            raw_cause: null,
-            pages_sent: 1,
-            duration_secs: 33,
-            remote_csid: e164,
-          });
-        }
-        await trx.insertInto("jobs").values(jobs).execute();
-        await trx.insertInto("recipients").values(recipients).execute();
-        await trx.insertInto("attempts").values(attempts).execute();
-      }
-    });
-  }
-  return ids;
+function seedReports(db: Kysely<Database>, datacenter: string, count: number): Promise<string[]> {
+  return seedCompletedJobs(db, {
+    custNr: ACCOUNT.custNr,
+    login: ACCOUNT.login,
+    datacenter,
+    count,
+    firstCompletedAt: Date.now() - 7 * 86_400_000,
+    spacingMs: 5,
+    customerDefinedId: (i) => `seed-${i}`,
+    billingCode: "bench",
+  });
 }
 
 const ms = (v: number) => v.toFixed(2);

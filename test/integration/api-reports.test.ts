@@ -5,7 +5,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { newJobId, newRecipientId } from "../../src/lib/ids.ts";
+import { seedCompletedJobs } from "../support/seed-completed-jobs.ts";
 import { api, createTestLogin, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
 
 const NUMBER = "+4989000000000";
@@ -43,83 +43,8 @@ describe("api: reports", () => {
    * Inserts `count` completed jobs of `login` straight into the store, completed in the past
    * (1 ms apart, the first the oldest); returns their ids in completion order.
    */
-  const insertCompletedJobs = async (login: string, custNr: string, count: number, firstCompletedAt: number, datacenter = "DE1"): Promise<string[]> => {
-    const db = node.node.context.store.db;
-    const ids: string[] = [];
-    await db.transaction().execute(async (trx) => {
-      const jobs = [];
-      const recipients = [];
-      for (let i = 0; i < count; i++) {
-        const completedAt = firstCompletedAt + i;
-        const id = newJobId(completedAt);
-        ids.push(id);
-        jobs.push({
-          id,
-          cust_nr: custNr,
-          login,
-          region: "DE",
-          datacenter,
-          state: "completed",
-          is_test: 1,
-          is_express: 0,
-          blacklist_check: 0,
-          csid: null,
-          paper_format: "A4",
-          resolution: "HIGH",
-          header: null,
-          coverpage_template: null,
-          overlay_name: null,
-          overlay_mode: null,
-          customer_defined_id: `bulk-${i}`,
-          billing_code: null,
-          billing_info: null,
-          customer_reference: null,
-          status_report_options: null,
-          idempotency_key: null,
-          request_hash: null,
-          valid_from: completedAt - 60_000,
-          valid_until: completedAt + 86_400_000,
-          deadline_at: completedAt + 90_000_000,
-          pages: 1,
-          page_sizes: "[2048]",
-          render_attempts: 1,
-          created_at: completedAt - 60_000,
-          completed_at: completedAt,
-          documents_purged_at: completedAt,
-        });
-        recipients.push({
-          id: newRecipientId(completedAt),
-          job_id: id,
-          ordinal: 0,
-          datacenter,
-          is_express: 0,
-          number: NUMBER,
-          alternative_numbers: null,
-          properties: null,
-          dial_targets: JSON.stringify([{ e164: NUMBER, dialString: "004989000000000" }]),
-          target_index: 0,
-          dead_targets: "[]",
-          current_e164: NUMBER,
-          state: "succeeded",
-          retries_used: "{}",
-          run_at: completedAt - 60_000,
-          attempt_count: 1,
-          status: "OK",
-          reason_code: null,
-          reason_text: "OK",
-          sent_at: completedAt,
-          duration_secs: 20,
-          sent_to_number: "004989000000000",
-          remote_csid: "Faxline Test",
-          pages_sent: 1,
-          finished_at: completedAt,
-        });
-      }
-      for (let i = 0; i < jobs.length; i += 100) await trx.insertInto("jobs").values(jobs.slice(i, i + 100)).execute();
-      for (let i = 0; i < recipients.length; i += 100) await trx.insertInto("recipients").values(recipients.slice(i, i + 100)).execute();
-    });
-    return ids;
-  };
+  const insertCompletedJobs = (login: string, custNr: string, count: number, firstCompletedAt: number, datacenter = "DE1"): Promise<string[]> =>
+    seedCompletedJobs(node.node.context.store.db, { custNr, login, datacenter, count, firstCompletedAt, customerDefinedId: (i) => `bulk-${i}` });
 
   /** One account for tests that create no state. */
   let sharedAccount: Awaited<ReturnType<typeof newAccount>> | undefined;
