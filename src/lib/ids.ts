@@ -31,12 +31,6 @@ export function newRecipientId(nowMs: number = Date.now()): RecipientId {
   return `FN${timePart(nowMs)}${randomPart(12)}` as RecipientId;
 }
 
-export const JOB_ID_PATTERN = /^FJ[A-Z0-9]{20}$/;
-
-export function isJobId(value: string): value is JobId {
-  return JOB_ID_PATTERN.test(value);
-}
-
 /** Random token for node instances and similar, not shown to clients. */
 export function randomToken(length = 12): string {
   return randomPart(length).toLowerCase();

@@ -20,7 +20,9 @@
  *  - `succeeded`, `failed`: final; status and reason are set.
  *
  * Every change is an UPDATE guarded by the expected current state (and lease holder), so a lost
- * race changes nothing; `assertTransition` guards the code paths against bugs.
+ * race changes nothing. The outcome functions (recipient-outcomes.ts) also check each recipient
+ * move against the transition table with `assertRecipientTransition`, so a code path that would
+ * make an illegal move throws instead of writing it.
  */
 import { InternalError } from "../errors/internal-error.ts";
 

@@ -12,6 +12,7 @@ import { randomToken } from "../lib/ids.ts";
 import type { AttemptOutcome } from "../line/line.ts";
 import type { Database, RecipientRow } from "../store/database.ts";
 import { decideAfterFailure, finalReasonText, type RetrySchedule } from "./retry-policy.ts";
+import { assertRecipientTransition, type RecipientState } from "./job-states.ts";
 import type { RetryClass } from "../errors/failure-reasons.ts";
 
 export interface DialTargetJson {
@@ -109,6 +110,7 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
     const target = dialTargets(recipient)[recipient.target_index]!;
 
     if (outcome.result === "delivered") {
+      assertRecipientTransition("sending", "succeeded");
       await trx
         .updateTable("recipients")
         .set({
@@ -171,6 +173,7 @@ export async function applyFailure(
     job.valid_until,
   );
   const target = targets[recipient.target_index]!;
+  assertRecipientTransition(details.expectState as RecipientState, decision.kind === "retry" ? "ready" : "failed");
   if (decision.kind === "retry") {
     await trx
       .updateTable("recipients")
@@ -238,6 +241,7 @@ export async function failRecipientsFinal(
     .where("state", "in", [...where.states])
     .execute();
   if (open.length === 0) return 0;
+  for (const r of open) assertRecipientTransition(r.state as RecipientState, "failed");
   await trx
     .updateTable("attempts")
     .set({ result: "abandoned", ended_at: now, reason_code: reasonCode })

@@ -7,7 +7,7 @@
  * inserts jobs, the scheduler renders and sweeps them, the sender claims recipients and records
  * attempts, the retention role purges. docs/architecture.md describes each column group.
  */
-import type { Generated, Insertable, Selectable, Updateable } from "kysely";
+import type { Insertable, Selectable, Updateable } from "kysely";
 
 export interface CustomersTable {
   cust_nr: string;
@@ -164,5 +164,3 @@ export type AttemptRow = Selectable<AttemptsTable>;
 export type LoginRow = Selectable<LoginsTable>;
 export type CustomerRow = Selectable<CustomersTable>;
 export type JobDocumentRow = Selectable<JobDocumentsTable>;
-// Generated is re-exported for future auto-increment columns.
-export type { Generated };

@@ -11,7 +11,7 @@
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
-import { Kysely, Migrator, SqliteDialect, sql } from "kysely";
+import { Kysely, Migrator, SqliteDialect } from "kysely";
 import type { Database } from "../database.ts";
 import { migrations, type ClaimQueries, type ColumnTypes, type Store } from "../store.ts";
 
@@ -122,9 +122,4 @@ export async function openSqliteStore(options: OpenSqliteOptions): Promise<Store
       await db.destroy();
     },
   };
-}
-
-/** Used by tests and the CLI to check the store answers. */
-export async function pingStore(store: Store): Promise<void> {
-  await sql`select 1`.execute(store.db);
 }
