@@ -14,6 +14,78 @@ export interface CustomersTable {
   /** Days completed reports are kept; null: retention.defaultDays. */
   retention_days: number | null;
   created_at: number;
+  /** Default status push URL when a job names none; null: no push. */
+  push_url: string | null;
+  /** XML (the contract's faxJobReport, default), JSON, or TEMPLATE (the installed push layout). */
+  push_format: string | null;
+  /** JSON array of extra push events beyond job.completed (opt-in), or null. */
+  push_events: string | null;
+  /** OAuth2 client-credentials token endpoint for pushes with authMethod OAUTH2. */
+  oauth2_token_url: string | null;
+  /** JSON array of Standard Webhooks secrets (`whsec_…`), newest first; null: pushes unsigned. */
+  signing_secrets: string | null;
+  /** Fax header used when a job gives none. */
+  default_header: string | null;
+}
+
+export interface CustomerTemplatesTable {
+  cust_nr: string;
+  /** push | mail-subject | mail-text | mail-html (rendering adds cover pages and overlays). */
+  kind: string;
+  name: string;
+  content_type: string;
+  content: string;
+  updated_at: number;
+}
+
+export interface JobFaxImagesTable {
+  job_id: string;
+  /** TIFF (TIFF-F, CCITT G4, one image per page). */
+  format: string;
+  content: Uint8Array;
+  pages: number;
+  size_bytes: number;
+  created_at: number;
+}
+
+export interface NotificationsTable {
+  /** `msg_…`; also the Standard Webhooks `webhook-id`, stable over retries. */
+  id: string;
+  job_id: string;
+  cust_nr: string;
+  datacenter: string;
+  /** http | email */
+  channel: string;
+  /** job.completed, or an opt-in intermediate event (see notifications/events.ts). */
+  event: string;
+  /** The push URL or the e-mail address. */
+  target: string;
+  /** JSON: the report snapshot taken when the event happened (notifications/report-snapshot.ts). */
+  payload: string;
+  /** pending | delivering | delivered | failed */
+  state: string;
+  attempts: number;
+  next_attempt_at: number;
+  locked_by: string | null;
+  lease_until: number | null;
+  last_error: string | null;
+  created_at: number;
+  finished_at: number | null;
+}
+
+export interface NotificationAttemptsTable {
+  id: string;
+  notification_id: string;
+  attempt_no: number;
+  node: string;
+  started_at: number;
+  duration_ms: number;
+  /** delivered | retry | failed | abandoned */
+  outcome: string;
+  status_code: number | null;
+  error: string | null;
+  /** The first 1 KiB of the receiver's answer. */
+  response_excerpt: string | null;
 }
 
 export interface LoginsTable {
@@ -153,6 +225,10 @@ export interface Database {
   recipients: RecipientsTable;
   attempts: AttemptsTable;
   blacklist: BlacklistTable;
+  customer_templates: CustomerTemplatesTable;
+  job_fax_images: JobFaxImagesTable;
+  notifications: NotificationsTable;
+  notification_attempts: NotificationAttemptsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;
@@ -164,3 +240,5 @@ export type AttemptRow = Selectable<AttemptsTable>;
 export type LoginRow = Selectable<LoginsTable>;
 export type CustomerRow = Selectable<CustomersTable>;
 export type JobDocumentRow = Selectable<JobDocumentsTable>;
+export type NotificationRow = Selectable<NotificationsTable>;
+export type NotificationAttemptRow = Selectable<NotificationAttemptsTable>;

@@ -6,6 +6,7 @@
 import type { Kysely, Migration } from "kysely";
 import type { Database, JobRow, RecipientRow } from "./database.ts";
 import * as m0001 from "./migrations/0001-create-core-tables.ts";
+import * as m0002 from "./migrations/0002-create-notification-tables.ts";
 
 export type DialectName = "sqlite";
 
@@ -52,5 +53,6 @@ export interface Store {
 export function migrations(types: ColumnTypes): Record<string, Migration> {
   return {
     "0001-create-core-tables": { up: (db) => m0001.up(db, types) },
+    "0002-create-notification-tables": { up: (db) => m0002.up(db, types) },
   };
 }
