@@ -132,5 +132,5 @@ function checkCrossKeyRules(config: FaxlineConfig): void {
   if (!validity) {
     throw new ConfigError(`Invalid configuration jobs.defaultValidity: expected an ISO-8601 duration such as P1M or P30D, got ${JSON.stringify(config.jobs.defaultValidity)}`);
   }
-  if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, retention.");
+  if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, notifier, retention.");
 }

@@ -26,14 +26,14 @@ export type Region = (typeof REGIONS)[number];
 export const DATACENTERS = ["DE1", "DE2", "US1", "US2"] as const;
 export type Datacenter = (typeof DATACENTERS)[number];
 export const DATACENTER_REGION: Record<Datacenter, Region> = { DE1: "DE", DE2: "DE", US1: "US", US2: "US" };
-export const ROLES = ["api", "scheduler", "sender", "retention"] as const;
+export const ROLES = ["api", "scheduler", "sender", "notifier", "retention"] as const;
 export type Role = (typeof ROLES)[number];
 
 export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "node.region", env: "FAXLINE_REGION", type: "enum", values: REGIONS, default: "DE", description: "HA region this node serves (DE or US)." }),
   k({ path: "node.datacenter", env: "FAXLINE_DATACENTER", type: "enum", values: DATACENTERS, default: "DE1", description: "Data center of this node; must lie in node.region (DE1/DE2 in DE, US1/US2 in US). Every job this node accepts belongs to it." }),
   k({ path: "node.id", env: "FAXLINE_NODE_ID", type: "string", default: "", description: "Stable node name used in leases and logs. Empty: generated once and kept in the data directory." }),
-  k({ path: "node.roles", env: "FAXLINE_ROLES", type: "list", values: ROLES, default: ["api", "scheduler", "sender", "retention"], description: "Roles this node runs, comma-separated: api, scheduler, sender, retention." }),
+  k({ path: "node.roles", env: "FAXLINE_ROLES", type: "list", values: ROLES, default: ["api", "scheduler", "sender", "notifier", "retention"], description: "Roles this node runs, comma-separated: api, scheduler, sender, notifier (status pushes and mails), retention." }),
   k({ path: "http.host", env: "FAXLINE_HOST", type: "string", default: "0.0.0.0", description: "Address the REST API listens on." }),
   k({ path: "http.port", env: "FAXLINE_PORT", type: "integer", min: 0, max: 65535, default: 8080, description: "TCP port of the REST API (0 picks a free port)." }),
   k({ path: "http.bodyLimitBytes", env: "FAXLINE_HTTP_BODY_LIMIT_BYTES", type: "integer", min: 1024, default: 100 * 1024 * 1024, description: "Largest accepted request body in bytes (documents arrive base64-encoded, about 4/3 of their size)." }),
@@ -70,6 +70,22 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "retention.defaultDays", env: "FAXLINE_RETENTION_DEFAULT_DAYS", type: "integer", min: 1, default: 30, description: "Days a completed job's report is kept when its customer sets no retention of its own." }),
   k({ path: "retention.interval", env: "FAXLINE_RETENTION_INTERVAL", type: "duration", default: "1m", description: "How often the retention role purges." }),
   k({ path: "retention.batchSize", env: "FAXLINE_RETENTION_BATCH_SIZE", type: "integer", min: 1, default: 500, description: "Rows purged per statement; batches keep the store responsive." }),
+  k({ path: "push.timeout", env: "FAXLINE_PUSH_TIMEOUT", type: "duration", default: "15s", description: "Time limit for one status push request (connect, send, answer), and for fetching an OAuth2 token." }),
+  k({ path: "push.retrySchedule", env: "FAXLINE_PUSH_RETRY_SCHEDULE", type: "durations", default: ["30s", "1m", "2m", "5m", "10m", "30m", "1h", "2h", "4h", "8h", "12h", "12h", "12h", "12h", "12h"], description: "Waits before each retry of a status push that failed (network error, timeout, 408, 425, 429 or 5xx); about three days in all. After the last one the push is given up (it can still be redelivered by hand)." }),
+  k({ path: "push.jitterPercent", env: "FAXLINE_PUSH_JITTER_PERCENT", type: "integer", min: 0, max: 100, default: 20, description: "Random spread applied to each retry wait, in percent either way, so that pushes to a receiver that was down do not all arrive at once." }),
+  k({ path: "push.maxRetryAfter", env: "FAXLINE_PUSH_MAX_RETRY_AFTER", type: "duration", default: "6h", description: "Longest Retry-After (from a 429 or 503) that is honoured; longer ones are cut to this." }),
+  k({ path: "push.concurrency", env: "FAXLINE_PUSH_CONCURRENCY", type: "integer", min: 1, max: 1000, default: 16, description: "Notifications (pushes and mails) this node delivers at once." }),
+  k({ path: "push.perReceiverConcurrency", env: "FAXLINE_PUSH_PER_RECEIVER_CONCURRENCY", type: "integer", min: 1, max: 100, default: 4, description: "Pushes this node sends at once to one receiver (scheme, host and port)." }),
+  k({ path: "push.allowTargets", env: "FAXLINE_PUSH_ALLOW_TARGETS", type: "list", default: [], description: "Addresses or CIDR blocks (127.0.0.1, 10.0.0.0/8, ::1) that status pushes may reach although they are loopback, private or link-local. Empty: such targets are refused (SSRF guard)." }),
+  k({ path: "push.events", env: "FAXLINE_PUSH_EVENTS", type: "list", values: ["recipient.completed", "attempt.failed"], default: [], description: "Intermediate push events sent for every account in addition to the final report (an account can opt in on its own with `accounts set-push --events`)." }),
+  k({ path: "mail.host", env: "FAXLINE_MAIL_HOST", type: "string", default: "", description: "SMTP server for e-mail status reports. Empty: e-mail reports are not sent, and each one is logged on its job as failed." }),
+  k({ path: "mail.port", env: "FAXLINE_MAIL_PORT", type: "integer", min: 1, max: 65535, default: 25, description: "SMTP port (25, 587 for submission with STARTTLS, 465 for TLS)." }),
+  k({ path: "mail.security", env: "FAXLINE_MAIL_SECURITY", type: "enum", values: ["opportunistic", "starttls", "tls", "none"], default: "opportunistic", description: "opportunistic: STARTTLS when the server offers it; starttls: require STARTTLS; tls: TLS from the first byte (port 465); none: never encrypt." }),
+  k({ path: "mail.user", env: "FAXLINE_MAIL_USER", type: "string", default: "", description: "SMTP user name; empty: no authentication." }),
+  k({ path: "mail.password", env: "FAXLINE_MAIL_PASSWORD", type: "string", default: "", description: "SMTP password." }),
+  k({ path: "mail.from", env: "FAXLINE_MAIL_FROM", type: "string", default: "Faxline <faxline@localhost>", description: "Sender (From) of e-mail status reports." }),
+  k({ path: "mail.timeout", env: "FAXLINE_MAIL_TIMEOUT", type: "duration", default: "30s", description: "Time limit for connecting to the SMTP server and for each of its answers." }),
+  k({ path: "mail.retrySchedule", env: "FAXLINE_MAIL_RETRY_SCHEDULE", type: "durations", default: ["1m", "5m", "15m", "30m", "1h", "2h", "4h", "8h", "12h", "12h"], description: "Waits before each retry of a status mail after a temporary failure (4xx answer, connection error); a permanent failure (5xx) is not retried." }),
 ];
 
 export interface FaxlineConfig {
@@ -100,6 +116,26 @@ export interface FaxlineConfig {
   testLine: { timeScale: string };
   auth: { maxFailures: number; lockout: number; cacheTtl: number };
   retention: { defaultDays: number; interval: number; batchSize: number };
+  push: {
+    timeout: number;
+    retrySchedule: number[];
+    jitterPercent: number;
+    maxRetryAfter: number;
+    concurrency: number;
+    perReceiverConcurrency: number;
+    allowTargets: string[];
+    events: string[];
+  };
+  mail: {
+    host: string;
+    port: number;
+    security: "opportunistic" | "starttls" | "tls" | "none";
+    user: string;
+    password: string;
+    from: string;
+    timeout: number;
+    retrySchedule: number[];
+  };
 }
 
 export class ConfigError extends Error {
