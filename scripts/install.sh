@@ -5,8 +5,9 @@
 #   bash scripts/install.sh             install, build, create the demo account, start serving
 #   bash scripts/install.sh --no-start  install and build only (CI)
 #
-# Needs Node.js >= 20 with npm. Debian packages for the native SQLite binding (python3, make,
-# g++) are installed with apt-get when missing (as root, or through sudo).
+# Needs Node.js >= 20 with npm. Debian packages are installed with apt-get when missing (as root,
+# or through sudo): python3, make and g++ for the native SQLite binding, fonts-dejavu-core for
+# the fax font (DejaVu Sans Mono), libtiff-tools for tiffinfo (checks fax images; the tests use it).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -24,15 +25,20 @@ if [ "$NODE_MAJOR" -lt 20 ]; then
 fi
 
 missing=()
-for tool in python3 make g++; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+for tool in python3 make g++ tiffinfo; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+# The fax font is a file, not a command.
+[ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(DejaVuSansMono.ttf)
 if [ "${#missing[@]}" -gt 0 ]; then
   pkgs=()
   for tool in "${missing[@]}"; do
-    case "$tool" in python3) pkgs+=(python3) ;; make) pkgs+=(make) ;; g++) pkgs+=(g++) ;; esac
+    case "$tool" in
+      python3) pkgs+=(python3) ;; make) pkgs+=(make) ;; g++) pkgs+=(g++) ;;
+      tiffinfo) pkgs+=(libtiff-tools) ;; DejaVuSansMono.ttf) pkgs+=(fonts-dejavu-core) ;;
+    esac
   done
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
-  echo "install: installing ${pkgs[*]} (needed to build the SQLite binding)"
+  echo "install: installing the Debian packages ${pkgs[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${pkgs[@]}"
 fi

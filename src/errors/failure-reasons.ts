@@ -152,7 +152,7 @@ export const FailureReasons = {
     "DOC_ERROR",
     "A document could not be read (bad encoding or corrupt content)",
   ),
-  render_failed: reason("render_failed", "internal", "never", "DOC_ERROR", "Rendering the documents failed repeatedly"),
+  render_failed: reason("render_failed", "internal", "never", "DOC_ERROR", "Rendering the documents failed"),
   sender_lost: reason(
     "sender_lost",
     "internal",

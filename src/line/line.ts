@@ -12,8 +12,8 @@
 import type { FailureReasonCode } from "../errors/failure-reasons.ts";
 
 export interface LinePage {
-  /** Estimated CCITT-encoded size of the page; with the bit rate it gives the page's line time. */
-  estimatedBytes: number;
+  /** CCITT G4 encoded size of the page in the job's fax image; with the bit rate it gives the page's line time. */
+  encodedBytes: number;
 }
 
 export interface CallRequest {

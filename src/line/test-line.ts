@@ -21,8 +21,8 @@ const PHASE_B_SECONDS = 7;
 const PER_PAGE_OVERHEAD_SECONDS = 2.5;
 const PHASE_E_SECONDS = 1;
 
-export function pageSeconds(estimatedBytes: number): number {
-  return (estimatedBytes * 8) / TEST_LINE_BIT_RATE + PER_PAGE_OVERHEAD_SECONDS;
+export function pageSeconds(encodedBytes: number): number {
+  return (encodedBytes * 8) / TEST_LINE_BIT_RATE + PER_PAGE_OVERHEAD_SECONDS;
 }
 
 export class TestLine implements Line {
@@ -41,7 +41,7 @@ export class TestLine implements Line {
     switch (script.kind) {
       case "deliver": {
         const seconds =
-          SETUP_SECONDS + PHASE_B_SECONDS + request.pages.reduce((s, p) => s + pageSeconds(p.estimatedBytes), 0) + PHASE_E_SECONDS;
+          SETUP_SECONDS + PHASE_B_SECONDS + request.pages.reduce((s, p) => s + pageSeconds(p.encodedBytes), 0) + PHASE_E_SECONDS;
         await this.#wait(seconds, signal);
         return { result: "delivered", pagesSent: request.pages.length, durationSecs: Math.round(seconds), remoteCsid, bitRate: TEST_LINE_BIT_RATE };
       }
@@ -64,8 +64,8 @@ export class TestLine implements Line {
         const seconds =
           SETUP_SECONDS +
           PHASE_B_SECONDS +
-          sentPages.reduce((s, p) => s + pageSeconds(p.estimatedBytes), 0) +
-          (failingPage ? pageSeconds(failingPage.estimatedBytes) / 2 : 0);
+          sentPages.reduce((s, p) => s + pageSeconds(p.encodedBytes), 0) +
+          (failingPage ? pageSeconds(failingPage.encodedBytes) / 2 : 0);
         await this.#wait(seconds, signal);
         return {
           result: "failed",

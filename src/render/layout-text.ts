@@ -102,6 +102,30 @@ export function textPageGeometry(options: TextLayoutOptions): TextPageGeometry {
   };
 }
 
+/** Where a page's text lies, in inches from the left end of the fax scan line and the page top. */
+export interface TextFrame {
+  left: number;
+  top: number;
+  /** Width of one column (monospaced: every code point takes one). */
+  charWidth: number;
+  lineHeight: number;
+}
+
+/**
+ * The text area of a page as the rasteriser (fax-image/) draws it: the paper lies centred on the
+ * scan line (A4 leaves 0.1 in of scan line on either side, LETTER overhangs it by 0.015 in), the
+ * text starts at the side margin and below the header band and the top margin.
+ */
+export function textFrame(paperFormat: PaperFormat): TextFrame {
+  const scanLineIn = FAX_WIDTH_PX / FAX_X_DPI;
+  return {
+    left: (scanLineIn - PAPER_INCHES[paperFormat].width) / 2 + SIDE_MARGIN_IN,
+    top: HEADER_BAND_IN + TOP_MARGIN_IN,
+    charWidth: 1 / CHARS_PER_INCH,
+    lineHeight: 1 / LINES_PER_INCH,
+  };
+}
+
 /** Lays `text` out on pages; see the module comment for the rules. */
 export function layoutText(text: string, options: TextLayoutOptions): TextLayout {
   const { columns, linesPerPage } = textPageGeometry(options);

@@ -1,5 +1,6 @@
 /**
- * Render stage entry point: turns a fax job's documents into its pages, in document order.
+ * Render stage entry point: turns a fax job's documents into laid-out pages, in document order;
+ * fax-image/ then rasterises and encodes those pages.
  *
  * Pure (no I/O). For each document: its type comes from the file name (document-types.ts);
  * plain text is decoded by its charset (decode-text.ts) and laid out (layout-text.ts); every
@@ -10,19 +11,12 @@
  *  - charset unsupported or bytes invalid     -> document_unreadable
  *  - no printable content (zero pages)        -> document_unreadable
  *  - more than `maxPages` pages in total      -> document_too_large
- *
- * Each page carries `estimatedBytes`, an estimate of its CCITT G4 (T.6) encoded size that the
- * simulated line uses to time the page at 14.4 kbit/s. Model (deliberately simple):
- *   estimatedBytes = round(base + sum over non-empty lines of perLine x max(0.2, chars / columns))
- *   base    = 2048 bytes at HIGH, 1024 at LOW (a blank page: EOLs and white runs only)
- *   perLine =  600 bytes at HIGH,  300 at LOW (a full 80-column line of 10-point text)
- * LOW halves both because it has half the scan lines. Blank lines cost nothing beyond the base.
  */
 
 import { RENDERABLE_TYPES, documentTypeFromName, unsupportedTypeMessage } from "./document-types.ts";
 import { decodeText } from "./decode-text.ts";
 import { layoutText } from "./layout-text.ts";
-import type { Resolution, TextLayoutOptions, TextPageLayout } from "./layout-text.ts";
+import type { TextLayoutOptions, TextPageLayout } from "./layout-text.ts";
 
 export interface DocumentInput {
   name: string;
@@ -37,8 +31,6 @@ export interface RenderedPage {
   pageInDocument: number;
   /** Printed lines on the page (blank lines between printed ones included). */
   lineCount: number;
-  /** Estimated CCITT G4 encoded size of the page in bytes; see the module comment. */
-  estimatedBytes: number;
 }
 
 export type RenderFailureCode = "document_type_unsupported" | "document_unreadable" | "document_too_large";
@@ -46,22 +38,6 @@ export type RenderFailureCode = "document_type_unsupported" | "document_unreadab
 export type RenderResult =
   | { ok: true; pages: RenderedPage[]; textPages: TextPageLayout[] }
   | { ok: false; reasonCode: RenderFailureCode; documentName: string; message: string };
-
-const PAGE_BASE_BYTES: Readonly<Record<Resolution, number>> = { HIGH: 2048, LOW: 1024 };
-const FULL_LINE_BYTES: Readonly<Record<Resolution, number>> = { HIGH: 600, LOW: 300 };
-const MIN_LINE_FILL = 0.2;
-
-/** Estimated G4 size of one text page; see the module comment for the model. */
-export function estimateTextPageBytes(page: TextPageLayout, columns: number, resolution: Resolution): number {
-  let bytes = PAGE_BASE_BYTES[resolution];
-  for (const line of page.lines) {
-    if (line.length === 0) continue;
-    const chars = [...line].length;
-    const fill = Math.min(1, Math.max(MIN_LINE_FILL, chars / columns));
-    bytes += FULL_LINE_BYTES[resolution] * fill;
-  }
-  return Math.round(bytes);
-}
 
 /**
  * Renders `docs` in order; `textPages[i]` is the layout of `pages[i]`. An empty `docs` list
@@ -117,12 +93,7 @@ export function renderDocuments(
     }
 
     layout.pages.forEach((page, index) => {
-      pages.push({
-        documentIndex,
-        pageInDocument: index + 1,
-        lineCount: page.lines.length,
-        estimatedBytes: estimateTextPageBytes(page, layout.columns, options.resolution),
-      });
+      pages.push({ documentIndex, pageInDocument: index + 1, lineCount: page.lines.length });
       textPages.push(page);
     });
   }

@@ -2,8 +2,10 @@
  * The scheduler role (HylaFAX's faxq): prepares jobs and guarantees that every job ends.
  *
  * Render loop: claims a `pending` job with a lease, fetches its referenced documents (with the
- * SSRF guard), renders the pages, and moves the job to `active` and its recipients to `ready`;
- * or, when a document fails, ends every recipient with the document's failure reason.
+ * SSRF guard), lays the pages out, renders the fax image (TIFF-F, G4) in a worker thread under
+ * render.timeout, and in one transaction stores the image, the real encoded size of each page,
+ * and moves the job to `active` and its recipients to `ready`; or, when a document fails or the
+ * image cannot be rendered, ends every recipient with the failure reason.
  *
  * Sweeps, every poll interval, for this data center:
  *  - expired render leases: the job goes back to `pending`, or fails with render_failed once
@@ -19,9 +21,11 @@
 import { sql, type Kysely } from "kysely";
 import { coerceError } from "../errors/internal-error.ts";
 import { fetchReference } from "../documents/fetch-reference.ts";
-import { renderDocuments, estimateTextPageBytes, type DocumentInput } from "../render/render-documents.ts";
-import { layoutText } from "../render/layout-text.ts";
+import type { FailureReasonCode } from "../errors/failure-reasons.ts";
+import { renderDocuments, type DocumentInput } from "../render/render-documents.ts";
 import { coverPageText } from "../render/cover-page-text.ts";
+import { FaxImageWorker, faxImageFailureDetail } from "../render/fax-image/fax-image-worker.ts";
+import type { FaxImage } from "../render/fax-image/render-fax-image.ts";
 import type { Database, JobRow } from "../store/database.ts";
 import { applyFailure, completeJobIfDone, failRecipientsFinal } from "../scheduler/recipient-outcomes.ts";
 import { pause } from "../lib/wakeup.ts";
@@ -50,8 +54,14 @@ export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: nu
   return { jobs: Number(jobs.numUpdatedRows), recipients: Number(recipients.numUpdatedRows) };
 }
 
-/** Loads, fetches and renders one claimed job; returns the pages or the failure. */
-async function renderJob(ctx: NodeContext, job: JobRow) {
+type JobRenderResult =
+  | { status: "rendered"; image: FaxImage }
+  | { status: "failed"; reasonCode: FailureReasonCode; message: string }
+  /** The node is stopping: the job keeps its lease and is rendered again after the restart. */
+  | { status: "interrupted" };
+
+/** Loads, fetches and renders one claimed job; returns its fax image or the failure. */
+async function renderJob(ctx: NodeContext, job: JobRow, faxImages: FaxImageWorker): Promise<JobRenderResult> {
   const { db } = ctx.store;
   const documents = await db.selectFrom("job_documents").selectAll().where("job_id", "=", job.id).orderBy("ordinal").execute();
   const inputs: DocumentInput[] = [];
@@ -67,8 +77,8 @@ async function renderJob(ctx: NodeContext, job: JobRow) {
       });
       if (!fetched.ok) {
         return {
-          ok: false as const,
-          reasonCode: fetched.kind === "too_large" ? ("document_too_large" as const) : ("document_fetch_failed" as const),
+          status: "failed",
+          reasonCode: fetched.kind === "too_large" ? "document_too_large" : "document_fetch_failed",
           message: `${doc.name}: ${fetched.message}`,
         };
       }
@@ -82,7 +92,7 @@ async function renderJob(ctx: NodeContext, job: JobRow) {
         .execute();
     }
     if (bytes === null) {
-      return { ok: false as const, reasonCode: "document_unreadable" as const, message: `${doc.name} has no content` };
+      return { status: "failed", reasonCode: "document_unreadable", message: `${doc.name} has no content` };
     }
     inputs.push({ name: doc.name, charset: doc.charset, bytes });
   }
@@ -92,22 +102,28 @@ async function renderJob(ctx: NodeContext, job: JobRow) {
     maxPages: ctx.config.jobs.maxPages,
   };
   const rendered = renderDocuments(inputs, options);
-  if (!rendered.ok) return { ok: false as const, reasonCode: rendered.reasonCode, message: rendered.message };
-  const pageSizes = rendered.pages.map((p) => p.estimatedBytes);
+  if (!rendered.ok) return { status: "failed", reasonCode: rendered.reasonCode, message: rendered.message };
+  let cover: string | null = null;
   if (job.coverpage_template !== null) {
     const first = await db.selectFrom("recipients").select(["properties", "number"]).where("job_id", "=", job.id).orderBy("ordinal").executeTakeFirstOrThrow();
-    const text = coverPageText({
+    cover = coverPageText({
       properties: first.properties === null ? null : JSON.parse(first.properties),
       recipientNumber: first.number,
-      pageCount: pageSizes.length + 1,
+      pageCount: rendered.textPages.length + 1,
     });
-    const layout = layoutText(text, options);
-    pageSizes.unshift(estimateTextPageBytes(layout.pages[0] ?? { lines: [] }, layout.columns, options.resolution));
   }
-  return { ok: true as const, pageSizes };
+  const outcome = await faxImages.render({
+    textPages: rendered.textPages,
+    coverPageText: cover,
+    paperFormat: options.paperFormat,
+    resolution: options.resolution,
+  });
+  if (outcome.ok) return { status: "rendered", image: outcome.image };
+  if (outcome.kind === "stopped") return { status: "interrupted" };
+  return { status: "failed", reasonCode: "render_failed", message: faxImageFailureDetail(outcome) };
 }
 
-async function renderOne(ctx: NodeContext): Promise<boolean> {
+async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker): Promise<boolean> {
   const { db, claims } = ctx.store;
   const now = ctx.clock.now();
   const job = await claims.claimJobToRender(db, {
@@ -118,12 +134,16 @@ async function renderOne(ctx: NodeContext): Promise<boolean> {
   });
   if (!job) return false;
   const log = ctx.logger.child({ jobId: job.id });
-  let result: Awaited<ReturnType<typeof renderJob>>;
+  let result: JobRenderResult;
   try {
-    result = await renderJob(ctx, job);
+    result = await renderJob(ctx, job, faxImages);
   } catch (err) {
     // An internal fault: leave the lease to expire so the job is retried (renderAttempts caps it).
     log.error({ err: coerceError(err) }, "rendering failed with an internal error; the job will be retried");
+    return true;
+  }
+  if (result.status === "interrupted") {
+    log.info("rendering interrupted because the node is stopping; the job will be rendered again");
     return true;
   }
   const done = ctx.clock.now();
@@ -136,11 +156,19 @@ async function renderOne(ctx: NodeContext): Promise<boolean> {
       .where("locked_by", "=", ctx.holder)
       .executeTakeFirst();
     if (!still) return;
-    if (result.ok) {
+    if (result.status === "rendered") {
+      const { tiff, pageSizes } = result.image;
       await trx
         .updateTable("jobs")
-        .set({ state: "active", pages: result.pageSizes.length, page_sizes: JSON.stringify(result.pageSizes), locked_by: null, lease_until: null })
+        .set({ state: "active", pages: pageSizes.length, page_sizes: JSON.stringify(pageSizes), locked_by: null, lease_until: null })
         .where("id", "=", job.id)
+        .execute();
+      // An upsert: a job rendered again (after a crash or a lost lease) replaces its old image.
+      const image = { format: "TIFF", content: tiff, pages: pageSizes.length, size_bytes: tiff.length, created_at: done };
+      await trx
+        .insertInto("job_fax_images")
+        .values({ job_id: job.id, ...image })
+        .onConflict((oc) => oc.column("job_id").doUpdateSet(image))
         .execute();
       await trx
         .updateTable("recipients")
@@ -157,8 +185,12 @@ async function renderOne(ctx: NodeContext): Promise<boolean> {
       await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, result.reasonCode, done, result.message);
     }
   });
-  log.info({ ok: result.ok, pages: result.ok ? result.pageSizes.length : undefined, reason: result.ok ? undefined : result.reasonCode }, "job rendered");
-  if (result.ok) ctx.wake.send.notify();
+  if (result.status === "rendered") {
+    log.info({ pages: result.image.pageSizes.length, bytes: result.image.tiff.length }, "job rendered");
+    ctx.wake.send.notify();
+  } else {
+    log.info({ reason: result.reasonCode, detail: result.message }, "job failed to render");
+  }
   return true;
 }
 
@@ -184,7 +216,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
           .where("id", "=", job.id)
           .where("state", "=", "rendering")
           .execute();
-        await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, "render_failed", now, `${job.render_attempts} attempts`);
+        await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, "render_failed", now, `given up after ${job.render_attempts} attempts`);
       } else {
         await trx
           .updateTable("jobs")
@@ -273,11 +305,12 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
   const controller = new AbortController();
   const { signal } = controller;
   const interval = ctx.config.scheduler.pollInterval;
+  const faxImages = new FaxImageWorker({ timeoutMs: ctx.config.render.timeout });
 
   const renderLoop = (async () => {
     while (!signal.aborted) {
       try {
-        const didWork = await renderOne(ctx);
+        const didWork = await renderOne(ctx, faxImages);
         if (didWork) continue;
       } catch (err) {
         ctx.logger.error({ err: coerceError(err) }, "render loop error");
@@ -301,6 +334,8 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
     name: "scheduler",
     async stop() {
       controller.abort();
+      // Ends a render in progress at once; its job is rendered again after the restart.
+      await faxImages.close();
       await Promise.all([renderLoop, sweepLoop]);
     },
   };

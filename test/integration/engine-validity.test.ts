@@ -29,6 +29,18 @@ async function setup(overrides: Record<string, unknown>) {
   const db = node.node.context.store.db;
   // Warm the login cache: the first request verifies the password (scrypt), which is slow.
   assert.equal((await client.get(`/${creds.custNr}/fax/reports`)).status, 200);
+  // Warm the renderer: a node's first render starts its render worker thread, which takes longer
+  // than the shortest validity windows below leave.
+  const warmUp = await client.post(`/${creds.custNr}/fax`, { recipients: [{ number: "+4989000000799" }], documents: [TEXT_DOC] });
+  assert.equal(warmUp.status, 201, JSON.stringify(warmUp.body));
+  await eventually(
+    async () => {
+      const job = await db.selectFrom("jobs").select("state").where("id", "=", warmUp.body.jobId).executeTakeFirstOrThrow();
+      return job.state === "pending" || job.state === "rendering" ? undefined : true;
+    },
+    10_000,
+    "the warm-up job to be rendered",
+  );
   const send = async (body: Record<string, unknown>): Promise<string> => {
     const res = await client.post(`/${creds.custNr}/fax`, { documents: [TEXT_DOC], ...body });
     assert.equal(res.status, 201, JSON.stringify(res.body));

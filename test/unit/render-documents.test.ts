@@ -137,16 +137,9 @@ describe("renderDocuments", () => {
     );
   });
 
-  it("estimates the encoded size of each page from its lines", () => {
-    const full = "x".repeat(80);
-    const half = "y".repeat(40);
-    const short = "z".repeat(4); // fill 0.05 counts as 0.2
-    const docs = [textDoc("a.txt", `${full}\n\n${half}\n${short}`)];
-    const high = success(renderDocuments(docs, A4_HIGH));
-    assert.equal(high.pages[0]?.estimatedBytes, 2048 + 600 + 300 + 120);
-    const low = success(renderDocuments(docs, { ...A4_HIGH, resolution: "LOW" }));
-    assert.equal(low.pages[0]?.estimatedBytes, 1024 + 300 + 150 + 60);
-    assert.equal(high.pages[0]?.lineCount, 4);
+  it("counts the printed lines of each page, blank lines between them included", () => {
+    const docs = [textDoc("a.txt", `${"x".repeat(80)}\n\n${"y".repeat(40)}\n${"z".repeat(4)}\n\n`)];
+    assert.equal(success(renderDocuments(docs, A4_HIGH)).pages[0]?.lineCount, 4);
   });
 
   it("gives an empty list of documents zero pages", () => {

@@ -15,7 +15,7 @@ function request(e164: string, pageBytes: number[], attemptNo = 1): CallRequest 
     dialString: `00${e164.slice(1)}`,
     csid: "Faxline",
     resolution: "HIGH",
-    pages: pageBytes.map((estimatedBytes) => ({ estimatedBytes })),
+    pages: pageBytes.map((encodedBytes) => ({ encodedBytes })),
   };
 }
 

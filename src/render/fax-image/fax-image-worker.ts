@@ -1,0 +1,146 @@
+/**
+ * Runs fax image rendering (render-fax-image.ts) in a worker thread, so that a large job never
+ * stalls the event loop that serves the API, with a time limit per image.
+ *
+ * One long-lived worker renders the requests one at a time (the machine this was measured on
+ * gives about one core, so more threads would not render faster); it is started on the first
+ * request, because its start costs about 0.3 s under tsx. A request that exceeds `timeoutMs`
+ * (counted from the moment it is handed to the worker, including a worker start) terminates
+ * the worker; so does a worker that dies. Either way only that request fails, and the next one
+ * gets a fresh worker. `close()` terminates the worker; a request still running then ends as
+ * `stopped`, so that its job can be rendered again after the restart.
+ *
+ * Under tsx (tests, `node --import tsx`) this module is a .ts file. Node 20 does not start a
+ * .ts worker even with `execArgv: ["--import", "tsx"]` (ERR_UNKNOWN_FILE_EXTENSION), so the
+ * worker is started from a small evaluated script that registers tsx and then imports the
+ * entry. Compiled (dist/), the entry is plain JavaScript and is started directly.
+ */
+import { Worker } from "node:worker_threads";
+import { formatDurationMs } from "../../lib/durations.ts";
+import type { FaxImage, FaxImageInput } from "./render-fax-image.ts";
+
+export interface RenderRequest {
+  id: number;
+  input: FaxImageInput;
+}
+
+export type RenderReply =
+  | { id: number; ok: true; tiff: Uint8Array; pageSizes: number[] }
+  | { id: number; ok: false; message: string };
+
+export type FaxImageOutcome =
+  | { ok: true; image: FaxImage }
+  /** The image took longer than the time limit; the worker was terminated. */
+  | { ok: false; kind: "timeout"; timeoutMs: number }
+  /** Rendering threw, or the worker died. */
+  | { ok: false; kind: "failed"; message: string }
+  /** `close()` was called before the image was done. */
+  | { ok: false; kind: "stopped" };
+
+/**
+ * Why an image failed, as the detail of a render_failed report reason (the job's report and the
+ * `faxline render` command show the same text).
+ */
+export function faxImageFailureDetail(outcome: Extract<FaxImageOutcome, { ok: false }>): string {
+  switch (outcome.kind) {
+    case "timeout":
+      return `the fax image took longer to render than render.timeout (${formatDurationMs(outcome.timeoutMs)}) and was given up`;
+    case "failed":
+      return `the fax image could not be rendered: ${outcome.message}`;
+    case "stopped":
+      return "rendering was stopped before the fax image was done";
+  }
+}
+
+export class FaxImageWorker {
+  readonly #timeoutMs: number;
+  #worker: Worker | null = null;
+  #queue: Promise<unknown> = Promise.resolve();
+  #nextId = 1;
+  #closed = false;
+
+  constructor(options: { timeoutMs: number }) {
+    this.#timeoutMs = options.timeoutMs;
+  }
+
+  /** Renders one fax image; requests made while one runs wait their turn. Never rejects. */
+  render(input: FaxImageInput): Promise<FaxImageOutcome> {
+    const outcome = this.#queue.then(() => this.#renderNow(input));
+    this.#queue = outcome;
+    return outcome;
+  }
+
+  /** Terminates the worker; a running request ends as `stopped`, later ones too. */
+  async close(): Promise<void> {
+    this.#closed = true;
+    const worker = this.#worker;
+    this.#worker = null;
+    await worker?.terminate();
+  }
+
+  #renderNow(input: FaxImageInput): Promise<FaxImageOutcome> {
+    if (this.#closed) return Promise.resolve({ ok: false, kind: "stopped" });
+    let worker: Worker;
+    try {
+      worker = this.#worker ?? this.#start();
+    } catch (err) {
+      const message = `the render worker could not be started: ${err instanceof Error ? err.message : String(err)}`;
+      return Promise.resolve({ ok: false, kind: "failed", message });
+    }
+    const id = this.#nextId++;
+    return new Promise<FaxImageOutcome>((resolve) => {
+      const finish = (outcome: FaxImageOutcome, workerIsDone: boolean): void => {
+        clearTimeout(timer);
+        worker.off("message", onMessage).off("error", onError).off("exit", onExit);
+        if (workerIsDone) {
+          if (this.#worker === worker) this.#worker = null;
+          // Awaiting termination would only delay the outcome; the thread is stopped either way.
+          void worker.terminate();
+        }
+        resolve(outcome);
+      };
+      const onMessage = (reply: RenderReply): void => {
+        if (reply.id !== id) return;
+        if (reply.ok) {
+          const tiff = Buffer.from(reply.tiff.buffer, reply.tiff.byteOffset, reply.tiff.byteLength);
+          finish({ ok: true, image: { tiff, pageSizes: reply.pageSizes } }, false);
+        } else {
+          finish({ ok: false, kind: "failed", message: reply.message }, false);
+        }
+      };
+      const onError = (err: Error): void => finish({ ok: false, kind: "failed", message: `the render worker crashed: ${err.message}` }, true);
+      const onExit = (code: number): void =>
+        finish(this.#closed ? { ok: false, kind: "stopped" } : { ok: false, kind: "failed", message: `the render worker exited with code ${code}` }, true);
+      const timer = setTimeout(() => finish({ ok: false, kind: "timeout", timeoutMs: this.#timeoutMs }, true), this.#timeoutMs);
+
+      worker.on("message", onMessage).on("error", onError).on("exit", onExit);
+      const request: RenderRequest = { id, input };
+      try {
+        worker.postMessage(request);
+      } catch (err) {
+        finish({ ok: false, kind: "failed", message: `the render request could not be sent: ${err instanceof Error ? err.message : String(err)}` }, false);
+      }
+    });
+  }
+
+  #start(): Worker {
+    const here = import.meta.url;
+    const worker = here.endsWith(".ts")
+      ? new Worker(
+          `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})` +
+            `.then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL("./render-worker.ts", here).href)}); })`,
+          { eval: true },
+        )
+      : new Worker(new URL("./render-worker.js", here));
+    // An idle worker must not keep the process alive; while a request runs, its timer does.
+    worker.unref();
+    // A worker that dies between requests is dropped and the next request starts a new one.
+    // (This listener also keeps such an 'error' from being thrown in the node as unhandled.)
+    const drop = (): void => {
+      if (this.#worker === worker) this.#worker = null;
+    };
+    worker.on("error", drop).on("exit", drop);
+    this.#worker = worker;
+    return worker;
+  }
+}
