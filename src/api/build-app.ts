@@ -20,6 +20,7 @@ import type { Store } from "../store/store.ts";
 import { Authenticator } from "./plugins/authenticate.ts";
 import { registerSendFaxRoute } from "./routes/v1/send-fax.ts";
 import { registerReportRoutes } from "./routes/v1/fax-reports.ts";
+import { registerNotificationRoutes } from "./routes/v1/notification-deliveries.ts";
 
 export interface ApiDeps {
   config: FaxlineConfig;
@@ -28,6 +29,8 @@ export interface ApiDeps {
   logger: Logger;
   /** Called after a job is stored, to wake this node's scheduler. */
   onJobAccepted?: (jobId: string) => void;
+  /** Called after a notification is queued for redelivery, to wake this node's notifier. */
+  onNotificationQueued?: () => void;
 }
 
 export interface FaxlineApp {
@@ -159,6 +162,7 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
       v1.addHook("onRequest", (request, reply) => authenticator.authenticate(request, reply));
       registerSendFaxRoute(v1, deps);
       registerReportRoutes(v1, deps);
+      registerNotificationRoutes(v1, deps);
     },
     { prefix: "/rest/v1" },
   );

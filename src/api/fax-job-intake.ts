@@ -12,6 +12,7 @@ import { documentTypeFromName } from "../render/document-types.ts";
 import { normalizeCharset } from "../render/decode-text.ts";
 import { checkReferenceUrl } from "../documents/fetch-reference.ts";
 import { findHeaderError } from "./header-syntax.ts";
+import { normalizeStatusReportOptions, type StoredStatusReportOptions } from "../notifications/report-snapshot.ts";
 import type { FaxJobRequest } from "./schemas/fax-job-request.ts";
 
 export interface DialTarget {
@@ -44,7 +45,8 @@ export interface NewFaxJob {
   overlay: { name: string; mode: string } | null;
   reference: { customerDefinedId: string | null; billingCode: string | null; billingInfo: string | null };
   customerReference: string | null;
-  statusReportOptions: unknown;
+  /** Normalised (enums matched, blanks dropped); null when the request gave none. */
+  statusReportOptions: StoredStatusReportOptions | null;
   validFrom: number;
   validUntil: number;
   documents: NewFaxDocument[];
@@ -283,7 +285,7 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
       billingInfo: body.reference?.billingInfo ?? null,
     },
     customerReference: body.meta?.customerReference ?? null,
-    statusReportOptions: report,
+    statusReportOptions: report === null ? null : normalizeStatusReportOptions(report),
     validFrom,
     validUntil,
     documents,

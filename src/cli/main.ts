@@ -7,15 +7,39 @@
  *   faxline accounts list [--customer CUSTNR] [--json]
  *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
  *   faxline accounts set-retention --customer CUSTNR --days N
+  faxline accounts set-push --customer CUSTNR [--url URL|""] [--format XML|JSON|TEMPLATE] [--events recipient.completed,attempt.failed|none] [--oauth2-token-url URL|""]
+  faxline accounts show-push --customer CUSTNR [--json]
+  faxline accounts rotate-signing-secret --customer CUSTNR
+  faxline accounts retire-signing-secret --customer CUSTNR [--all]
+  faxline templates install --customer CUSTNR --kind push|mail-subject|mail-text|mail-html --file FILE [--content-type TYPE]
+  faxline templates remove --customer CUSTNR --kind KIND
+ *   faxline accounts set-push --customer CUSTNR [--url URL] [--format XML|JSON|TEMPLATE]
+ *                             [--events LIST|none] [--oauth2-token-url URL]
+ *   faxline accounts show-push --customer CUSTNR [--json]
+ *   faxline accounts rotate-signing-secret --customer CUSTNR
+ *   faxline accounts retire-signing-secret --customer CUSTNR [--all]
+ *   faxline templates install --customer CUSTNR --kind KIND --file FILE [--content-type TYPE]
+ *   faxline templates remove --customer CUSTNR --kind KIND
  *   faxline blacklist add NUMBER [--note TEXT] | blacklist remove NUMBER | blacklist list [--json]
  *   faxline test-numbers [--json]
+ *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
  *
  * Every command reads the same configuration (--config FILE or FAXLINE_CONFIG, then FAXLINE_*
  * variables); commands other than serve work on the store of FAXLINE_DATA_DIR directly and may
  * run while the node runs.
  */
+import { readFileSync } from "node:fs";
 import { parseArgs } from "node:util";
 import { AccountError, createLogin, listLogins, setCustomerRetention, setLoginDisabled } from "../accounts/accounts.ts";
+import {
+  getNotificationSettings,
+  installTemplate,
+  removeTemplate,
+  retireSigningSecrets,
+  rotateSigningSecret,
+  setPushSettings,
+  type NotificationSettings,
+} from "../accounts/notification-settings.ts";
 import { loadConfig } from "../config/load.ts";
 import { ConfigError, type FaxlineConfig } from "../config/schema.ts";
 import { createLogger } from "../lib/logger.ts";
@@ -23,6 +47,7 @@ import { testNumbersForDisplay } from "../line/test-numbers.ts";
 import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { openStore, startNode } from "../roles/start-node.ts";
 import { DataDirLockedError } from "../roles/data-dir-lock.ts";
+import { renderFiles } from "./render-files.ts";
 
 const USAGE = `Usage:
   faxline serve [--config FILE]
@@ -31,10 +56,17 @@ const USAGE = `Usage:
   faxline accounts disable --login LOGIN
   faxline accounts enable --login LOGIN
   faxline accounts set-retention --customer CUSTNR --days N
+  faxline accounts set-push --customer CUSTNR [--url URL|""] [--format XML|JSON|TEMPLATE] [--events recipient.completed,attempt.failed|none] [--oauth2-token-url URL|""]
+  faxline accounts show-push --customer CUSTNR [--json]
+  faxline accounts rotate-signing-secret --customer CUSTNR
+  faxline accounts retire-signing-secret --customer CUSTNR [--all]
+  faxline templates install --customer CUSTNR --kind push|mail-subject|mail-text|mail-html --file FILE [--content-type TYPE]
+  faxline templates remove --customer CUSTNR --kind KIND
   faxline blacklist add NUMBER [--note TEXT]
   faxline blacklist remove NUMBER
   faxline blacklist list [--json]
   faxline test-numbers [--json]
+  faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
 
 Configuration: --config FILE (YAML or JSON) or FAXLINE_CONFIG, and FAXLINE_* variables (docs/config.md).`;
 
@@ -53,6 +85,20 @@ async function withStore<T>(config: FaxlineConfig, fn: (store: Awaited<ReturnTyp
   } finally {
     await store.close();
   }
+}
+
+function printPushSettings(s: NotificationSettings, json: boolean): void {
+  if (json) {
+    console.log(JSON.stringify(s, null, 2));
+    return;
+  }
+  console.log(`Customer ${s.custNr}`);
+  console.log(`  default push URL:  ${s.pushUrl ?? "(none: only jobs that name a URL are pushed)"}`);
+  console.log(`  push format:       ${s.pushFormat}`);
+  console.log(`  extra push events: ${s.pushEvents.length > 0 ? s.pushEvents.join(", ") : "(none)"}`);
+  console.log(`  OAuth2 token URL:  ${s.oauth2TokenUrl ?? "(none)"}`);
+  console.log(`  signing secrets:   ${s.signingSecrets === 0 ? "none (pushes are not signed)" : s.signingSecrets}`);
+  for (const t of s.templates) console.log(`  template ${t.kind}/${t.name}: ${t.contentType}, ${t.bytes} bytes`);
 }
 
 async function serve(config: FaxlineConfig): Promise<void> {
@@ -89,7 +135,19 @@ export async function main(argv: string[]): Promise<number> {
       "retention-days": { type: "string" },
       days: { type: "string" },
       note: { type: "string" },
+      url: { type: "string" },
+      format: { type: "string" },
+      events: { type: "string" },
+      "oauth2-token-url": { type: "string" },
+      all: { type: "boolean", default: false },
+      kind: { type: "string" },
+      file: { type: "string" },
+      "content-type": { type: "string" },
       json: { type: "boolean", default: false },
+      out: { type: "string" },
+      paper: { type: "string" },
+      resolution: { type: "string" },
+      charset: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -157,10 +215,65 @@ export async function main(argv: string[]): Promise<number> {
             console.log(`Customer ${values.customer}: reports are kept ${days} days`);
             return 0;
           }
+          case "set-push": {
+            const custNr = requireOption(values, "customer");
+            const events = values.events === undefined ? undefined : values.events.trim() === "none" ? [] : values.events.split(",").map((e) => e.trim()).filter((e) => e !== "");
+            await setPushSettings(db, custNr, {
+              url: values.url === undefined ? undefined : values.url.trim() === "" ? null : values.url,
+              format: values.format,
+              events,
+              oauth2TokenUrl: values["oauth2-token-url"] === undefined ? undefined : values["oauth2-token-url"].trim() === "" ? null : values["oauth2-token-url"],
+            });
+            printPushSettings(await getNotificationSettings(db, custNr), false);
+            return 0;
+          }
+          case "show-push":
+            printPushSettings(await getNotificationSettings(db, requireOption(values, "customer")), values.json === true);
+            return 0;
+          case "rotate-signing-secret": {
+            const { secret, previousKept } = await rotateSigningSecret(db, requireOption(values, "customer"));
+            console.log(secret);
+            console.error(
+              previousKept
+                ? "New signing secret above (shown once). Pushes now carry two signatures, with the new and the previous secret, until you run retire-signing-secret."
+                : "New signing secret above (shown once). Pushes of this customer are signed from now on.",
+            );
+            return 0;
+          }
+          case "retire-signing-secret": {
+            const removed = await retireSigningSecrets(db, requireOption(values, "customer"), values.all === true);
+            console.log(values.all ? `Removed ${removed} signing secret(s); pushes are no longer signed` : removed > 0 ? "Removed the previous signing secret" : "There was no previous signing secret");
+            return 0;
+          }
           default:
             throw new UsageError(`Unknown accounts command "${sub ?? ""}"`);
         }
       });
+    case "templates":
+      return withStore(config, async ({ db }) => {
+        const custNr = requireOption(values, "customer");
+        const kind = requireOption(values, "kind");
+        if (sub === "install") {
+          const file = requireOption(values, "file");
+          await installTemplate(db, { custNr, kind, content: readFileSync(file, "utf8"), contentType: values["content-type"] }, now);
+          console.log(`Installed the ${kind} template of customer ${custNr} from ${file}`);
+          return 0;
+        }
+        if (sub === "remove") {
+          console.log((await removeTemplate(db, custNr, kind)) ? `Removed the ${kind} template of customer ${custNr}` : `Customer ${custNr} has no ${kind} template`);
+          return 0;
+        }
+        throw new UsageError(`Unknown templates command "${sub ?? ""}"`);
+      });
+    case "render": {
+      const files = positionals.slice(1);
+      if (files.length === 0) throw new UsageError("faxline render needs at least one FILE");
+      const paper = (values.paper ?? "A4").toUpperCase();
+      if (paper !== "A4" && paper !== "LETTER") throw new UsageError(`--paper must be A4 or LETTER, not "${values.paper}"`);
+      const resolution = (values.resolution ?? "HIGH").toUpperCase();
+      if (resolution !== "HIGH" && resolution !== "LOW") throw new UsageError(`--resolution must be HIGH or LOW, not "${values.resolution}"`);
+      return renderFiles(config, { files, out: requireOption(values, "out"), paperFormat: paper, resolution, charset: values.charset ?? null });
+    }
     case "blacklist":
       return withStore(config, async ({ db }) => {
         if (sub === "list") {

@@ -50,6 +50,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "documents.fetchTimeout", env: "FAXLINE_DOCUMENTS_FETCH_TIMEOUT", type: "duration", default: "30s", description: "Time limit for fetching one referenced document (connect, headers and body)." }),
   k({ path: "documents.fetchMaxRedirects", env: "FAXLINE_DOCUMENTS_FETCH_MAX_REDIRECTS", type: "integer", min: 0, max: 20, default: 5, description: "Redirects followed when fetching a referenced document." }),
   k({ path: "documents.fetchAllowPrivateTargets", env: "FAXLINE_DOCUMENTS_FETCH_ALLOW_PRIVATE_TARGETS", type: "boolean", default: false, description: "Allow reference URLs that resolve to loopback, private, link-local or other internal addresses. Off by default (SSRF guard)." }),
+  k({ path: "render.timeout", env: "FAXLINE_RENDER_TIMEOUT", type: "duration", default: "2m", description: "Time limit for rendering one job's fax image (rasterising and encoding all of its pages, in a worker thread). A job that takes longer fails with render_failed; keep it below scheduler.renderLease." }),
   k({ path: "scheduler.pollInterval", env: "FAXLINE_SCHEDULER_POLL_INTERVAL", type: "duration", default: "500ms", description: "How often idle roles look for due work (new jobs on the same node wake them at once)." }),
   k({ path: "scheduler.renderLease", env: "FAXLINE_SCHEDULER_RENDER_LEASE", type: "duration", default: "5m", description: "Lease on a job while it renders; a node that dies mid-render loses it after this time." }),
   k({ path: "scheduler.sendLease", env: "FAXLINE_SCHEDULER_SEND_LEASE", type: "duration", default: "2m", description: "Lease on a recipient while a call runs; renewed every third of it. A dead node's call is abandoned after this time." }),
@@ -77,7 +78,6 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "push.concurrency", env: "FAXLINE_PUSH_CONCURRENCY", type: "integer", min: 1, max: 1000, default: 16, description: "Notifications (pushes and mails) this node delivers at once." }),
   k({ path: "push.perReceiverConcurrency", env: "FAXLINE_PUSH_PER_RECEIVER_CONCURRENCY", type: "integer", min: 1, max: 100, default: 4, description: "Pushes this node sends at once to one receiver (scheme, host and port)." }),
   k({ path: "push.allowTargets", env: "FAXLINE_PUSH_ALLOW_TARGETS", type: "list", default: [], description: "Addresses or CIDR blocks (127.0.0.1, 10.0.0.0/8, ::1) that status pushes may reach although they are loopback, private or link-local. Empty: such targets are refused (SSRF guard)." }),
-  k({ path: "push.events", env: "FAXLINE_PUSH_EVENTS", type: "list", values: ["recipient.completed", "attempt.failed"], default: [], description: "Intermediate push events sent for every account in addition to the final report (an account can opt in on its own with `accounts set-push --events`)." }),
   k({ path: "mail.host", env: "FAXLINE_MAIL_HOST", type: "string", default: "", description: "SMTP server for e-mail status reports. Empty: e-mail reports are not sent, and each one is logged on its job as failed." }),
   k({ path: "mail.port", env: "FAXLINE_MAIL_PORT", type: "integer", min: 1, max: 65535, default: 25, description: "SMTP port (25, 587 for submission with STARTTLS, 465 for TLS)." }),
   k({ path: "mail.security", env: "FAXLINE_MAIL_SECURITY", type: "enum", values: ["opportunistic", "starttls", "tls", "none"], default: "opportunistic", description: "opportunistic: STARTTLS when the server offers it; starttls: require STARTTLS; tls: TLS from the first byte (port 465); none: never encrypt." }),
@@ -103,6 +103,7 @@ export interface FaxlineConfig {
     deadlineGrace: number;
   };
   documents: { fetchTimeout: number; fetchMaxRedirects: number; fetchAllowPrivateTargets: boolean };
+  render: { timeout: number };
   scheduler: { pollInterval: number; renderLease: number; sendLease: number; renderAttempts: number };
   sender: { channels: number; callsPerNumber: number; csid: string };
   retry: {
@@ -124,7 +125,6 @@ export interface FaxlineConfig {
     concurrency: number;
     perReceiverConcurrency: number;
     allowTargets: string[];
-    events: string[];
   };
   mail: {
     host: string;

@@ -41,6 +41,8 @@ export const ApiErrors = {
   bulk_action_invalid: def("bulk_action_invalid", 400, "The bulk action must be GET or DELETE"),
   report_not_found: def("report_not_found", 404, "No job report available for the given jobId"),
   route_not_found: def("route_not_found", 404, "No such endpoint"),
+  notification_not_found: def("notification_not_found", 404, "No such notification for this job"),
+  notification_in_flight: def("notification_in_flight", 409, "The notification is being delivered right now; try again when this try has ended"),
   authentication_failed: def("authentication_failed", 401, "Bad or missing authentication"),
   customer_mismatch: def("customer_mismatch", 401, "The login does not belong to the customer number in the path"),
   ip_not_allowed: def("ip_not_allowed", 401, "The login may not be used from this IP address"),

@@ -21,7 +21,7 @@ export interface NodeContext {
   logger: Logger;
   nodeId: string;
   holder: string;
-  wake: { render: Wakeup; send: Wakeup };
+  wake: { render: Wakeup; send: Wakeup; notify: Wakeup };
   lines: { test: Line; production: Line | null };
 }
 

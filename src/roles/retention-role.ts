@@ -1,16 +1,20 @@
 /**
- * The retention role: every `retention.interval`, purges completed jobs' documents and then
- * expired reports, batch by batch, yielding to other work between batches
- * (retention/purge-expired-data.ts).
+ * The retention role: every `retention.interval`, purges completed jobs' documents, then
+ * expired reports, then finished notifications older than retention.defaultDays (with their
+ * delivery logs), batch by batch, yielding to other work between batches
+ * (retention/purge-expired-data.ts, store/queries/notifications.ts).
  */
 import { coerceError } from "../errors/internal-error.ts";
 import { purgeCompletedDocuments, purgeExpiredReports, type PurgeOptions } from "../retention/purge-expired-data.ts";
 import { pause } from "../lib/wakeup.ts";
+import { purgeFinishedNotifications } from "../store/queries/notifications.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
 
 const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
 
-export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; reports: number }> {
+const DAY_MS = 86_400_000;
+
+export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; reports: number; notifications: number }> {
   const options = (): PurgeOptions => ({
     datacenter: ctx.config.node.datacenter,
     now: ctx.clock.now(),
@@ -31,7 +35,15 @@ export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; 
     if (n < ctx.config.retention.batchSize) break;
     await yieldToOthers();
   }
-  return { documents, reports };
+  let notifications = 0;
+  for (;;) {
+    const { now, datacenter, batchSize } = options();
+    const n = await purgeFinishedNotifications(ctx.store.db, datacenter, now - ctx.config.retention.defaultDays * DAY_MS, batchSize);
+    notifications += n;
+    if (n < batchSize) break;
+    await yieldToOthers();
+  }
+  return { documents, reports, notifications };
 }
 
 export function startRetentionRole(ctx: NodeContext): RunningRole {
@@ -40,7 +52,7 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
     while (!controller.signal.aborted) {
       try {
         const purged = await purgeOnce(ctx);
-        if (purged.documents + purged.reports > 0) ctx.logger.info(purged, "retention purge");
+        if (purged.documents + purged.reports + purged.notifications > 0) ctx.logger.info(purged, "retention purge");
       } catch (err) {
         ctx.logger.error({ err: coerceError(err) }, "retention purge failed");
       }

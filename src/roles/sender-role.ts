@@ -92,7 +92,7 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
             dialString: target.dialString,
             csid: job.csid ?? ctx.config.sender.csid,
             resolution: job.resolution as "HIGH" | "LOW",
-            pages: pageSizes.map((estimatedBytes) => ({ estimatedBytes })),
+            pages: pageSizes.map((encodedBytes) => ({ encodedBytes })),
           },
           callController.signal,
         );
@@ -149,6 +149,8 @@ export function startSenderRole(ctx: NodeContext): RunningRole {
             .finally(() => {
               running.delete(call);
               ctx.wake.send.notify();
+              // The outcome may have written notifications.
+              ctx.wake.notify.notify();
             });
           running.add(call);
         }

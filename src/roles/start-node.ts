@@ -21,6 +21,7 @@ import { acquireNodeLock } from "./data-dir-lock.ts";
 import { releasePreviousLives, startSchedulerRole } from "./scheduler-role.ts";
 import { startSenderRole } from "./sender-role.ts";
 import { startRetentionRole } from "./retention-role.ts";
+import { startNotifierRole } from "./notifier-role.ts";
 
 export interface RunningNode {
   context: NodeContext;
@@ -70,7 +71,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       logger: logger.child({ node: nodeId, dc: config.node.datacenter }),
       nodeId,
       holder: `${nodeId}:${randomToken(8)}`,
-      wake: { render: new Wakeup(), send: new Wakeup() },
+      wake: { render: new Wakeup(), send: new Wakeup(), notify: new Wakeup() },
       lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: null },
     };
     const enabled = new Set(config.node.roles);
@@ -85,6 +86,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
         clock,
         logger: context.logger,
         onJobAccepted: () => context.wake.render.notify(),
+        onNotificationQueued: () => context.wake.notify.notify(),
       });
       app = built.app;
       drain = built.drain;
@@ -98,6 +100,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     const roles: RunningRole[] = [];
     if (enabled.has("scheduler")) roles.push(startSchedulerRole(context));
     if (enabled.has("sender")) roles.push(startSenderRole(context));
+    if (enabled.has("notifier")) roles.push(startNotifierRole(context));
     if (enabled.has("retention")) roles.push(startRetentionRole(context));
     context.logger.info({ roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter }, "node started");
 

@@ -4,7 +4,8 @@
  * a node that lost its lease, or raced a sweep, changes nothing.
  *
  * Only these functions write final recipient states, and each final write checks whether the
- * job is now complete.
+ * job is now complete. The notifications a change triggers (notifications/events.ts) are
+ * written into the outbox in the same transaction.
  */
 import type { Kysely } from "kysely";
 import { DELIVERED_REASON, DELIVERED_STATUS, failureReason, type FailureReasonCode } from "../errors/failure-reasons.ts";
@@ -14,6 +15,8 @@ import type { Database, RecipientRow } from "../store/database.ts";
 import { decideAfterFailure, finalReasonText, type RetrySchedule } from "./retry-policy.ts";
 import { assertRecipientTransition, type RecipientState } from "./job-states.ts";
 import type { RetryClass } from "../errors/failure-reasons.ts";
+import { enqueueJobNotifications } from "../notifications/enqueue-notifications.ts";
+import { ATTEMPT_FAILED, JOB_COMPLETED, RECIPIENT_COMPLETED } from "../notifications/events.ts";
 
 export interface DialTargetJson {
   e164: string;
@@ -47,7 +50,10 @@ export async function startAttempt(trx: Kysely<Database>, recipient: RecipientRo
   return id;
 }
 
-/** Marks the job completed when none of its recipients is still open. */
+/**
+ * Marks the job completed when none of its recipients is still open, and writes its
+ * `job.completed` notifications. True when this call completed the job.
+ */
 export async function completeJobIfDone(trx: Kysely<Database>, jobId: string, now: number): Promise<boolean> {
   const open = await trx
     .selectFrom("recipients")
@@ -63,7 +69,14 @@ export async function completeJobIfDone(trx: Kysely<Database>, jobId: string, no
     .where("id", "=", jobId)
     .where("state", "!=", "completed")
     .executeTakeFirst();
-  return Number(result.numUpdatedRows) > 0;
+  const completed = Number(result.numUpdatedRows) > 0;
+  if (completed) await enqueueJobNotifications(trx, jobId, JOB_COMPLETED, now);
+  return completed;
+}
+
+/** After a recipient became final: the job's completion, or else the opt-in recipient event. */
+async function afterRecipientFinal(trx: Kysely<Database>, jobId: string, now: number): Promise<void> {
+  if (!(await completeJobIfDone(trx, jobId, now))) await enqueueJobNotifications(trx, jobId, RECIPIENT_COMPLETED, now);
 }
 
 export interface RecordOutcomeArgs {
@@ -130,7 +143,7 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
         .where("id", "=", recipient.id)
         .where("state", "=", "sending")
         .execute();
-      await completeJobIfDone(trx, recipient.job_id, now);
+      await afterRecipientFinal(trx, recipient.job_id, now);
       return "succeeded";
     }
 
@@ -195,6 +208,7 @@ export async function applyFailure(
       .where("id", "=", recipient.id)
       .where("state", "=", details.expectState)
       .execute();
+    await enqueueJobNotifications(trx, recipient.job_id, ATTEMPT_FAILED, now);
     return "retry";
   }
   await trx
@@ -217,7 +231,7 @@ export async function applyFailure(
     .where("id", "=", recipient.id)
     .where("state", "=", details.expectState)
     .execute();
-  await completeJobIfDone(trx, recipient.job_id, now);
+  await afterRecipientFinal(trx, recipient.job_id, now);
   return "failed";
 }
 
@@ -262,6 +276,6 @@ export async function failRecipientsFinal(
     .where("id", "in", open.map((r) => r.id))
     .where("state", "in", [...where.states])
     .executeTakeFirst();
-  await completeJobIfDone(trx, where.jobId, now);
+  await afterRecipientFinal(trx, where.jobId, now);
   return Number(result.numUpdatedRows);
 }

@@ -60,11 +60,18 @@ export interface NotificationsTable {
   event: string;
   /** The push URL or the e-mail address. */
   target: string;
+  /** Whom the per-receiver concurrency limit counts against: the URL's origin, or `smtp`. */
+  receiver: string;
+  /** JSON credentials for the push (authMethod, principal, credentials); never shown by the API. */
+  auth: string | null;
   /** JSON: the report snapshot taken when the event happened (notifications/report-snapshot.ts). */
   payload: string;
   /** pending | delivering | delivered | failed */
   state: string;
+  /** Tries made so far (the delivery log's attempt numbers). */
   attempts: number;
+  /** Position in the retry schedule; a redelivery request starts it again at 0. */
+  schedule_step: number;
   next_attempt_at: number;
   locked_by: string | null;
   lease_until: number | null;
@@ -131,7 +138,7 @@ export interface JobsTable {
   valid_until: number;
   deadline_at: number;
   pages: number | null;
-  /** JSON array: estimated encoded bytes per rendered page. */
+  /** JSON array: CCITT G4 encoded bytes of each page of the job's fax image (job_fax_images). */
   page_sizes: string | null;
   render_attempts: number;
   locked_by: string | null;

@@ -4,7 +4,7 @@
  * talks to `Store`.
  */
 import type { Kysely, Migration } from "kysely";
-import type { Database, JobRow, RecipientRow } from "./database.ts";
+import type { Database, JobRow, NotificationRow, RecipientRow } from "./database.ts";
 import * as m0001 from "./migrations/0001-create-core-tables.ts";
 import * as m0002 from "./migrations/0002-create-notification-tables.ts";
 
@@ -39,6 +39,15 @@ export interface ClaimQueries {
    * destinations that already have `callsPerNumber` calls running and jobs past validity.
    */
   claimDueRecipient(db: Kysely<Database>, args: ClaimRecipientArgs): Promise<RecipientRow | undefined>;
+  /**
+   * Moves the notification of the data center that has been due longest to `delivering`,
+   * skipping receivers this node is already sending to as much as it may.
+   */
+  claimDueNotification(db: Kysely<Database>, args: ClaimNotificationArgs): Promise<NotificationRow | undefined>;
+}
+
+export interface ClaimNotificationArgs extends ClaimJobArgs {
+  busyReceivers: readonly string[];
 }
 
 export interface Store {

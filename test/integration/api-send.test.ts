@@ -512,7 +512,7 @@ describe("api: send a fax job", () => {
       assert.equal(wrongMethod.body.error, "route_not_found");
     });
 
-    it("/openapi.json lists the six operations of the contract", async () => {
+    it("/openapi.json lists the six operations of the contract and the notification extensions", async () => {
       const res = await fetch(`${node.url}/openapi.json`);
       assert.equal(res.status, 200);
       const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { operationId?: string }>> };
@@ -528,6 +528,8 @@ describe("api: send a fax job", () => {
         getStatusReport: "GET /rest/v1/{custNr}/fax/reports/{jobId}",
         deleteStatusReport: "DELETE /rest/v1/{custNr}/fax/reports/{jobId}",
         getAllStatusReports: "GET /rest/v1/{custNr}/fax/reports",
+        getJobNotifications: "GET /rest/v1/{custNr}/fax/reports/{jobId}/notifications",
+        redeliverNotification: "POST /rest/v1/{custNr}/fax/reports/{jobId}/notifications/{notificationId}/redeliver",
         deleteOldestStatusReports: "DELETE /rest/v1/{custNr}/fax/reports",
         bulkStatusReports: "POST /rest/v1/{custNr}/fax/reports",
       });

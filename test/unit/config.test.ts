@@ -12,7 +12,7 @@ describe("config: loading and validation", () => {
     assert.equal(c.http.port, 8080);
     assert.equal(c.node.region, "DE");
     assert.equal(c.node.datacenter, "DE1");
-    assert.deepEqual(c.node.roles, ["api", "scheduler", "sender", "retention"]);
+    assert.deepEqual(c.node.roles, ["api", "scheduler", "sender", "notifier", "retention"]);
     assert.deepEqual(c.retry.busy.slice(0, 2), [180_000, 180_000]);
     assert.equal(c.retention.defaultDays, 30);
     assert.ok(Object.isFrozen(c) && Object.isFrozen(c.retry.busy));

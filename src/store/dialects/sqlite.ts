@@ -87,6 +87,25 @@ export const sqliteClaims: ClaimQueries = {
       .returningAll()
       .executeTakeFirst();
   },
+
+  async claimDueNotification(db, { datacenter, node, now, leaseUntil, busyReceivers }) {
+    return db
+      .updateTable("notifications")
+      .set({ state: "delivering", locked_by: node, lease_until: leaseUntil })
+      .where("id", "=", (eb) => {
+        let query = eb
+          .selectFrom("notifications")
+          .select("id")
+          .where("datacenter", "=", datacenter)
+          .where("state", "=", "pending")
+          .where("next_attempt_at", "<=", now);
+        if (busyReceivers.length > 0) query = query.where("receiver", "not in", [...busyReceivers]);
+        return query.orderBy("next_attempt_at", "asc").orderBy("id", "asc").limit(1);
+      })
+      .where("state", "=", "pending")
+      .returningAll()
+      .executeTakeFirst();
+  },
 };
 
 export interface OpenSqliteOptions {

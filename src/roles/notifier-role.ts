@@ -1,0 +1,205 @@
+/**
+ * The notifier role: delivers the notification outbox (status pushes and mails) of this
+ * node's data center, at least once.
+ *
+ * Loop: claim the notification due longest (skipping receivers this node already sends to
+ * push.perReceiverConcurrency times), deliver it in the background up to push.concurrency at
+ * once, log the try and move the notification on (notifications/delivery-policy.ts). A
+ * notification is claimed under a lease; if its node dies, the lease sweep logs the try as
+ * abandoned and it is sent again. A restarted node releases its previous life's tries at once.
+ *
+ * Pushes are formatted at delivery from the stored snapshot in the account's current format,
+ * and signed with the account's current secrets; mails use the account's current templates
+ * and the job's fax image if it is still kept.
+ */
+import { coerceError } from "../errors/internal-error.ts";
+import { pause } from "../lib/wakeup.ts";
+import { nextStepAfter, type DeliveryResult, type RetryPlan } from "../notifications/delivery-policy.ts";
+import type { NotificationPayload } from "../notifications/enqueue-notifications.ts";
+import { composeStatusMail } from "../notifications/email/compose-status-mail.ts";
+import { createMailTransport, sendStatusMail, type StatusMailTransport } from "../notifications/email/send-status-mail.ts";
+import { formatJson, formatTemplate, formatXml, type PushBody } from "../notifications/push/push-formats.ts";
+import { OAuth2TokenCache, sendPush, type PushAuth } from "../notifications/push/send-push.ts";
+import { pushAddressGuard } from "../notifications/push/push-address-guard.ts";
+import { signWebhook } from "../notifications/push/sign-webhook.ts";
+import type { NotificationRow } from "../store/database.ts";
+import { recordNotificationTry, releaseNotificationLeases } from "../store/queries/notifications.ts";
+import type { NodeContext, RunningRole } from "./node-context.ts";
+
+const SWEEP_EVERY_MS = 5_000;
+
+export function startNotifierRole(ctx: NodeContext): RunningRole {
+  const { config, store } = ctx;
+  const controller = new AbortController();
+  const signal = controller.signal;
+  const guard = pushAddressGuard(config.push.allowTargets);
+  const tokens = new OAuth2TokenCache();
+  const lease = Math.max(120_000, 4 * config.push.timeout, 4 * config.mail.timeout);
+  const running = new Set<Promise<void>>();
+  const perReceiver = new Map<string, number>();
+  let transport: StatusMailTransport | null = null;
+  const log = ctx.logger.child({ role: "notifier" });
+
+  const plans = {
+    http: { schedule: config.push.retrySchedule, jitterPercent: config.push.jitterPercent, maxRetryAfterMs: config.push.maxRetryAfter },
+    email: { schedule: config.mail.retrySchedule, jitterPercent: config.push.jitterPercent, maxRetryAfterMs: config.push.maxRetryAfter },
+  } satisfies Record<string, RetryPlan>;
+
+  async function pushBody(n: NotificationRow, payload: NotificationPayload): Promise<{ body: PushBody; secrets: string[]; tokenUrl: string | null }> {
+    const customer = await store.db
+      .selectFrom("customers")
+      .select(["push_format", "signing_secrets", "oauth2_token_url"])
+      .where("cust_nr", "=", n.cust_nr)
+      .executeTakeFirst();
+    const format = customer?.push_format ?? "XML";
+    let body: PushBody;
+    if (format === "TEMPLATE") {
+      const template = await store.db
+        .selectFrom("customer_templates")
+        .select(["content", "content_type"])
+        .where("cust_nr", "=", n.cust_nr)
+        .where("kind", "=", "push")
+        .where("name", "=", "default")
+        .executeTakeFirst();
+      // An account switched to TEMPLATE without a template still gets the contract's XML.
+      body = template ? formatTemplate(payload.snapshot, { content: template.content, contentType: template.content_type }) : formatXml(payload.snapshot);
+    } else {
+      body = format === "JSON" ? formatJson(payload.snapshot) : formatXml(payload.snapshot);
+    }
+    const secrets = customer?.signing_secrets ? (JSON.parse(customer.signing_secrets) as string[]) : [];
+    return { body, secrets, tokenUrl: customer?.oauth2_token_url ?? null };
+  }
+
+  async function deliverPush(n: NotificationRow, payload: NotificationPayload): Promise<DeliveryResult> {
+    const { body, secrets, tokenUrl } = await pushBody(n, payload);
+    const headers: Record<string, string> = { "x-faxline-event": n.event, "x-faxline-job-id": n.job_id };
+    if (secrets.length > 0) Object.assign(headers, signWebhook(secrets, n.id, Math.floor(ctx.clock.now() / 1000), body.body));
+    else headers["webhook-id"] = n.id;
+    const auth: PushAuth = n.auth ? (JSON.parse(n.auth) as PushAuth) : { method: "NONE", principal: null, credentials: null };
+    return sendPush({
+      url: n.target,
+      body: body.body,
+      contentType: body.contentType,
+      headers,
+      auth,
+      oauth2TokenUrl: tokenUrl,
+      timeoutMs: config.push.timeout,
+      guard,
+      tokens,
+      now: () => ctx.clock.now(),
+    });
+  }
+
+  async function deliverMail(n: NotificationRow, payload: NotificationPayload): Promise<DeliveryResult> {
+    const none = { statusCode: null, responseExcerpt: null, retryAfterMs: null };
+    if (config.mail.host === "") {
+      return { kind: "permanent", error: "No SMTP server is configured (mail.host), so e-mail status reports cannot be sent", ...none };
+    }
+    const templates = await store.db
+      .selectFrom("customer_templates")
+      .select(["kind", "content"])
+      .where("cust_nr", "=", n.cust_nr)
+      .where("kind", "in", ["mail-subject", "mail-text", "mail-html"])
+      .where("name", "=", "default")
+      .execute();
+    const part = (kind: string) => templates.find((t) => t.kind === kind)?.content;
+    const image = await store.db.selectFrom("job_fax_images").select(["content", "pages"]).where("job_id", "=", n.job_id).executeTakeFirst();
+    const message = await composeStatusMail({
+      snapshot: payload.snapshot,
+      kind: payload.mailKind ?? "success",
+      to: n.target,
+      from: config.mail.from,
+      templates: { subject: part("mail-subject"), text: part("mail-text"), html: part("mail-html") },
+      faxImage: image ? { tiff: Buffer.from(image.content), pages: image.pages } : null,
+    });
+    transport ??= createMailTransport(config.mail);
+    const sent = await sendStatusMail(transport, message);
+    if (sent.ok) return { kind: "delivered", error: null, statusCode: 250, responseExcerpt: sent.response.slice(0, 1024), retryAfterMs: null };
+    return { kind: sent.temporary ? "retry" : "permanent", error: sent.message, statusCode: sent.responseCode, responseExcerpt: null, retryAfterMs: null };
+  }
+
+  async function deliver(n: NotificationRow): Promise<void> {
+    const startedAt = ctx.clock.now();
+    const payload = JSON.parse(n.payload) as NotificationPayload;
+    const result = n.channel === "email" ? await deliverMail(n, payload) : await deliverPush(n, payload);
+    const now = ctx.clock.now();
+    const next = nextStepAfter(result, n.schedule_step, now, n.channel === "email" ? plans.email : plans.http);
+    const recorded = await recordNotificationTry(store.db, {
+      notification: n,
+      holder: ctx.holder,
+      startedAt,
+      durationMs: now - startedAt,
+      outcome: result.kind === "delivered" ? "delivered" : next.state === "failed" ? "failed" : "retry",
+      statusCode: result.statusCode,
+      error: result.error,
+      responseExcerpt: result.responseExcerpt,
+      next,
+      now,
+    });
+    const fields = { notificationId: n.id, jobId: n.job_id, channel: n.channel, event: n.event, attempt: n.attempts + 1, status: result.statusCode };
+    if (!recorded) log.warn(fields, "notification lease lost before the try was recorded; it will be sent again");
+    else if (next.state === "delivered") log.info(fields, "notification delivered");
+    else if (next.state === "failed") log.warn({ ...fields, error: next.why }, "notification failed for good");
+    else log.info({ ...fields, error: result.error, nextAttemptAt: next.nextAttemptAt }, "notification try failed; retry scheduled");
+  }
+
+  function busyReceivers(): string[] {
+    return [...perReceiver].filter(([, n]) => n >= config.push.perReceiverConcurrency).map(([r]) => r);
+  }
+
+  function launch(n: NotificationRow): void {
+    perReceiver.set(n.receiver, (perReceiver.get(n.receiver) ?? 0) + 1);
+    const task = deliver(n)
+      .catch((err: unknown) => {
+        // An internal fault: the lease expires and the sweep sends it again.
+        log.error({ err: coerceError(err), notificationId: n.id }, "delivering a notification failed with an internal error");
+      })
+      .finally(() => {
+        const left = (perReceiver.get(n.receiver) ?? 1) - 1;
+        if (left === 0) perReceiver.delete(n.receiver);
+        else perReceiver.set(n.receiver, left);
+        running.delete(task);
+        ctx.wake.notify.notify();
+      });
+    running.add(task);
+  }
+
+  const loop = (async () => {
+    const dc = config.node.datacenter;
+    const released = await releaseNotificationLeases(store.db, { datacenter: dc, now: ctx.clock.now(), holderPrefix: `${ctx.nodeId}:`, exceptHolder: ctx.holder });
+    if (released > 0) log.warn({ released }, "released notifications this node was delivering before its restart");
+    let lastSweep = 0;
+    while (!signal.aborted) {
+      try {
+        const now = ctx.clock.now();
+        if (now - lastSweep >= SWEEP_EVERY_MS) {
+          lastSweep = now;
+          const expired = await releaseNotificationLeases(store.db, { datacenter: dc, now, expiredBefore: now });
+          if (expired > 0) log.warn({ expired }, "notification leases expired; their tries were abandoned and are sent again");
+        }
+        let claimed = false;
+        if (running.size < config.push.concurrency) {
+          const n = await store.claims.claimDueNotification(store.db, { datacenter: dc, node: ctx.holder, now, leaseUntil: now + lease, busyReceivers: busyReceivers() });
+          if (n) {
+            launch(n);
+            claimed = true;
+          }
+        }
+        if (!claimed) await ctx.wake.notify.wait(config.scheduler.pollInterval, signal);
+      } catch (err) {
+        log.error({ err: coerceError(err) }, "notifier loop failed; retrying");
+        await pause(config.scheduler.pollInterval, signal);
+      }
+    }
+  })();
+
+  return {
+    name: "notifier",
+    async stop() {
+      controller.abort();
+      await loop;
+      await Promise.all(running);
+      transport?.close();
+    },
+  };
+}
