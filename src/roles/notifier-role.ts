@@ -22,6 +22,7 @@ import { formatJson, formatTemplate, formatXml, type PushBody } from "../notific
 import { OAuth2TokenCache, sendPush, type PushAuth } from "../notifications/push/send-push.ts";
 import { pushAddressGuard } from "../notifications/push/push-address-guard.ts";
 import { signWebhook } from "../notifications/push/sign-webhook.ts";
+import { TemplateSyntaxError } from "../notifications/templates/render-template.ts";
 import type { NotificationRow } from "../store/database.ts";
 import { recordNotificationTry, releaseNotificationLeases } from "../store/queries/notifications.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
@@ -121,7 +122,21 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
   async function deliver(n: NotificationRow): Promise<void> {
     const startedAt = ctx.clock.now();
     const payload = JSON.parse(n.payload) as NotificationPayload;
-    const result = n.channel === "email" ? await deliverMail(n, payload) : await deliverPush(n, payload);
+    let result: DeliveryResult;
+    try {
+      result = n.channel === "email" ? await deliverMail(n, payload) : await deliverPush(n, payload);
+    } catch (err) {
+      // A stored template that does not parse (installation checks it, so it was changed
+      // behind that check): retrying cannot help until an operator reinstalls it.
+      if (!(err instanceof TemplateSyntaxError)) throw err;
+      result = {
+        kind: "permanent",
+        statusCode: null,
+        responseExcerpt: null,
+        retryAfterMs: null,
+        error: `The customer's ${n.channel === "email" ? "mail" : "push"} template cannot be used (${err.message}); reinstall it with faxline templates install`,
+      };
+    }
     const now = ctx.clock.now();
     const next = nextStepAfter(result, n.schedule_step, now, n.channel === "email" ? plans.email : plans.http);
     const recorded = await recordNotificationTry(store.db, {

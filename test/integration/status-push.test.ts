@@ -10,7 +10,7 @@ import { createHash } from "node:crypto";
 import { XMLParser } from "fast-xml-parser";
 import { api, createTestLogin, eventually, startTestNode, tempDir, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
 import { PushReceiver, type ReceivedRequest } from "../support/push-receiver.ts";
-import { rotateSigningSecret, setPushSettings } from "../../src/accounts/notification-settings.ts";
+import { installTemplate, rotateSigningSecret, setPushSettings } from "../../src/accounts/notification-settings.ts";
 import { verifyWebhook } from "../../src/notifications/push/sign-webhook.ts";
 
 const PUSH_FAST = {
@@ -212,6 +212,24 @@ describe("HTTP status push", () => {
     assert.equal(unknown.body.error, "notification_not_found");
     const otherJob = await client.get(`/${creds.custNr}/fax/reports/FJNOSUCHJOB0000000000A/notifications`);
     assert.equal(otherJob.status, 404);
+  });
+
+  it("renders the account's installed push template, and gives up on one that no longer parses", async () => {
+    const { db } = node.node.context.store;
+    const account = await createTestLogin(node, { custNr: "LAYOUT1", login: "layout" });
+    await setPushSettings(db, "LAYOUT1", { url: receiver.url("/layout"), format: "TEMPLATE" });
+    await installTemplate(db, { custNr: "LAYOUT1", kind: "push", content: '{"job":"{{jobId}}","numbers":[{{#faxRecipient}}"{{number}}"{{/faxRecipient}}]}', contentType: "application/json" }, Date.now());
+    const jobId = await sendJob(node, account, null);
+    await waitForNotificationState(node, account, jobId, "delivered");
+    const [push] = receiver.received("/layout");
+    assert.equal(push!.headers["content-type"], "application/json");
+    assert.deepEqual(JSON.parse(push!.body), { job: jobId, numbers: [OK_NUMBER] });
+
+    // Changed behind the install check: the push fails for good with a message, not forever.
+    await db.updateTable("customer_templates").set({ content: "{{#faxRecipient}}" }).where("cust_nr", "=", "LAYOUT1").execute();
+    const broken = await sendJob(node, account, null);
+    const log = await waitForNotificationState(node, account, broken, "failed");
+    assert.match(log.notifications[0].lastError, /push template cannot be used.*never closed/);
   });
 
   it("pushes opt-in intermediate events for each failed call before the final report", async () => {
