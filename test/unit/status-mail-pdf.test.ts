@@ -2,26 +2,8 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { inflateSync } from "node:zlib";
 import { PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream, type PDFPage } from "pdf-lib";
-import sharp from "sharp";
 import { faxImageToPdf } from "../../src/notifications/email/fax-image-to-pdf.ts";
-
-const WIDTH = 1728;
-
-/**
- * A TIFF-F image as the renderer stores it (CCITT G4, 1728 px, one page per IFD); page i has a
- * black band 8 rows high starting at row 16 * (i + 1), so pages can be told apart.
- */
-async function faxTiff(pages: number, height: number, yDpi: number, resolutionUnit: "inch" | "cm" = "inch"): Promise<Buffer> {
-  const raw = Buffer.alloc(WIDTH * height * pages, 255);
-  for (let page = 0; page < pages; page++) {
-    const top = page * height + 16 * (page + 1);
-    raw.fill(0, top * WIDTH, (top + 8) * WIDTH);
-  }
-  return sharp(raw, { raw: { width: WIDTH, height: height * pages, channels: 1, pageHeight: height } })
-    .toColourspace("b-w")
-    .tiff({ compression: "ccittfax4", bitdepth: 1, miniswhite: true, xres: 204 / 25.4, yres: yDpi / 25.4, resolutionUnit })
-    .toBuffer();
-}
+import { FAX_WIDTH as WIDTH, faxTiff, faxTiffBand } from "../support/fax-tiff.ts";
 
 /** The page's one image XObject. */
 function pageImage(page: PDFPage): PDFRawStream {
@@ -41,7 +23,7 @@ function isBlack(bits: Buffer, x: number, y: number): boolean {
 
 describe("faxImageToPdf", () => {
   it("makes one page per fax page, sized for 204 x 196 dpi so that it prints at true size", async () => {
-    const pdf = await PDFDocument.load(await faxImageToPdf(await faxTiff(3, 2292, 196)));
+    const pdf = await PDFDocument.load(await faxImageToPdf(await faxTiff(3, { height: 2292, yDpi: 196 })));
     assert.equal(pdf.getPageCount(), 3);
     for (const page of pdf.getPages()) {
       const { width, height } = page.getSize();
@@ -52,7 +34,7 @@ describe("faxImageToPdf", () => {
 
   it("sizes 98 lines/inch pages by their own resolution, also when the TIFF states it per centimetre", async () => {
     for (const unit of ["inch", "cm"] as const) {
-      const pdf = await PDFDocument.load(await faxImageToPdf(await faxTiff(1, 1146, 98, unit)));
+      const pdf = await PDFDocument.load(await faxImageToPdf(await faxTiff(1, { height: 1146, yDpi: 98, resolutionUnit: unit })));
       const { width, height } = pdf.getPage(0).getSize();
       assert.ok(Math.abs(width - (WIDTH / 204) * 72) < 0.05, `${unit}: width ${width}`);
       assert.ok(Math.abs(height - (1146 / 98) * 72) < 0.05, `${unit}: height ${height}`);
@@ -61,7 +43,7 @@ describe("faxImageToPdf", () => {
 
   it("keeps the image bilevel, at full resolution and in page order", async () => {
     const height = 1146;
-    const pdf = await PDFDocument.load(await faxImageToPdf(await faxTiff(2, height, 98)));
+    const pdf = await PDFDocument.load(await faxImageToPdf(await faxTiff(2, { height, yDpi: 98 })));
     for (const [index, page] of pdf.getPages().entries()) {
       const image = pageImage(page);
       assert.equal(dictNumber(image, "BitsPerComponent"), 1);
@@ -69,16 +51,17 @@ describe("faxImageToPdf", () => {
       assert.equal(dictNumber(image, "Height"), height);
       assert.equal(image.dict.lookup(PDFName.of("ColorSpace")), PDFName.of("DeviceGray"));
       const bits = inflateSync(image.contents);
-      const band = 16 * (index + 1);
-      for (const y of [band - 1, band, band + 7, band + 8]) {
-        const expected = y >= band && y < band + 8;
+      const band = faxTiffBand(index);
+      assert.deepEqual(band, { top: 16 * (index + 1), rows: 8 });
+      for (const y of [band.top - 1, band.top, band.top + band.rows - 1, band.top + band.rows]) {
+        const expected = y >= band.top && y < band.top + band.rows;
         for (const x of [0, 7, 8, 864, WIDTH - 1]) assert.equal(isBlack(bits, x, y), expected, `page ${index + 1}, pixel ${x},${y}`);
       }
     }
   });
 
   it("stays compact: a mostly white page takes a small fraction of its uncompressed bits", async () => {
-    const pdf = await faxImageToPdf(await faxTiff(4, 2292, 196));
+    const pdf = await faxImageToPdf(await faxTiff(4, { height: 2292, yDpi: 196 }));
     const uncompressedBits = (WIDTH / 8) * 2292 * 4;
     assert.ok(pdf.length < uncompressedBits / 20, `${pdf.length} bytes`);
   });

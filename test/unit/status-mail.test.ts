@@ -1,7 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { PDFDocument } from "pdf-lib";
-import sharp from "sharp";
 import { composeStatusMail, type ComposeStatusMailInput } from "../../src/notifications/email/compose-status-mail.ts";
 import { planStatusMails } from "../../src/notifications/email/plan-status-mails.ts";
 import {
@@ -12,6 +11,7 @@ import {
   type SnapshotRecipient,
 } from "../../src/notifications/report-snapshot.ts";
 import { TemplateSyntaxError } from "../../src/notifications/templates/render-template.ts";
+import { faxTiff } from "../support/fax-tiff.ts";
 
 const DELIVERED: SnapshotRecipient = {
   number: "+49 89 1234567",
@@ -71,16 +71,6 @@ function snapshot(overrides: Partial<ReportSnapshot> = {}, mail: Partial<NonNull
     pages: 2,
     ...overrides,
   };
-}
-
-/** A TIFF-F image as the renderer stores it: 1728 px wide, CCITT G4, one page per IFD. */
-async function faxTiff(pages: number, height = 1146, yDpi = 98): Promise<Buffer> {
-  const raw = Buffer.alloc(1728 * height * pages, 255);
-  raw.fill(0, 0, 1728 * 10);
-  return sharp(raw, { raw: { width: 1728, height: height * pages, channels: 1, pageHeight: height } })
-    .toColourspace("b-w")
-    .tiff({ compression: "ccittfax4", bitdepth: 1, miniswhite: true, xres: 204 / 25.4, yres: yDpi / 25.4, resolutionUnit: "inch" })
-    .toBuffer();
 }
 
 function input(overrides: Partial<ComposeStatusMailInput> = {}): ComposeStatusMailInput {
