@@ -46,6 +46,18 @@ export async function insertNotification(db: Kysely<Database>, n: NewNotificatio
   return id;
 }
 
+/** Appends try number `attempts + 1` of `n` to the delivery log. */
+async function logTry(
+  trx: Kysely<Database>,
+  n: NotificationRow,
+  entry: Omit<NotificationAttemptRow, "id" | "notification_id" | "attempt_no">,
+): Promise<void> {
+  await trx
+    .insertInto("notification_attempts")
+    .values({ id: `nta_${randomToken(16)}`, notification_id: n.id, attempt_no: n.attempts + 1, ...entry })
+    .execute();
+}
+
 export interface TryRecord {
   notification: NotificationRow;
   holder: string;
@@ -84,21 +96,15 @@ export async function recordNotificationTry(db: Kysely<Database>, r: TryRecord):
       .where("locked_by", "=", r.holder)
       .executeTakeFirst();
     if (Number(update.numUpdatedRows) === 0) return false;
-    await trx
-      .insertInto("notification_attempts")
-      .values({
-        id: `nta_${randomToken(16)}`,
-        notification_id: n.id,
-        attempt_no: n.attempts + 1,
-        node: r.holder,
-        started_at: r.startedAt,
-        duration_ms: r.durationMs,
-        outcome: r.outcome,
-        status_code: r.statusCode,
-        error: r.error,
-        response_excerpt: r.responseExcerpt,
-      })
-      .execute();
+    await logTry(trx, n, {
+      node: r.holder,
+      started_at: r.startedAt,
+      duration_ms: r.durationMs,
+      outcome: r.outcome,
+      status_code: r.statusCode,
+      error: r.error,
+      response_excerpt: r.responseExcerpt,
+    });
     return true;
   });
 }
@@ -124,21 +130,15 @@ export async function releaseNotificationLeases(
     const rows = await query.execute();
     if (rows.length > 0) assertNotificationTransition("delivering", "pending");
     for (const n of rows) {
-      await trx
-        .insertInto("notification_attempts")
-        .values({
-          id: `nta_${randomToken(16)}`,
-          notification_id: n.id,
-          attempt_no: n.attempts + 1,
-          node: n.locked_by ?? "",
-          started_at: where.now,
-          duration_ms: 0,
-          outcome: "abandoned",
-          status_code: null,
-          error: "The node delivering this notification stopped before it finished; it is sent again",
-          response_excerpt: null,
-        })
-        .execute();
+      await logTry(trx, n, {
+        node: n.locked_by ?? "",
+        started_at: where.now,
+        duration_ms: 0,
+        outcome: "abandoned",
+        status_code: null,
+        error: "The node delivering this notification stopped before it finished; it is sent again",
+        response_excerpt: null,
+      });
       await trx
         .updateTable("notifications")
         .set({ state: "pending", attempts: n.attempts + 1, locked_by: null, lease_until: null, next_attempt_at: where.now })
