@@ -234,17 +234,31 @@ describe("SIGKILL and restart: no job lost, no attempt duplicated, old leases re
         "calls of the second life in flight",
       );
       let stop = false;
+      let submitted = 0;
       const trickle = (async () => {
         while (!stop) {
           try {
             await sendJob(client);
+            submitted++;
           } catch {
             trickleFailures++;
             return;
           }
         }
       })();
-      await new Promise((r) => setTimeout(r, 150));
+      // Kill as soon as the trickle is under way and, at that very moment, calls of this life
+      // run (a call lasts about 300 ms here; a fixed sleep could outlast the last of them).
+      await eventually(
+        async () =>
+          submitted >= 1
+            ? readStore(dir.path, (db) => {
+                const mine = (db.prepare("SELECT node FROM attempts WHERE result = 'in_progress'").all() as { node: string }[]).filter((a) => !holder1.has(a.node));
+                return mine.length >= 1 ? true : undefined;
+              })
+            : undefined,
+        30_000,
+        "a submitted job and calls in flight",
+      );
       node.kill("SIGKILL");
       stop = true;
       await trickle;
