@@ -29,6 +29,7 @@ import https from "node:https";
 import { isIP } from "node:net";
 import type { IncomingMessage } from "node:http";
 import { describeForbiddenAddress } from "./forbidden-address.ts";
+import { displayUrl, withoutCredentials } from "../net/url-display.ts";
 import { bareHostname, describeLookupError, describeNetworkError, pinnedLookup, systemLookup, type ResolvedAddress } from "../net/pinned-lookup.ts";
 
 export { isForbiddenAddress } from "./forbidden-address.ts";
@@ -134,7 +135,7 @@ async function fetchHops(
     if (redirects >= options.maxRedirects) {
       return fail(
         "http_status",
-        `GET ${shown(current)} answered ${outcome.status}, a redirect beyond the limit of ${options.maxRedirects} ` +
+        `GET ${displayUrl(current)} answered ${outcome.status}, a redirect beyond the limit of ${options.maxRedirects} ` +
           `(documents.fetchMaxRedirects); give the document's final URL instead`,
       );
     }
@@ -142,15 +143,15 @@ async function fetchHops(
     try {
       next = new URL(outcome.location, current);
     } catch {
-      return fail("bad_url", `GET ${shown(current)} answered ${outcome.status} with a Location header that is not a valid URL`);
+      return fail("bad_url", `GET ${displayUrl(current)} answered ${outcome.status} with a Location header that is not a valid URL`);
     }
     const checked = inspectUrl(next, guard);
     if (!checked.ok) {
       return fail(
         checked.kind,
         checked.kind === "forbidden_target"
-          ? `Refusing to follow the redirect from ${shown(current)} to ${checked.shown ?? "an invalid URL"}: ${checked.detail} ${ALLOW_HINT}`
-          : `GET ${shown(current)} redirected to ${checked.shown ?? "an invalid URL"}, which cannot be fetched: ${checked.detail}`,
+          ? `Refusing to follow the redirect from ${displayUrl(current)} to ${checked.shown ?? "an invalid URL"}: ${checked.detail} ${ALLOW_HINT}`
+          : `GET ${displayUrl(current)} redirected to ${checked.shown ?? "an invalid URL"}, which cannot be fetched: ${checked.detail}`,
       );
     }
     previous = current;
@@ -178,19 +179,19 @@ async function resolveAddresses(
     if (raced.aborted) return { ok: false, result: timedOut(url, timeoutMs) };
     answer = raced.value;
   } catch (error) {
-    return { ok: false, result: fail("network", `Could not fetch ${shown(url)}: ${describeLookupError(host, error)}`) };
+    return { ok: false, result: fail("network", `Could not fetch ${displayUrl(url)}: ${describeLookupError(host, error)}`) };
   }
 
   const addresses: ResolvedAddress[] = [];
   for (const entry of answer) {
     const family = isIP(entry.address);
     if (family === 0) {
-      return { ok: false, result: fail("network", `Could not fetch ${shown(url)}: looking up ${host} gave "${entry.address}", which is not an IP address`) };
+      return { ok: false, result: fail("network", `Could not fetch ${displayUrl(url)}: looking up ${host} gave "${entry.address}", which is not an IP address`) };
     }
     addresses.push({ address: entry.address, family: family === 6 ? 6 : 4 });
   }
   if (addresses.length === 0) {
-    return { ok: false, result: fail("network", `Could not fetch ${shown(url)}: the host name ${host} has no addresses`) };
+    return { ok: false, result: fail("network", `Could not fetch ${displayUrl(url)}: the host name ${host} has no addresses`) };
   }
   if (guard !== null) {
     for (const { address } of addresses) {
@@ -199,8 +200,8 @@ async function resolveAddresses(
       const detail = `${host} resolves to ${address}, which is ${reason}`;
       const message =
         redirectedFrom === null
-          ? `Refusing to fetch ${shown(url)}: ${detail} ${ALLOW_HINT}`
-          : `Refusing to follow the redirect from ${shown(redirectedFrom)} to ${shown(url)}: ${detail} ${ALLOW_HINT}`;
+          ? `Refusing to fetch ${displayUrl(url)}: ${detail} ${ALLOW_HINT}`
+          : `Refusing to follow the redirect from ${displayUrl(redirectedFrom)} to ${displayUrl(url)}: ${detail} ${ALLOW_HINT}`;
       return { ok: false, result: fail("forbidden_target", message) };
     }
   }
@@ -241,7 +242,7 @@ function requestOnce(
       });
     } catch (error) {
       // e.g. a user agent with characters not allowed in a header
-      resolve({ type: "result", result: fail("network", `Could not fetch ${shown(url)}: ${describeNetworkError(error)}`) });
+      resolve({ type: "result", result: fail("network", `Could not fetch ${displayUrl(url)}: ${describeNetworkError(error)}`) });
       return;
     }
 
@@ -261,7 +262,7 @@ function requestOnce(
     signal.addEventListener("abort", onAbort, { once: true });
 
     request.on("error", (error) => {
-      settle({ type: "result", result: fail("network", `Could not fetch ${shown(url)}: ${describeNetworkError(error)}`) });
+      settle({ type: "result", result: fail("network", `Could not fetch ${displayUrl(url)}: ${describeNetworkError(error)}`) });
     });
 
     request.on("response", (res) => {
@@ -275,7 +276,7 @@ function requestOnce(
         return;
       }
       if (code < 200 || code > 299) {
-        settle({ type: "result", result: fail("http_status", `GET ${shown(url)} answered ${status}`) });
+        settle({ type: "result", result: fail("http_status", `GET ${displayUrl(url)} answered ${status}`) });
         return;
       }
 
@@ -306,7 +307,7 @@ function requestOnce(
       const cutShort = (): void => {
         settle({
           type: "result",
-          result: fail("network", `Could not fetch ${shown(url)}: the connection closed after ${received} bytes, before the whole document arrived`),
+          result: fail("network", `Could not fetch ${displayUrl(url)}: the connection closed after ${received} bytes, before the whole document arrived`),
         });
       };
       res.on("error", cutShort);
@@ -344,25 +345,25 @@ function inspectUrl(input: string | URL, guard: AddressGuard | null): Inspected 
     return {
       ok: false,
       kind: "bad_url",
-      shown: shown(url),
+      shown: displayUrl(url),
       detail: `it uses the ${url.protocol} scheme, and only http: and https: URLs can be fetched`,
     };
   }
   if (url.hostname === "") {
-    return { ok: false, kind: "bad_url", shown: shown(url), detail: "the URL names no host" };
+    return { ok: false, kind: "bad_url", shown: displayUrl(url), detail: "the URL names no host" };
   }
   if (guard === null) return { ok: true, url };
 
   const host = bareHostname(url.hostname);
   if (isIP(host) !== 0) {
     const reason = guard(host);
-    if (reason !== null) return { ok: false, kind: "forbidden_target", shown: shown(url), detail: `${host} is ${reason}` };
+    if (reason !== null) return { ok: false, kind: "forbidden_target", shown: displayUrl(url), detail: `${host} is ${reason}` };
     return { ok: true, url };
   }
   const name = host.toLowerCase().replace(/\.$/, "");
   if (name === "localhost" || name.endsWith(".localhost")) {
     const reason = guard("127.0.0.1") ?? guard("::1");
-    if (reason !== null) return { ok: false, kind: "forbidden_target", shown: shown(url), detail: `${host} names this machine (loopback)` };
+    if (reason !== null) return { ok: false, kind: "forbidden_target", shown: displayUrl(url), detail: `${host} names this machine (loopback)` };
   }
   return { ok: true, url };
 }
@@ -389,7 +390,7 @@ function fail(kind: FetchReferenceFailureKind, message: string): FetchReferenceR
 function timedOut(url: URL, timeoutMs: number): FetchReferenceResult {
   return fail(
     "timeout",
-    `Fetching ${shown(url)} took longer than ${timeoutMs} ms (documents.fetchTimeout); the server is slow or unreachable`,
+    `Fetching ${displayUrl(url)} took longer than ${timeoutMs} ms (documents.fetchTimeout); the server is slow or unreachable`,
   );
 }
 
@@ -397,22 +398,11 @@ function tooLarge(url: URL, maxBytes: number, declared: number | null): FetchRef
   const size = declared === null ? "is larger than" : `is ${declared} bytes, more than`;
   return fail(
     "too_large",
-    `The document at ${shown(url)} ${size} the limit of ${maxBytes} bytes (jobs.maxDocumentBytes); send a smaller document`,
+    `The document at ${displayUrl(url)} ${size} the limit of ${maxBytes} bytes (jobs.maxDocumentBytes); send a smaller document`,
   );
 }
 
-/** The URL as shown in messages: scheme, host, port and path; no user info, query or fragment. */
-function shown(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}`;
-}
 
-function withoutCredentials(url: URL): string {
-  const copy = new URL(url.href);
-  copy.username = "";
-  copy.password = "";
-  copy.hash = "";
-  return copy.href;
-}
 
 
 function safeDecode(part: string): string {

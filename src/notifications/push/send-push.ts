@@ -22,6 +22,7 @@ import { createHash } from "node:crypto";
 import { isIP } from "node:net";
 import type { IncomingHttpHeaders } from "node:http";
 import { describeLookupError, describeNetworkError, bareHostname, pinnedLookup, systemLookup, type ResolvedAddress } from "../../net/pinned-lookup.ts";
+import { displayUrl } from "../../net/url-display.ts";
 import { parseRetryAfter, type DeliveryResult } from "../delivery-policy.ts";
 import { digestAuthorization, isSupportedDigestAlgorithm, parseDigestChallenge } from "./digest-auth.ts";
 import type { PushAuthMethod } from "../report-snapshot.ts";
@@ -201,19 +202,19 @@ async function token(t: PushTry, client: OAuth2Client, signal: AbortSignal, fres
     64 * 1024,
   );
   if (answer.status < 200 || answer.status > 299) {
-    throw new TryFailure("retry", `The OAuth2 token endpoint ${shown(url)} answered ${answer.status} ${http.STATUS_CODES[answer.status] ?? ""}`.trim(), answer.status, answer.excerpt);
+    throw new TryFailure("retry", `The OAuth2 token endpoint ${displayUrl(url)} answered ${answer.status} ${http.STATUS_CODES[answer.status] ?? ""}`.trim(), answer.status, answer.excerpt);
   }
   let parsed: { access_token?: unknown; token_type?: unknown; expires_in?: unknown };
   try {
     parsed = JSON.parse(answer.excerpt) as typeof parsed;
   } catch {
-    throw new TryFailure("retry", `The OAuth2 token endpoint ${shown(url)} answered 2xx without a JSON body`, answer.status, answer.excerpt.slice(0, RESPONSE_EXCERPT_BYTES));
+    throw new TryFailure("retry", `The OAuth2 token endpoint ${displayUrl(url)} answered 2xx without a JSON body`, answer.status, answer.excerpt.slice(0, RESPONSE_EXCERPT_BYTES));
   }
   if (typeof parsed.access_token !== "string" || parsed.access_token === "") {
-    throw new TryFailure("retry", `The OAuth2 token endpoint ${shown(url)} answered without an access_token`, answer.status, null);
+    throw new TryFailure("retry", `The OAuth2 token endpoint ${displayUrl(url)} answered without an access_token`, answer.status, null);
   }
   if (typeof parsed.token_type === "string" && parsed.token_type.toLowerCase() !== "bearer") {
-    throw new TryFailure("permanent", `The OAuth2 token endpoint ${shown(url)} issued a "${parsed.token_type}" token; Faxline sends Bearer tokens only`, answer.status, null);
+    throw new TryFailure("permanent", `The OAuth2 token endpoint ${displayUrl(url)} issued a "${parsed.token_type}" token; Faxline sends Bearer tokens only`, answer.status, null);
   }
   const lifetime = typeof parsed.expires_in === "number" && parsed.expires_in > 0 ? parsed.expires_in : DEFAULT_TOKEN_LIFETIME_SECS;
   t.tokens.set(client, parsed.access_token, t.now() + lifetime * 1000 - TOKEN_EXPIRY_MARGIN_MS);
@@ -231,7 +232,7 @@ function parseTarget(text: string, what: string): URL {
     throw new TryFailure("permanent", `The ${what} "${text}" is not a valid absolute URL`);
   }
   if (url.protocol !== "http:" && url.protocol !== "https:") {
-    throw new TryFailure("permanent", `The ${what} ${shown(url)} uses ${url.protocol}; only http: and https: are allowed`);
+    throw new TryFailure("permanent", `The ${what} ${displayUrl(url)} uses ${url.protocol}; only http: and https: are allowed`);
   }
   return url;
 }
@@ -246,9 +247,9 @@ async function resolve(url: URL, t: PushTry): Promise<ResolvedAddress[]> {
     try {
       addresses = await (t.lookup ?? systemLookup)(host);
     } catch (error) {
-      throw new TryFailure("retry", `Could not reach ${shown(url)}: ${describeLookupError(host, error)}`);
+      throw new TryFailure("retry", `Could not reach ${displayUrl(url)}: ${describeLookupError(host, error)}`);
     }
-    if (addresses.length === 0) throw new TryFailure("retry", `Could not reach ${shown(url)}: ${host} has no addresses`);
+    if (addresses.length === 0) throw new TryFailure("retry", `Could not reach ${displayUrl(url)}: ${host} has no addresses`);
   }
   if (t.guard !== null) {
     for (const { address } of addresses) {
@@ -256,7 +257,7 @@ async function resolve(url: URL, t: PushTry): Promise<ResolvedAddress[]> {
       if (reason !== null) {
         throw new TryFailure(
           "permanent",
-          `Refusing to push to ${shown(url)}: ${host === address ? address : `${host} resolves to ${address}, which`} is ${reason} (allow it in push.allowTargets)`,
+          `Refusing to push to ${displayUrl(url)}: ${host === address ? address : `${host} resolves to ${address}, which`} is ${reason} (allow it in push.allowTargets)`,
         );
       }
     }
@@ -291,7 +292,7 @@ async function post(url: URL, headers: Record<string, string>, body: string, t: 
       request.destroy();
     };
     signal.addEventListener("abort", onAbort, { once: true });
-    request.on("error", (error) => settle(() => reject(new TryFailure("retry", `Could not reach ${shown(url)}: ${describeNetworkError(error)}`))));
+    request.on("error", (error) => settle(() => reject(new TryFailure("retry", `Could not reach ${displayUrl(url)}: ${describeNetworkError(error)}`))));
     request.on("response", (res) => {
       const chunks: Buffer[] = [];
       let kept = 0;
@@ -316,7 +317,7 @@ async function post(url: URL, headers: Record<string, string>, body: string, t: 
 }
 
 function timedOut(url: URL, timeoutMs: number): TryFailure {
-  return new TryFailure("retry", `The push to ${shown(url)} took longer than ${timeoutMs} ms (push.timeout)`);
+  return new TryFailure("retry", `The push to ${displayUrl(url)} took longer than ${timeoutMs} ms (push.timeout)`);
 }
 
 /** application/x-www-form-urlencoded, as RFC 6749 Appendix B asks for client credentials. */
@@ -330,9 +331,4 @@ function basic(user: string, password: string): string {
 
 function headerText(value: string | string[] | undefined): string | undefined {
   return Array.isArray(value) ? value[0] : value;
-}
-
-/** The URL as shown in logs and errors: no user info, query or fragment. */
-export function shown(url: URL): string {
-  return `${url.protocol}//${url.host}${url.pathname}`;
 }

@@ -9,6 +9,7 @@ import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { ApiError } from "../../../errors/api-errors.ts";
 import { toIsoSeconds } from "../../../lib/clock.ts";
+import { withoutCredentials } from "../../../net/url-display.ts";
 import { listJobNotifications, redeliverNotification, type NotificationWithLog } from "../../../store/queries/notifications.ts";
 import { ApiErrorBodySchema } from "../../schemas/reports.ts";
 import { JobNotificationsSchema, NotificationSchema, type NotificationView } from "../../schemas/notifications.ts";
@@ -17,13 +18,9 @@ import type { ApiDeps } from "../../build-app.ts";
 const JobParams = Type.Object({ custNr: Type.String(), jobId: Type.String() });
 const NotificationParams = Type.Object({ custNr: Type.String(), jobId: Type.String(), notificationId: Type.String() });
 
-function withoutUserInfo(target: string): string {
+function shownTarget(target: string): string {
   try {
-    const url = new URL(target);
-    if (url.username === "" && url.password === "") return target;
-    url.username = "";
-    url.password = "";
-    return url.href;
+    return withoutCredentials(new URL(target));
   } catch {
     return target;
   }
@@ -34,7 +31,7 @@ function view({ notification: n, tries }: NotificationWithLog): NotificationView
     id: n.id,
     channel: n.channel,
     event: n.event,
-    target: n.channel === "http" ? withoutUserInfo(n.target) : n.target,
+    target: n.channel === "http" ? shownTarget(n.target) : n.target,
     state: n.state,
     attempts: n.attempts,
     createdTs: toIsoSeconds(Number(n.created_at)),

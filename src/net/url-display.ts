@@ -1,0 +1,18 @@
+/**
+ * URLs as they may appear in logs, errors and API answers: never with user info (credentials
+ * may ride in a URL), and in messages without query or fragment either.
+ */
+
+/** Scheme, host, port and path: what messages show. */
+export function displayUrl(url: URL): string {
+  return `${url.protocol}//${url.host}${url.pathname}`;
+}
+
+/** The whole URL minus user info and fragment. */
+export function withoutCredentials(url: URL): string {
+  const copy = new URL(url.href);
+  copy.username = "";
+  copy.password = "";
+  copy.hash = "";
+  return copy.href;
+}
