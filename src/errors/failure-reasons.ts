@@ -152,6 +152,20 @@ export const FailureReasons = {
     "DOC_ERROR",
     "A document could not be read (bad encoding or corrupt content)",
   ),
+  document_encrypted: reason(
+    "document_encrypted",
+    "document",
+    "never",
+    "DOC_ERROR",
+    "A document is password-protected or encrypted and cannot be opened",
+  ),
+  document_type_unavailable: reason(
+    "document_type_unavailable",
+    "document",
+    "never",
+    "DOC_ERROR",
+    "A document's type needs a converter that is not installed on this Faxline node",
+  ),
   render_failed: reason("render_failed", "internal", "never", "DOC_ERROR", "Rendering the documents failed"),
   sender_lost: reason(
     "sender_lost",
