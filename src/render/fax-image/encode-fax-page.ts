@@ -1,0 +1,154 @@
+/**
+ * Makes a grey fax page bilevel and encodes it as CCITT G4 (encode-g4-page.ts).
+ *
+ * Text and line art (`tone: "text"`) are thresholded: pixels darker than BLACK_BELOW (160, as
+ * rasterize-text-page.ts explains: thin strokes at 98 lines per inch stay whole) become black.
+ *
+ * Photos (`tone: "photo"`) are dithered with Floyd–Steinberg error diffusion, so grey shades
+ * become dot densities instead of solid black or white blobs. First a levels step makes paper
+ * pure white (PAPER_WHITE and lighter, or from just below the page's own paper grey where it has
+ * one: `paperWhite`) and ink pure black (INK_BLACK and darker), stretching the tones in between;
+ * pure white and pure black pixels then neither take nor pass on diffused error. Without this,
+ * the grain and grey of scanned paper turn into dot noise all over the page, which is ugly and
+ * costs many G4 bytes (a scan of 82 %-grey paper: 112 KiB dithered with it, the same as the
+ * scan of white paper). Rows are scanned in alternating directions (serpentine), which avoids
+ * the diagonal "worms" of one-way diffusion.
+ *
+ * Dithering makes pages bigger: G4 codes runs of equal pixels, and dither dots break them up.
+ * Fax transmission time grows with the G4 size (at 14400 bit/s, 100 KiB take about a minute), so
+ * a dithered page is kept only if its G4 data is at most DITHER_BYTES_PER_SCAN_LINE bytes per
+ * scan line; otherwise the page is thresholded after all. That budget is DITHER_BUDGET_TEXT_PAGES
+ * (8) times a dense page of text (TEXT_PAGE_BYTES_PER_SCAN_LINE: 64 lines of 10 pt text measured
+ * 65 KiB at A4 HIGH, 29 bytes per scan line): 519 KiB at A4 HIGH, 260 KiB at A4 LOW, about 4.9
+ * and 2.5 minutes at 14400 bit/s. Measured at A4 HIGH: full-page photos dither to 190–210 bytes
+ * per scan line (425–470 KiB) and are kept; a photo of dense fine detail (a circuit board)
+ * needs 347 and is thresholded.
+ * The budget is absolute, not a multiple of the thresholded page's size, because thresholding a
+ * photo leaves a few black and white silhouettes that cost almost nothing (4–28 KiB): every
+ * photo measured dithered to 20 to 70 times its threshold, so a "3 times the threshold" rule
+ * would never dither a photo, while it would allow a thresholded page that is already big to
+ * grow to minutes of transmission.
+ */
+import type { GreyPage } from "../pages/grey-page.ts";
+import { encodeG4Page } from "./encode-g4-page.ts";
+import type { G4Page } from "./write-tiff-f.ts";
+
+/** Pixels darker than this are black when thresholding. */
+export const BLACK_BELOW = 160;
+/** Levels before dithering: this grey and lighter is paper (white), INK_BLACK and darker is ink (black). */
+export const PAPER_WHITE = 224;
+export const INK_BLACK = 24;
+/** G4 bytes per scan line of a dense page of text (64 lines of 10 pt at A4 HIGH: 65 KiB). */
+export const TEXT_PAGE_BYTES_PER_SCAN_LINE = 29;
+/** A dithered page may take as many G4 bytes as this many dense pages of text. */
+export const DITHER_BUDGET_TEXT_PAGES = 8;
+/** The most G4 bytes per scan line a dithered page may take (see the module comment). */
+export const DITHER_BYTES_PER_SCAN_LINE = DITHER_BUDGET_TEXT_PAGES * TEXT_PAGE_BYTES_PER_SCAN_LINE;
+
+export interface EncodedFaxPage {
+  g4: G4Page;
+  /** The bilevel page: one byte per pixel, 0 black or 255 white. */
+  pixels: Uint8Array;
+  method: "threshold" | "dither";
+}
+
+/** Thresholds text pages; dithers photo pages where that stays within the size budget (see the module comment). */
+export async function encodeFaxPage(page: GreyPage): Promise<EncodedFaxPage> {
+  const size = { width: page.width, height: page.height };
+  if (page.tone === "photo") {
+    const dithered = ditherPage(page);
+    const ditherG4 = await encodeG4Page(dithered, size);
+    if (g4Bytes(ditherG4) <= DITHER_BYTES_PER_SCAN_LINE * page.height) return { g4: ditherG4, pixels: dithered, method: "dither" };
+  }
+  const thresholded = thresholdPage(page);
+  return { g4: await encodeG4Page(thresholded, size), pixels: thresholded, method: "threshold" };
+}
+
+/** The G4 data size of a page (its strips). */
+export function g4Bytes(page: G4Page): number {
+  return page.strips.reduce((sum, strip) => sum + strip.length, 0);
+}
+
+/** Bilevel by threshold: darker than BLACK_BELOW is black (0), the rest white (255). */
+export function thresholdPage(page: GreyPage): Uint8Array {
+  const { data } = page;
+  const out = new Uint8Array(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = data[i]! < BLACK_BELOW ? 0 : 255;
+  return out;
+}
+
+/** A grey level that holds at least PAPER_SHARE of a page (within ±PAPER_SPREAD) and is PAPER_MIN or lighter is taken to be its paper. */
+const PAPER_MIN = 160;
+const PAPER_SPREAD = 6;
+const PAPER_SHARE = 0.25;
+
+/**
+ * The white point of the levels step: PAPER_WHITE, or lower where the page has a grey paper
+ * tone (a scan of greyish or yellowish paper), so that the paper comes out white rather than as
+ * dots all over the page. The paper tone is a grey level of PAPER_MIN or lighter around which
+ * (±PAPER_SPREAD) at least PAPER_SHARE of the page's pixels lie; the white point then sits just
+ * below that band.
+ */
+export function paperWhite(page: GreyPage): number {
+  const histogram = new Uint32Array(256);
+  for (let i = 0; i < page.data.length; i++) histogram[page.data[i]!]!++;
+  let best = -1;
+  let bestCount = 0;
+  for (let level = PAPER_MIN; level <= PAPER_WHITE; level++) {
+    let count = 0;
+    for (let v = level - PAPER_SPREAD; v <= Math.min(254, level + PAPER_SPREAD); v++) count += histogram[v]!;
+    if (count > bestCount) {
+      best = level;
+      bestCount = count;
+    }
+  }
+  return best >= 0 && bestCount >= PAPER_SHARE * page.data.length ? Math.min(PAPER_WHITE, best - PAPER_SPREAD) : PAPER_WHITE;
+}
+
+/** The levels step before dithering as a table: grey in, stretched grey out (see the module comment). */
+function levelsTable(white: number): Uint8Array {
+  const table = new Uint8Array(256);
+  for (let v = 0; v < 256; v++) {
+    table[v] = v >= white ? 255 : v <= INK_BLACK ? 0 : Math.round(((v - INK_BLACK) * 255) / (white - INK_BLACK));
+  }
+  return table;
+}
+
+/**
+ * Bilevel by Floyd–Steinberg dithering after levels, serpentine; pure white and pure black
+ * pixels (after levels) keep their value and take no diffused error. Errors are kept in 1/16ths,
+ * the Floyd–Steinberg weights being 7, 3, 5 and 1 sixteenths.
+ */
+export function ditherPage(page: GreyPage): Uint8Array {
+  const { width, height, data } = page;
+  const levels = levelsTable(paperWhite(page));
+  const out = new Uint8Array(width * height);
+  // Error rows, indexed x + 1 so that the neighbours of both edges need no bounds checks.
+  let current = new Int32Array(width + 2);
+  let next = new Int32Array(width + 2);
+  for (let y = 0; y < height; y++) {
+    next.fill(0);
+    const row = y * width;
+    const leftToRight = (y & 1) === 0;
+    const step = leftToRight ? 1 : -1;
+    for (let n = 0, x = leftToRight ? 0 : width - 1; n < width; n++, x += step) {
+      const level = levels[data[row + x]!]!;
+      if (level === 255 || level === 0) {
+        out[row + x] = level;
+        continue;
+      }
+      const value = level + ((current[x + 1]! + 8) >> 4);
+      const white = value >= 128;
+      out[row + x] = white ? 255 : 0;
+      const error = white ? value - 255 : value;
+      current[x + 1 + step]! += error * 7;
+      next[x + 1 - step]! += error * 3;
+      next[x + 1]! += error * 5;
+      next[x + 1 + step]! += error;
+    }
+    const done = current;
+    current = next;
+    next = done;
+  }
+  return out;
+}

@@ -1,0 +1,142 @@
+/**
+ * Bilevel conversion and G4 encoding of grey pages (src/render/fax-image/encode-fax-page.ts):
+ * the threshold, Floyd–Steinberg dithering that keeps grey shades as dot densities and paper
+ * white, the choice between them by tone and size budget, and that the G4 data decodes to
+ * exactly the bilevel pixels returned.
+ */
+import { describe, it } from "node:test";
+import assert from "node:assert/strict";
+import sharp from "sharp";
+import {
+  BLACK_BELOW,
+  DITHER_BYTES_PER_SCAN_LINE,
+  ditherPage,
+  encodeFaxPage,
+  g4Bytes,
+  paperWhite,
+  PAPER_WHITE,
+  thresholdPage,
+} from "../../src/render/fax-image/encode-fax-page.ts";
+import { encodeG4Page } from "../../src/render/fax-image/encode-g4-page.ts";
+import { writeTiffF } from "../../src/render/fax-image/write-tiff-f.ts";
+import { pageGeometry, type GreyPage, type PageTone } from "../../src/render/pages/grey-page.ts";
+
+const HIGH = pageGeometry("A4", "HIGH");
+const LOW = pageGeometry("A4", "LOW");
+
+function page(width: number, height: number, fill: (x: number, y: number) => number, tone: PageTone): GreyPage {
+  const data = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) data[y * width + x] = fill(x, y);
+  return { width, height, data, tone };
+}
+
+/** Share of black pixels in columns [from, to) of a bilevel page. */
+function blackShare(pixels: Uint8Array, width: number, height: number, from: number, to: number): number {
+  let black = 0;
+  for (let y = 0; y < height; y++) for (let x = from; x < to; x++) if (pixels[y * width + x] === 0) black++;
+  return black / ((to - from) * height);
+}
+
+/** A horizontal grey ramp from `darkest` (left) to `lightest` (right), below a white header band. */
+function rampPage(geometry: typeof HIGH, darkest: number, lightest: number): GreyPage {
+  return page(
+    geometry.widthPx,
+    geometry.heightPx,
+    (x, y) => (y < geometry.headerBandPx ? 255 : Math.round(darkest + ((lightest - darkest) * x) / (geometry.widthPx - 1))),
+    "photo",
+  );
+}
+
+describe("thresholdPage", () => {
+  it(`darker than ${BLACK_BELOW} is black, the rest white`, () => {
+    const grey = page(256, 1, (x) => x, "text");
+    const out = thresholdPage(grey);
+    for (let v = 0; v < 256; v++) assert.equal(out[v], v < BLACK_BELOW ? 0 : 255, `grey ${v}`);
+    assert.notEqual(out, grey.data, "a new buffer");
+  });
+});
+
+describe("ditherPage", () => {
+  it("keeps a photo gradient legible: black density falls steadily from dark to light, where a threshold has two bands", () => {
+    const ramp = rampPage(LOW, 30, 220);
+    const dithered = ditherPage(ramp);
+    const thresholded = thresholdPage(ramp);
+    assert.ok(dithered.every((v) => v === 0 || v === 255), "bilevel");
+    const bands = 8;
+    const bandWidth = ramp.width / bands;
+    const ditherShares: number[] = [];
+    const thresholdShares: number[] = [];
+    for (let b = 0; b < bands; b++) {
+      const from = Math.round(b * bandWidth);
+      const to = Math.round((b + 1) * bandWidth);
+      ditherShares.push(blackShare(dithered, ramp.width, ramp.height, from, to));
+      thresholdShares.push(blackShare(thresholded, ramp.width, ramp.height, from, to));
+    }
+    for (let b = 1; b < bands; b++) assert.ok(ditherShares[b]! < ditherShares[b - 1]!, `darker on the left: ${ditherShares.map((s) => s.toFixed(2)).join(" ")}`);
+    // The middle bands are neither black nor white but in between.
+    for (const b of [2, 3, 4, 5]) assert.ok(ditherShares[b]! > 0.1 && ditherShares[b]! < 0.9, `band ${b}: ${ditherShares[b]!.toFixed(2)}`);
+    const distinct = new Set(ditherShares.map((s) => Math.round(s * 20)));
+    assert.ok(distinct.size >= 6, `at least six distinguishable shades: ${ditherShares.map((s) => s.toFixed(2)).join(" ")}`);
+    assert.ok(new Set(thresholdShares.map((s) => Math.round(s * 20))).size <= 3, `a threshold leaves (about) black or white: ${thresholdShares.map((s) => s.toFixed(2)).join(" ")}`);
+  });
+
+  it("paper stays white: light grey and the page's own grey paper tone get no dots, the header band neither", () => {
+    const light = page(400, 300, () => PAPER_WHITE + 3, "photo");
+    assert.ok(ditherPage(light).every((v) => v === 255), "near-white paper is white");
+
+    // A scan of grey paper (190) with a dark photo block: the paper becomes white, the block stays.
+    const scan = page(400, 300, (x, y) => (x >= 100 && x < 200 && y >= 100 && y < 200 ? 90 + ((x + y) % 7) : 190 + ((x * 7 + y * 13) % 5) - 2), "photo");
+    assert.ok(paperWhite(scan) < 190, `white point ${paperWhite(scan)} below the paper tone`);
+    const out = ditherPage(scan);
+    assert.equal(blackShare(out, 400, 300, 250, 400), 0, "the paper area has no dots");
+    const block = blackShare(new Uint8Array(out.filter((_, i) => i % 400 >= 100 && i % 400 < 200 && Math.floor(i / 400) >= 100 && Math.floor(i / 400) < 200)), 100, 100, 0, 100);
+    assert.ok(block > 0.3 && block < 0.9, `the photo block is dithered grey: ${block.toFixed(2)}`);
+
+    const ramp = rampPage(HIGH, 30, 220);
+    const dithered = ditherPage(ramp);
+    assert.ok(dithered.subarray(0, HIGH.headerBandPx * HIGH.widthPx).every((v) => v === 255), "the white header band stays white");
+  });
+});
+
+describe("encodeFaxPage", () => {
+  async function decodeG4(result: Awaited<ReturnType<typeof encodeFaxPage>>, geometry: typeof HIGH): Promise<Uint8Array> {
+    const tiff = writeTiffF([result.g4], { xDpi: geometry.xDpi, yDpi: geometry.yDpi });
+    const { data, info } = await sharp(tiff).toColourspace("b-w").raw().toBuffer({ resolveWithObject: true });
+    assert.deepEqual([info.width, info.height, info.channels], [geometry.widthPx, geometry.heightPx, 1]);
+    return new Uint8Array(data.buffer, data.byteOffset, data.byteLength);
+  }
+
+  it("a text page is thresholded, and its G4 data decodes to exactly the returned pixels", async () => {
+    const text = page(LOW.widthPx, LOW.heightPx, (x, y) => (y > 200 && y < 260 && x % 40 < 12 ? 40 : x % 97 === 0 ? 150 : 255), "text");
+    const result = await encodeFaxPage(text);
+    assert.equal(result.method, "threshold");
+    assert.deepEqual(result.pixels, thresholdPage(text));
+    assert.deepEqual([result.g4.width, result.g4.height], [LOW.widthPx, LOW.heightPx]);
+    assert.deepEqual(await decodeG4(result, LOW), result.pixels);
+  });
+
+  it("a photo page is dithered when that stays within the size budget", async () => {
+    // A 4 x 5 inch photo (a grey ramp, every shade dithered) on an A4 HIGH page.
+    const photo = { left: 400, top: 600, width: 816, height: 980 };
+    const inPhoto = (x: number, y: number): boolean => x >= photo.left && x < photo.left + photo.width && y >= photo.top && y < photo.top + photo.height;
+    const grey = page(HIGH.widthPx, HIGH.heightPx, (x, y) => (inPhoto(x, y) ? 30 + Math.round((190 * (x - photo.left)) / photo.width) : 255), "photo");
+    const result = await encodeFaxPage(grey);
+    assert.equal(result.method, "dither");
+    assert.deepEqual(result.pixels, ditherPage(grey));
+    assert.ok(g4Bytes(result.g4) <= DITHER_BYTES_PER_SCAN_LINE * HIGH.heightPx);
+    assert.deepEqual(await decodeG4(result, HIGH), result.pixels);
+  });
+
+  it("a photo page whose dither would blow up the G4 size is thresholded after all", async () => {
+    // Mid-grey noise everywhere: the dither is dots on every scan line, far beyond the budget.
+    let seed = 1;
+    const random = (): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+    const noise = page(LOW.widthPx, LOW.heightPx, () => 60 + Math.floor(random() * 140), "photo");
+    const dithered = ditherPage(noise);
+    const ditherSize = g4Bytes(await encodeG4Page(dithered, noise));
+    assert.ok(ditherSize > DITHER_BYTES_PER_SCAN_LINE * LOW.heightPx, `the dither takes ${ditherSize} bytes`);
+    const result = await encodeFaxPage(noise);
+    assert.equal(result.method, "threshold");
+    assert.deepEqual(result.pixels, thresholdPage(noise));
+  });
+});
