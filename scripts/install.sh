@@ -7,7 +7,12 @@
 #
 # Needs Node.js >= 20 with npm. Debian packages are installed with apt-get when missing (as root,
 # or through sudo): python3, make and g++ for the native SQLite binding, fonts-dejavu-core for
-# the fax font (DejaVu Sans Mono), libtiff-tools for tiffinfo (checks fax images; the tests use it).
+# the fax font (DejaVu Sans Mono), libtiff-tools for tiffinfo (checks fax images; the tests use it),
+# LibreOffice (writer, calc, impress; without GUI) for office documents and HTML, with the
+# metric-compatible Liberation and Carlito fonts so Word documents keep their line breaks,
+# Ghostscript for PostScript, and poppler-utils (pdftotext, used by the tests).
+# A node without LibreOffice or Ghostscript still runs; it refuses those document types with
+# a 400 that names the missing package (set FAXLINE_INSTALL_CONVERTERS=0 to skip them).
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
@@ -25,7 +30,9 @@ if [ "$NODE_MAJOR" -lt 20 ]; then
 fi
 
 missing=()
-for tool in python3 make g++ tiffinfo; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
+tools=(python3 make g++ tiffinfo)
+[ "${FAXLINE_INSTALL_CONVERTERS:-1}" = "1" ] && tools+=(soffice gs pdftotext)
+for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 # The fax font is a file, not a command.
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(DejaVuSansMono.ttf)
 if [ "${#missing[@]}" -gt 0 ]; then
@@ -34,13 +41,15 @@ if [ "${#missing[@]}" -gt 0 ]; then
     case "$tool" in
       python3) pkgs+=(python3) ;; make) pkgs+=(make) ;; g++) pkgs+=(g++) ;;
       tiffinfo) pkgs+=(libtiff-tools) ;; DejaVuSansMono.ttf) pkgs+=(fonts-dejavu-core) ;;
+      soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
+      gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
     esac
   done
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
   echo "install: installing the Debian packages ${pkgs[*]}"
   $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq "${pkgs[@]}"
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}"
 fi
 
 # better-sqlite3 builds from source when its prebuilt binary cannot be downloaded.

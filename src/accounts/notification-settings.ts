@@ -41,7 +41,7 @@ function httpUrl(text: string, what: string): string {
   return url.href;
 }
 
-async function requireCustomer(db: Kysely<Database>, custNr: string) {
+export async function requireCustomer(db: Kysely<Database>, custNr: string) {
   const customer = await db.selectFrom("customers").selectAll().where("cust_nr", "=", custNr).executeTakeFirst();
   if (!customer) throw new AccountError(`No customer "${custNr}"`);
   return customer;

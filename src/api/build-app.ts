@@ -21,6 +21,7 @@ import { Authenticator } from "./plugins/authenticate.ts";
 import { registerSendFaxRoute } from "./routes/v1/send-fax.ts";
 import { registerReportRoutes } from "./routes/v1/fax-reports.ts";
 import { registerNotificationRoutes } from "./routes/v1/notification-deliveries.ts";
+import { registerFaxImageRoutes } from "./routes/v1/fax-images.ts";
 
 export interface ApiDeps {
   config: FaxlineConfig;
@@ -163,6 +164,7 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
       registerSendFaxRoute(v1, deps);
       registerReportRoutes(v1, deps);
       registerNotificationRoutes(v1, deps);
+      registerFaxImageRoutes(v1, deps);
     },
     { prefix: "/rest/v1" },
   );

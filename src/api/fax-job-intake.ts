@@ -11,7 +11,8 @@ import { normalizeFaxNumber, type NumberContext } from "../numbers/normalize-num
 import { documentTypeFromName } from "../render/document-types.ts";
 import { normalizeCharset } from "../render/decode-text.ts";
 import { checkReferenceUrl } from "../documents/fetch-reference.ts";
-import { findHeaderError } from "./header-syntax.ts";
+import { parseHeaderTemplate } from "../render/header/header-template.ts";
+import { missingConverterMessage } from "../render/convert/converter-availability.ts";
 import { normalizeStatusReportOptions, type StoredStatusReportOptions } from "../notifications/report-snapshot.ts";
 import type { FaxJobRequest } from "./schemas/fax-job-request.ts";
 
@@ -177,11 +178,16 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
   let totalBytes = 0;
   const documents = documentsIn.map((doc, i): NewFaxDocument => {
     const field = `documents[${i}]`;
-    if (documentTypeFromName(doc.name) === null) {
+    const type = documentTypeFromName(doc.name);
+    if (type === null) {
       throw new ApiError(
         "document_type_unknown",
         `${field}.name "${doc.name}" has no known document extension (.txt, .pdf, .tif, .png, .jpg, .docx …)`,
       );
+    }
+    if (type === "office" || type === "html" || type === "postscript") {
+      const missing = missingConverterMessage(type, doc.name);
+      if (missing !== null) throw new ApiError("document_type_unavailable", `${field}.name "${doc.name}": ${missing}`);
     }
     let charset: string | null = null;
     if (doc.charset !== null && doc.charset !== undefined && doc.charset.trim() !== "") {
@@ -231,8 +237,8 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
 
   const header = rendering?.header ?? null;
   if (header !== null) {
-    const problem = findHeaderError(header);
-    if (problem) throw new ApiError("invalid_request", `renderingOptions.header: ${problem}`);
+    const parsed = parseHeaderTemplate(header);
+    if (!parsed.ok) throw new ApiError("header_invalid", `renderingOptions.header: ${parsed.message}`);
   }
   let overlay: NewFaxJob["overlay"] = null;
   if (rendering?.overlay && rendering.overlay.name.trim() !== "") {

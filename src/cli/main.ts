@@ -11,18 +11,26 @@
   faxline accounts show-push --customer CUSTNR [--json]
   faxline accounts rotate-signing-secret --customer CUSTNR
   faxline accounts retire-signing-secret --customer CUSTNR [--all]
+  faxline accounts set-header --customer CUSTNR --header TEXT|""
   faxline templates install --customer CUSTNR --kind push|mail-subject|mail-text|mail-html --file FILE [--content-type TYPE]
-  faxline templates remove --customer CUSTNR --kind KIND
+  faxline templates install --customer CUSTNR --kind cover|overlay --name NAME --file FILE
+  faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
  *   faxline accounts set-push --customer CUSTNR [--url URL] [--format XML|JSON|TEMPLATE]
  *                             [--events LIST|none] [--oauth2-token-url URL]
  *   faxline accounts show-push --customer CUSTNR [--json]
  *   faxline accounts rotate-signing-secret --customer CUSTNR
  *   faxline accounts retire-signing-secret --customer CUSTNR [--all]
+ *   faxline accounts set-header --customer CUSTNR --header TEXT|""
  *   faxline templates install --customer CUSTNR --kind KIND --file FILE [--content-type TYPE]
- *   faxline templates remove --customer CUSTNR --kind KIND
+ *   faxline templates install --customer CUSTNR --kind cover|overlay --name NAME --file FILE
+ *   faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
  *   faxline blacklist add NUMBER [--note TEXT] | blacklist remove NUMBER | blacklist list [--json]
  *   faxline test-numbers [--json]
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
+ *                  [--header TEXT] [--cover default|TEMPLATE] [--overlay FILE [--overlay-mode MODE]]
+ *                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
+                 [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
+                 [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
  *
  * Every command reads the same configuration (--config FILE or FAXLINE_CONFIG, then FAXLINE_*
  * variables); commands other than serve work on the store of FAXLINE_DATA_DIR directly and may
@@ -40,6 +48,7 @@ import {
   setPushSettings,
   type NotificationSettings,
 } from "../accounts/notification-settings.ts";
+import { installCoverTemplate, installOverlay, setDefaultHeader } from "../accounts/rendering-settings.ts";
 import { loadConfig } from "../config/load.ts";
 import { ConfigError, type FaxlineConfig } from "../config/schema.ts";
 import { createLogger } from "../lib/logger.ts";
@@ -48,6 +57,8 @@ import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-
 import { openStore, startNode } from "../roles/start-node.ts";
 import { DataDirLockedError } from "../roles/data-dir-lock.ts";
 import { renderFiles } from "./render-files.ts";
+import { OVERLAY_MODES } from "../api/fax-job-intake.ts";
+import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
 
 const USAGE = `Usage:
   faxline serve [--config FILE]
@@ -60,13 +71,17 @@ const USAGE = `Usage:
   faxline accounts show-push --customer CUSTNR [--json]
   faxline accounts rotate-signing-secret --customer CUSTNR
   faxline accounts retire-signing-secret --customer CUSTNR [--all]
+  faxline accounts set-header --customer CUSTNR --header TEXT|""
   faxline templates install --customer CUSTNR --kind push|mail-subject|mail-text|mail-html --file FILE [--content-type TYPE]
-  faxline templates remove --customer CUSTNR --kind KIND
+  faxline templates install --customer CUSTNR --kind cover|overlay --name NAME --file FILE
+  faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
   faxline blacklist add NUMBER [--note TEXT]
   faxline blacklist remove NUMBER
   faxline blacklist list [--json]
   faxline test-numbers [--json]
   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
+                 [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
+                 [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
 
 Configuration: --config FILE (YAML or JSON) or FAXLINE_CONFIG, and FAXLINE_* variables (docs/config.md).`;
 
@@ -148,6 +163,14 @@ export async function main(argv: string[]): Promise<number> {
       paper: { type: "string" },
       resolution: { type: "string" },
       charset: { type: "string" },
+      header: { type: "string" },
+      cover: { type: "string" },
+      overlay: { type: "string" },
+      "overlay-mode": { type: "string" },
+      to: { type: "string" },
+      property: { type: "string", multiple: true },
+      csid: { type: "string" },
+      name: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -240,6 +263,14 @@ export async function main(argv: string[]): Promise<number> {
             );
             return 0;
           }
+          case "set-header": {
+            const custNr = requireOption(values, "customer");
+            const header = values.header;
+            if (header === undefined) throw new UsageError('accounts set-header needs --header TEXT (or --header "" to remove it)');
+            await setDefaultHeader(db, custNr, header === "" ? null : header);
+            console.log(header === "" ? `Customer ${custNr} has no default header` : `Default header of customer ${custNr}: ${header}`);
+            return 0;
+          }
           case "retire-signing-secret": {
             const removed = await retireSigningSecrets(db, requireOption(values, "customer"), values.all === true);
             console.log(values.all ? `Removed ${removed} signing secret(s); pushes are no longer signed` : removed > 0 ? "Removed the previous signing secret" : "There was no previous signing secret");
@@ -253,26 +284,56 @@ export async function main(argv: string[]): Promise<number> {
       return withStore(config, async ({ db }) => {
         const custNr = requireOption(values, "customer");
         const kind = requireOption(values, "kind");
+        const name = values.name ?? "default";
         if (sub === "install") {
           const file = requireOption(values, "file");
-          await installTemplate(db, { custNr, kind, content: readFileSync(file, "utf8"), contentType: values["content-type"] }, now);
-          console.log(`Installed the ${kind} template of customer ${custNr} from ${file}`);
+          if (kind === "cover") {
+            const installed = await installCoverTemplate(db, { custNr, name, fileName: file, content: readFileSync(file, "utf8") }, now);
+            const keys = installed.keys.length === 0 ? "no placeholders" : `placeholders ${installed.keys.join(", ")}`;
+            console.log(`Installed the ${installed.kind.toUpperCase()} cover template "${name}" of customer ${custNr} from ${file} (${keys})`);
+          } else if (kind === "overlay") {
+            await installOverlay(db, { custNr, name, fileName: file, bytes: readFileSync(file) }, now);
+            console.log(`Installed the overlay "${name}" of customer ${custNr} from ${file}`);
+          } else {
+            await installTemplate(db, { custNr, kind, content: readFileSync(file, "utf8"), contentType: values["content-type"] }, now);
+            console.log(`Installed the ${kind} template of customer ${custNr} from ${file}`);
+          }
           return 0;
         }
         if (sub === "remove") {
-          console.log((await removeTemplate(db, custNr, kind)) ? `Removed the ${kind} template of customer ${custNr}` : `Customer ${custNr} has no ${kind} template`);
+          const what = kind === "cover" || kind === "overlay" ? `${kind} "${name}"` : `${kind} template`;
+          console.log((await removeTemplate(db, custNr, kind, name)) ? `Removed the ${what} of customer ${custNr}` : `Customer ${custNr} has no ${what}`);
           return 0;
         }
         throw new UsageError(`Unknown templates command "${sub ?? ""}"`);
       });
     case "render": {
       const files = positionals.slice(1);
-      if (files.length === 0) throw new UsageError("faxline render needs at least one FILE");
       const paper = (values.paper ?? "A4").toUpperCase();
       if (paper !== "A4" && paper !== "LETTER") throw new UsageError(`--paper must be A4 or LETTER, not "${values.paper}"`);
       const resolution = (values.resolution ?? "HIGH").toUpperCase();
       if (resolution !== "HIGH" && resolution !== "LOW") throw new UsageError(`--resolution must be HIGH or LOW, not "${values.resolution}"`);
-      return renderFiles(config, { files, out: requireOption(values, "out"), paperFormat: paper, resolution, charset: values.charset ?? null });
+      if (files.length === 0 && values.cover === undefined) throw new UsageError("faxline render needs at least one FILE (or --cover)");
+      const overlayMode = (values["overlay-mode"] ?? "ALL_PAGES").toUpperCase();
+      if (!(OVERLAY_MODES as readonly string[]).includes(overlayMode)) throw new UsageError(`--overlay-mode must be one of ${OVERLAY_MODES.join(", ")}`);
+      const properties: Record<string, string> = {};
+      for (const pair of values.property ?? []) {
+        const eq = pair.indexOf("=");
+        if (eq <= 0) throw new UsageError(`--property takes KEY=VALUE, got "${pair}"`);
+        properties[pair.slice(0, eq)] = pair.slice(eq + 1);
+      }
+      return renderFiles(config, {
+        files,
+        out: requireOption(values, "out"),
+        paperFormat: paper,
+        resolution,
+        charset: values.charset ?? null,
+        header: values.header ?? null,
+        cover: values.cover ?? null,
+        overlay: values.overlay === undefined ? null : { file: values.overlay, mode: overlayMode as OverlayMode },
+        recipient: { number: values.to ?? "+4989123456789", properties },
+        csid: values.csid ?? config.sender.csid,
+      });
     }
     case "blacklist":
       return withStore(config, async ({ db }) => {

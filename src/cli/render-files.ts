@@ -1,54 +1,103 @@
 /**
  * `faxline render FILE... --out OUT.tif`: renders documents offline into a fax image exactly as
- * the scheduler renders a job's documents (same layout, same worker, same page limit and
- * render.timeout), so that an operator can look at what a fax will look like. A document that a
- * job could not send fails here with the text the job's report would give.
+ * the scheduler renders a job (same page pipeline, same worker, same limits and render.timeout),
+ * so that an operator can look at what a fax will look like. Options give what a job's
+ * renderingOptions give: paper, resolution, header line, cover page (a built-in `default`, or an
+ * SVG/HTML template file), overlay document and mode, plus one recipient's number and
+ * properties for the header's %#/%K and the cover page. A document that a job could not send
+ * fails here with the text the job's report would give.
  */
 import { readFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import type { FaxlineConfig } from "../config/schema.ts";
 import { failureReason, type FailureReasonCode } from "../errors/failure-reasons.ts";
 import { FaxImageWorker, faxImageFailureDetail, type FaxImageOutcome } from "../render/fax-image/fax-image-worker.ts";
-import type { PaperFormat, Resolution } from "../render/layout-text.ts";
-import { renderDocuments, type DocumentInput } from "../render/render-documents.ts";
+import { parseHeaderTemplate } from "../render/header/header-template.ts";
+import { coverKindOf } from "../render/installed-templates.ts";
+import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
+import type { DocumentInput, PaperFormat, Resolution } from "../render/pages/grey-page.ts";
+import type { FaxJobRenderInput } from "../render/render-fax-job.ts";
+import { renderLimits } from "../scheduler/render-setup.ts";
 
 export interface RenderFilesRequest {
   files: string[];
   out: string;
   paperFormat: PaperFormat;
   resolution: Resolution;
-  /** Charset of every file; null: UTF-8, as for a job document without one. */
+  /** Charset of every text file; null: UTF-8, as for a job document without one. */
   charset: string | null;
+  header: string | null;
+  /** `default` for the built-in cover page, else the path of an SVG or HTML template; null: none. */
+  cover: string | null;
+  overlay: { file: string; mode: OverlayMode } | null;
+  /** The recipient the header and cover page are filled for. */
+  recipient: { number: string; properties: Record<string, string> };
+  csid: string;
 }
+
+export class RenderRequestError extends Error {}
 
 /** The report's reason text for a failure (failure-reasons.ts description, then the detail). */
 function reportReason(code: FailureReasonCode, detail: string): string {
   return `${failureReason(code).description}: ${detail}`;
 }
 
-/** Renders the files into `out`; returns the exit code (0 written, 1 not). */
-export async function renderFiles(config: FaxlineConfig, request: RenderFilesRequest): Promise<number> {
-  const documents: DocumentInput[] = [];
-  for (const file of request.files) {
-    try {
-      documents.push({ name: basename(file), charset: request.charset, bytes: readFileSync(file) });
-    } catch (err) {
-      console.error(`faxline: cannot read ${file}: ${(err as Error).message}`);
-      return 1;
+function readDocument(file: string, charset: string | null): DocumentInput {
+  try {
+    return { name: basename(file), charset, bytes: readFileSync(file) };
+  } catch (err) {
+    throw new RenderRequestError(`cannot read ${file}: ${(err as Error).message}`);
+  }
+}
+
+/** The render input for a request; throws RenderRequestError for a bad option. */
+export function renderInputForFiles(config: FaxlineConfig, request: RenderFilesRequest, now: number): FaxJobRenderInput {
+  const documents = request.files.map((file) => readDocument(file, request.charset));
+  if (request.header !== null) {
+    const parsed = parseHeaderTemplate(request.header);
+    if (!parsed.ok) throw new RenderRequestError(`--header: ${parsed.message}`);
+  }
+  let cover: FaxJobRenderInput["cover"] = null;
+  if (request.cover !== null) {
+    const timeZone = config.render.defaultTimeZone;
+    if (request.cover === "default") {
+      cover = { kind: "svg", content: null, time: now, timeZone };
+    } else {
+      const kind = coverKindOf(request.cover);
+      if (kind === null) throw new RenderRequestError(`--cover must be "default" or an .svg or .html template file, got ${request.cover}`);
+      cover = { kind, content: readDocument(request.cover, null).bytes.toString(), time: now, timeZone };
     }
   }
-  const options = { paperFormat: request.paperFormat, resolution: request.resolution };
-  const laidOut = renderDocuments(documents, { ...options, maxPages: config.jobs.maxPages });
-  if (!laidOut.ok) {
-    console.error(`faxline: ${reportReason(laidOut.reasonCode, laidOut.message)}`);
+  if (documents.length === 0 && cover === null) throw new RenderRequestError("nothing to render: give at least one FILE or --cover");
+  return {
+    documents,
+    paperFormat: request.paperFormat,
+    resolution: request.resolution,
+    header: request.header === null ? null : { template: request.header, csid: request.csid, timeZone: config.render.defaultTimeZone, time: now },
+    cover,
+    overlay: request.overlay === null ? null : { document: readDocument(request.overlay.file, null), mode: request.overlay.mode },
+    recipients: [{ id: "cli", number: request.recipient.number, properties: request.recipient.properties }],
+    limits: renderLimits(config),
+    preflight: { lineBitsPerSecond: 14_400, largePageSeconds: config.render.largePageSeconds },
+  };
+}
+
+/** Renders the files into `out`; returns the exit code (0 written, 1 not). */
+export async function renderFiles(config: FaxlineConfig, request: RenderFilesRequest): Promise<number> {
+  let input: FaxJobRenderInput;
+  try {
+    input = renderInputForFiles(config, request, Date.now());
+  } catch (err) {
+    if (!(err instanceof RenderRequestError)) throw err;
+    console.error(`faxline: ${err.message}`);
     return 1;
   }
 
-  const faxImages = new FaxImageWorker({ timeoutMs: config.render.timeout });
+  const faxImages = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory });
   const started = performance.now();
   let outcome: FaxImageOutcome;
   try {
-    outcome = await faxImages.render({ textPages: laidOut.textPages, coverPageText: null, ...options });
+    outcome = await faxImages.render(input);
   } finally {
     await faxImages.close();
   }
@@ -56,11 +105,22 @@ export async function renderFiles(config: FaxlineConfig, request: RenderFilesReq
     console.error(`faxline: ${reportReason("render_failed", faxImageFailureDetail(outcome))}`);
     return 1;
   }
-  const { tiff, pageSizes } = outcome.image;
+  if (!outcome.result.ok) {
+    console.error(`faxline: ${reportReason(outcome.result.reasonCode, outcome.result.message)}`);
+    return 1;
+  }
+  const image = outcome.result.images[0];
+  if (image === undefined) throw new Error("rendering gave no fax image");
+  const { tiff, pageSizes, preflight } = image;
   writeFileSync(request.out, tiff);
   const seconds = ((performance.now() - started) / 1000).toFixed(2);
   const pages = `${pageSizes.length} page${pageSizes.length === 1 ? "" : "s"}`;
   console.log(`${request.out}: ${pages}, ${tiff.length} bytes (TIFF-F, G4, ${request.paperFormat} ${request.resolution}), rendered in ${seconds} s`);
   console.log(`G4 bytes per page: ${pageSizes.join(", ")}`);
+  const lineSeconds = preflight.reduce((sum, page) => sum + page.estimatedSeconds, 0);
+  console.log(`estimated line time at 14.4 kbit/s: ${Math.round(lineSeconds)} s`);
+  preflight.forEach((page, index) => {
+    for (const warning of page.warnings) console.log(`warning: page ${index + 1} ${warning}`);
+  });
   return 0;
 }

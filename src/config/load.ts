@@ -132,5 +132,10 @@ function checkCrossKeyRules(config: FaxlineConfig): void {
   if (!validity) {
     throw new ConfigError(`Invalid configuration jobs.defaultValidity: expected an ISO-8601 duration such as P1M or P30D, got ${JSON.stringify(config.jobs.defaultValidity)}`);
   }
+  try {
+    new Intl.DateTimeFormat("en", { timeZone: config.render.defaultTimeZone });
+  } catch {
+    throw new ConfigError(`Invalid configuration render.defaultTimeZone: expected an IANA time zone such as Europe/Berlin or UTC, got ${JSON.stringify(config.render.defaultTimeZone)}`);
+  }
   if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, notifier, retention.");
 }

@@ -51,6 +51,11 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "documents.fetchMaxRedirects", env: "FAXLINE_DOCUMENTS_FETCH_MAX_REDIRECTS", type: "integer", min: 0, max: 20, default: 5, description: "Redirects followed when fetching a referenced document." }),
   k({ path: "documents.fetchAllowPrivateTargets", env: "FAXLINE_DOCUMENTS_FETCH_ALLOW_PRIVATE_TARGETS", type: "boolean", default: false, description: "Allow reference URLs that resolve to loopback, private, link-local or other internal addresses. Off by default (SSRF guard)." }),
   k({ path: "render.timeout", env: "FAXLINE_RENDER_TIMEOUT", type: "duration", default: "2m", description: "Time limit for rendering one job's fax image (rasterising and encoding all of its pages, in a worker thread). A job that takes longer fails with render_failed; keep it below scheduler.renderLease." }),
+  k({ path: "render.workerMemory", env: "FAXLINE_RENDER_WORKER_MEMORY", type: "integer", min: 64, default: 1536, description: "Heap limit of the render worker thread in MB. A document that needs more fails with render_failed and the node carries on." }),
+  k({ path: "render.maxSourcePixels", env: "FAXLINE_RENDER_MAX_SOURCE_PIXELS", type: "integer", min: 1_000_000, default: 200_000_000, description: "Most pixels of one decoded image or rendered source page before it is scaled to the fax page (guards against decompression bombs); more fails the job with document_too_large." }),
+  k({ path: "render.converterTimeout", env: "FAXLINE_RENDER_CONVERTER_TIMEOUT", type: "duration", default: "60s", description: "Time limit of one conversion of an office, HTML or PostScript document to PDF (LibreOffice, Ghostscript subprocess); a converter that takes longer is killed and the job fails with document_unreadable. Keep it below render.timeout." }),
+  k({ path: "render.defaultTimeZone", env: "FAXLINE_RENDER_DEFAULT_TIME_ZONE", type: "string", default: "UTC", description: "IANA time zone of dates in header lines and cover pages when the header names none with %tz=." }),
+  k({ path: "render.largePageSeconds", env: "FAXLINE_RENDER_LARGE_PAGE_SECONDS", type: "integer", min: 1, default: 90, description: "Preflight: a page whose estimated line time at 14.4 kbit/s exceeds this many seconds is flagged as very large." }),
   k({ path: "scheduler.pollInterval", env: "FAXLINE_SCHEDULER_POLL_INTERVAL", type: "duration", default: "500ms", description: "How often idle roles look for due work (new jobs on the same node wake them at once)." }),
   k({ path: "scheduler.renderLease", env: "FAXLINE_SCHEDULER_RENDER_LEASE", type: "duration", default: "5m", description: "Lease on a job while it renders; a node that dies mid-render loses it after this time." }),
   k({ path: "scheduler.sendLease", env: "FAXLINE_SCHEDULER_SEND_LEASE", type: "duration", default: "2m", description: "Lease on a recipient while a call runs; renewed every third of it. A dead node's call is abandoned after this time." }),
@@ -103,7 +108,7 @@ export interface FaxlineConfig {
     deadlineGrace: number;
   };
   documents: { fetchTimeout: number; fetchMaxRedirects: number; fetchAllowPrivateTargets: boolean };
-  render: { timeout: number };
+  render: { timeout: number; workerMemory: number; maxSourcePixels: number; converterTimeout: number; defaultTimeZone: string; largePageSeconds: number };
   scheduler: { pollInterval: number; renderLease: number; sendLease: number; renderAttempts: number };
   sender: { channels: number; callsPerNumber: number; csid: string };
   retry: {

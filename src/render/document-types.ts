@@ -3,12 +3,11 @@
  *
  * The extension after the last dot of the name's final path segment is looked up
  * case-insensitively (`INVOICE.PDF` is a PDF). Names without an extension, or with one that
- * names no known document type, give `null`.
+ * names no known document type, give `null`; such a document is refused when the job is created.
  *
- * This Faxline version renders plain text only (`RENDERABLE_TYPES`); every other type is
- * recognised so that the client gets a precise "not supported yet" reason
- * (`unsupportedTypeMessage`) instead of a generic failure. Rasterising PDF, TIFF, images and
- * office documents is a later work item.
+ * Every known type is rendered (pages/document-pages.ts). Office documents and HTML need
+ * LibreOffice and PostScript needs Ghostscript on the node (convert/converter-availability.ts);
+ * without them those types fail with document_type_unavailable.
  */
 
 export type DocumentType = "text" | "pdf" | "tiff" | "image" | "html" | "postscript" | "office";
@@ -40,9 +39,6 @@ const TYPE_BY_EXTENSION: ReadonlyMap<string, DocumentType> = new Map<string, Doc
   ["pptx", "office"],
 ]);
 
-/** The document types this Faxline version can render. */
-export const RENDERABLE_TYPES: ReadonlySet<DocumentType> = new Set<DocumentType>(["text"]);
-
 /** Person-readable name of each type, as used in messages ("Rendering of PDF documents ..."). */
 const TYPE_LABELS: Readonly<Record<DocumentType, string>> = {
   text: "plain text",
@@ -69,20 +65,24 @@ export function documentTypeFromName(name: string): DocumentType | null {
   return TYPE_BY_EXTENSION.get(extension) ?? null;
 }
 
+/** The extensions Faxline renders, as listed in messages: ".pdf, .tif, ...". */
+export const KNOWN_EXTENSIONS: readonly string[] = [...TYPE_BY_EXTENSION.keys()];
+
+/** A person-readable name of a document type ("PDF", "office"). */
+export function documentTypeLabel(type: DocumentType): string {
+  return TYPE_LABELS[type];
+}
+
 /**
- * Why a document cannot be rendered, as one sentence for the client, e.g.
- * "Rendering of PDF documents (invoice.pdf) is not supported yet by this Faxline version;
- * only plain text (.txt) is rendered". `type` null means the extension named no known type.
+ * Why a document's type cannot be determined, as one sentence for the client, e.g.
+ * "The file extension .csv of document data.csv names no known document type; Faxline renders
+ * .txt, .text, .pdf, ...".
  */
-export function unsupportedTypeMessage(type: DocumentType | null, name: string): string {
-  const onlyText = "only plain text (.txt) is rendered";
-  if (type === null) {
-    const extension = fileNameExtension(name);
-    const what =
-      extension === null
-        ? `The type of document ${name} cannot be determined because its name has no file extension`
-        : `The file extension .${extension} of document ${name} names no known document type`;
-    return `${what}; this Faxline version needs a known extension and ${onlyText}`;
-  }
-  return `Rendering of ${TYPE_LABELS[type]} documents (${name}) is not supported yet by this Faxline version; ${onlyText}`;
+export function unknownTypeMessage(name: string): string {
+  const extension = fileNameExtension(name);
+  const what =
+    extension === null
+      ? `The type of document ${name} cannot be determined because its name has no file extension`
+      : `The file extension .${extension} of document ${name} names no known document type`;
+  return `${what}; Faxline renders ${KNOWN_EXTENSIONS.map((e) => `.${e}`).join(", ")}`;
 }

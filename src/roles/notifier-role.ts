@@ -104,7 +104,14 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
       .where("name", "=", "default")
       .execute();
     const part = (kind: string) => templates.find((t) => t.kind === kind)?.content;
-    const image = await store.db.selectFrom("job_fax_images").select(["content", "pages"]).where("job_id", "=", n.job_id).executeTakeFirst();
+    // Recipients may have images of their own (cover page, header line); a mail attaches the first.
+    const image = await store.db
+      .selectFrom("fax_images")
+      .select(["content", "pages"])
+      .where("job_id", "=", n.job_id)
+      .orderBy("variant")
+      .limit(1)
+      .executeTakeFirst();
     const message = await composeStatusMail({
       snapshot: payload.snapshot,
       kind: payload.mailKind ?? "success",

@@ -22,10 +22,10 @@ import { sql, type Kysely } from "kysely";
 import { coerceError } from "../errors/internal-error.ts";
 import { fetchReference } from "../documents/fetch-reference.ts";
 import type { FailureReasonCode } from "../errors/failure-reasons.ts";
-import { renderDocuments, type DocumentInput } from "../render/render-documents.ts";
-import { coverPageText } from "../render/cover-page-text.ts";
+import type { DocumentInput } from "../render/pages/grey-page.ts";
 import { FaxImageWorker, faxImageFailureDetail } from "../render/fax-image/fax-image-worker.ts";
-import type { FaxImage } from "../render/fax-image/render-fax-image.ts";
+import type { FaxImageVariant } from "../render/render-fax-job.ts";
+import { renderSetup } from "../scheduler/render-setup.ts";
 import type { Database, JobRow } from "../store/database.ts";
 import { applyFailure, completeJobIfDone, failRecipientsFinal } from "../scheduler/recipient-outcomes.ts";
 import { pause } from "../lib/wakeup.ts";
@@ -55,12 +55,12 @@ export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: nu
 }
 
 type JobRenderResult =
-  | { status: "rendered"; image: FaxImage }
+  | { status: "rendered"; images: FaxImageVariant[] }
   | { status: "failed"; reasonCode: FailureReasonCode; message: string }
   /** The node is stopping: the job keeps its lease and is rendered again after the restart. */
   | { status: "interrupted" };
 
-/** Loads, fetches and renders one claimed job; returns its fax image or the failure. */
+/** Loads, fetches and renders one claimed job; returns its fax images or the failure. */
 async function renderJob(ctx: NodeContext, job: JobRow, faxImages: FaxImageWorker): Promise<JobRenderResult> {
   const { db } = ctx.store;
   const documents = await db.selectFrom("job_documents").selectAll().where("job_id", "=", job.id).orderBy("ordinal").execute();
@@ -96,29 +96,14 @@ async function renderJob(ctx: NodeContext, job: JobRow, faxImages: FaxImageWorke
     }
     inputs.push({ name: doc.name, charset: doc.charset, bytes });
   }
-  const options = {
-    paperFormat: job.paper_format as "A4" | "LETTER",
-    resolution: job.resolution as "HIGH" | "LOW",
-    maxPages: ctx.config.jobs.maxPages,
-  };
-  const rendered = renderDocuments(inputs, options);
-  if (!rendered.ok) return { status: "failed", reasonCode: rendered.reasonCode, message: rendered.message };
-  let cover: string | null = null;
-  if (job.coverpage_template !== null) {
-    const first = await db.selectFrom("recipients").select(["properties", "number"]).where("job_id", "=", job.id).orderBy("ordinal").executeTakeFirstOrThrow();
-    cover = coverPageText({
-      properties: first.properties === null ? null : JSON.parse(first.properties),
-      recipientNumber: first.number,
-      pageCount: rendered.textPages.length + 1,
-    });
+  const setup = await renderSetup(ctx, job);
+  if (!setup.ok) return { status: "failed", reasonCode: setup.reasonCode, message: setup.message };
+  const outcome = await faxImages.render({ ...setup.input, documents: inputs });
+  if (outcome.ok) {
+    const { result } = outcome;
+    if (result.ok) return { status: "rendered", images: result.images };
+    return { status: "failed", reasonCode: result.reasonCode, message: result.message };
   }
-  const outcome = await faxImages.render({
-    textPages: rendered.textPages,
-    coverPageText: cover,
-    paperFormat: options.paperFormat,
-    resolution: options.resolution,
-  });
-  if (outcome.ok) return { status: "rendered", image: outcome.image };
   if (outcome.kind === "stopped") return { status: "interrupted" };
   return { status: "failed", reasonCode: "render_failed", message: faxImageFailureDetail(outcome) };
 }
@@ -157,19 +142,34 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker): Promise<b
       .executeTakeFirst();
     if (!still) return;
     if (result.status === "rendered") {
-      const { tiff, pageSizes } = result.image;
+      const first = result.images[0];
+      if (first === undefined) throw new Error(`rendering job ${job.id} gave no fax image`);
       await trx
         .updateTable("jobs")
-        .set({ state: "active", pages: pageSizes.length, page_sizes: JSON.stringify(pageSizes), locked_by: null, lease_until: null })
+        .set({ state: "active", pages: first.pageSizes.length, page_sizes: JSON.stringify(first.pageSizes), locked_by: null, lease_until: null })
         .where("id", "=", job.id)
         .execute();
-      // An upsert: a job rendered again (after a crash or a lost lease) replaces its old image.
-      const image = { format: "TIFF", content: tiff, pages: pageSizes.length, size_bytes: tiff.length, created_at: done };
-      await trx
-        .insertInto("job_fax_images")
-        .values({ job_id: job.id, ...image })
-        .onConflict((oc) => oc.column("job_id").doUpdateSet(image))
-        .execute();
+      // A job rendered again (after a crash or a lost lease) replaces its old images.
+      await trx.deleteFrom("fax_images").where("job_id", "=", job.id).execute();
+      for (const [variant, image] of result.images.entries()) {
+        const id = `img_${job.id}_${variant}`;
+        await trx
+          .insertInto("fax_images")
+          .values({
+            id,
+            job_id: job.id,
+            variant,
+            format: "TIFF",
+            content: image.tiff,
+            pages: image.pageSizes.length,
+            page_sizes: JSON.stringify(image.pageSizes),
+            preflight: JSON.stringify(image.preflight),
+            size_bytes: image.tiff.length,
+            created_at: done,
+          })
+          .execute();
+        await trx.updateTable("recipients").set({ fax_image_id: id }).where("id", "in", image.recipientIds).execute();
+      }
       await trx
         .updateTable("recipients")
         .set({ state: "ready", run_at: Math.max(job.valid_from, done) })
@@ -186,7 +186,8 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker): Promise<b
     }
   });
   if (result.status === "rendered") {
-    log.info({ pages: result.image.pageSizes.length, bytes: result.image.tiff.length }, "job rendered");
+    const bytes = result.images.reduce((sum, image) => sum + image.tiff.length, 0);
+    log.info({ pages: result.images[0]?.pageSizes.length, images: result.images.length, bytes }, "job rendered");
     ctx.wake.send.notify();
   } else {
     log.info({ reason: result.reasonCode, detail: result.message }, "job failed to render");
@@ -305,7 +306,7 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
   const controller = new AbortController();
   const { signal } = controller;
   const interval = ctx.config.scheduler.pollInterval;
-  const faxImages = new FaxImageWorker({ timeoutMs: ctx.config.render.timeout });
+  const faxImages = new FaxImageWorker({ timeoutMs: ctx.config.render.timeout, memoryLimitMb: ctx.config.render.workerMemory });
 
   const renderLoop = (async () => {
     while (!signal.aborted) {

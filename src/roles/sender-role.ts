@@ -82,7 +82,12 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
       if (line === null) {
         outcome = { result: "failed", reasonCode: "no_line_configured", pagesSent: 0, durationSecs: 0, remoteCsid: null, rawCause: null, dialled: false };
       } else {
-        const pageSizes = JSON.parse(job.page_sizes ?? "[]") as number[];
+        // The recipient's own image (its cover page and header line); the job's as a fallback.
+        const image =
+          recipient.fax_image_id === null
+            ? undefined
+            : await ctx.store.db.selectFrom("fax_images").select("page_sizes").where("id", "=", recipient.fax_image_id).executeTakeFirst();
+        const pageSizes = JSON.parse(image?.page_sizes ?? job.page_sizes ?? "[]") as number[];
         outcome = await line.call(
           {
             jobId: job.id,

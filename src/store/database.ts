@@ -7,7 +7,7 @@
  * inserts jobs, the scheduler renders and sweeps them, the sender claims recipients and records
  * attempts, the retention role purges. docs/architecture.md describes each column group.
  */
-import type { Insertable, Selectable, Updateable } from "kysely";
+import type { Generated, Insertable, Selectable, Updateable } from "kysely";
 
 export interface CustomersTable {
   cust_nr: string;
@@ -38,12 +38,21 @@ export interface CustomerTemplatesTable {
   updated_at: number;
 }
 
-export interface JobFaxImagesTable {
+/** A rendered fax image: one per job and rendering variant (migration 0003 explains variants). */
+export interface FaxImagesTable {
+  /** `img_<jobId>_<variant>`. */
+  id: string;
   job_id: string;
+  /** 0, 1, ...: variants in the order of their first recipient. */
+  variant: number;
   /** TIFF (TIFF-F, CCITT G4, one image per page). */
   format: string;
   content: Uint8Array;
   pages: number;
+  /** JSON array: CCITT G4 encoded bytes of each page. */
+  page_sizes: string;
+  /** JSON array of preflight/page-preflight.ts PagePreflight, one per page. */
+  preflight: string;
   size_bytes: number;
   created_at: number;
 }
@@ -197,6 +206,8 @@ export interface RecipientsTable {
   remote_csid: string | null;
   pages_sent: number;
   finished_at: number | null;
+  /** fax_images.id of the image this recipient is sent; null until the job is rendered. */
+  fax_image_id: Generated<string | null>;
 }
 
 export interface AttemptsTable {
@@ -233,7 +244,7 @@ export interface Database {
   attempts: AttemptsTable;
   blacklist: BlacklistTable;
   customer_templates: CustomerTemplatesTable;
-  job_fax_images: JobFaxImagesTable;
+  fax_images: FaxImagesTable;
   notifications: NotificationsTable;
   notification_attempts: NotificationAttemptsTable;
 }

@@ -7,6 +7,7 @@ import type { Kysely, Migration } from "kysely";
 import type { Database, JobRow, NotificationRow, RecipientRow } from "./database.ts";
 import * as m0001 from "./migrations/0001-create-core-tables.ts";
 import * as m0002 from "./migrations/0002-create-notification-tables.ts";
+import * as m0003 from "./migrations/0003-create-fax-image-variants.ts";
 
 export type DialectName = "sqlite";
 
@@ -63,5 +64,6 @@ export function migrations(types: ColumnTypes): Record<string, Migration> {
   return {
     "0001-create-core-tables": { up: (db) => m0001.up(db, types) },
     "0002-create-notification-tables": { up: (db) => m0002.up(db, types) },
+    "0003-create-fax-image-variants": { up: (db) => m0003.up(db, types) },
   };
 }

@@ -251,9 +251,9 @@ describe("api: send a fax job", () => {
     });
 
     it("header with a standalone % → 400 naming renderingOptions.header", async () => {
-      const b = await expect400(job({ renderingOptions: { header: "50% off" } }), "invalid_request", /renderingOptions\.header/);
+      const b = await expect400(job({ renderingOptions: { header: "50% off" } }), "header_invalid", /renderingOptions\.header/);
       assert.match(b.message, /%%/);
-      await expect400(job({ renderingOptions: { header: "ends with %" } }), "invalid_request", /renderingOptions\.header/);
+      await expect400(job({ renderingOptions: { header: "ends with %" } }), "header_invalid", /renderingOptions\.header/);
     });
 
     it("reference URL to 127.0.0.1 (and localhost) is refused by default → document_reference_forbidden", async () => {
@@ -512,7 +512,7 @@ describe("api: send a fax job", () => {
       assert.equal(wrongMethod.body.error, "route_not_found");
     });
 
-    it("/openapi.json lists the six operations of the contract and the notification extensions", async () => {
+    it("/openapi.json lists the six operations of the contract and the notification and fax image extensions", async () => {
       const res = await fetch(`${node.url}/openapi.json`);
       assert.equal(res.status, 200);
       const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { operationId?: string }>> };
@@ -532,6 +532,10 @@ describe("api: send a fax job", () => {
         redeliverNotification: "POST /rest/v1/{custNr}/fax/reports/{jobId}/notifications/{notificationId}/redeliver",
         deleteOldestStatusReports: "DELETE /rest/v1/{custNr}/fax/reports",
         bulkStatusReports: "POST /rest/v1/{custNr}/fax/reports",
+        getJobFaxImages: "GET /rest/v1/{custNr}/fax/reports/{jobId}/fax-images",
+        getFaxImageTiff: "GET /rest/v1/{custNr}/fax/reports/{jobId}/fax-images/{imageId}",
+        getFaxImagePagePng: "GET /rest/v1/{custNr}/fax/reports/{jobId}/fax-images/{imageId}/pages/{page}",
+        previewJobRequest: "POST /rest/v1/{custNr}/fax/preview",
       });
     });
 

@@ -7,6 +7,8 @@
  * HTTP server started here.
  */
 import { after, before, describe, it } from "node:test";
+import sharp from "sharp";
+import { installOverlay } from "../../src/accounts/rendering-settings.ts";
 import assert from "node:assert/strict";
 import { createServer, type Server } from "node:http";
 import type { AddressInfo } from "node:net";
@@ -87,6 +89,12 @@ describe("sdk compatibility: payloads real clients send", () => {
     docBase = `http://127.0.0.1:${(docServer.address() as AddressInfo).port}`;
     node = await startTestNode({ "documents.fetchAllowPrivateTargets": true });
     main = await newAccount();
+    // The SDK examples name the overlay "overlay_template1"; install one (a framed letterhead).
+    const letterhead = await sharp({ create: { width: 1700, height: 2200, channels: 3, background: "white" } })
+      .composite([{ input: Buffer.from('<svg xmlns="http://www.w3.org/2000/svg" width="1700" height="2200"><rect x="20" y="20" width="1660" height="2160" fill="none" stroke="black" stroke-width="8"/></svg>') }])
+      .png()
+      .toBuffer();
+    await installOverlay(node.node.context.store.db, { custNr: "99999TE", name: "overlay_template1", fileName: "letterhead.png", bytes: letterhead }, Date.now());
   });
   after(async () => {
     await node.stop();

@@ -1,7 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { resolveJobValidity } from "../../src/api/fax-job-intake.ts";
-import { findHeaderError } from "../../src/api/header-syntax.ts";
 import { ApiError } from "../../src/errors/api-errors.ts";
 import { addIsoDuration, parseDurationMs, parseIsoDuration } from "../../src/lib/durations.ts";
 import { newJobId, newRecipientId } from "../../src/lib/ids.ts";
@@ -40,18 +39,6 @@ describe("intake: job validity", () => {
     assert.match(code(() => resolveJobValidity({ start: "2026-11-20T14:00:00" }, NOW, "P1M"))!, /^job_valid_invalid: .*no time zone/);
     assert.match(code(() => resolveJobValidity({ end: "tomorrow" }, NOW, "P1M"))!, /^job_valid_invalid: .*PT80M/);
     assert.match(code(() => resolveJobValidity({ end: "2026-11-20T11:00:00Z" }, NOW, "P1M"))!, /^job_valid_invalid: .*before/);
-  });
-});
-
-describe("intake: header syntax", () => {
-  it("accepts every placeholder of the contract", () => {
-    assert.equal(findHeaderError("%tz=Europe/Berlin; %l=de %d.%m.%Y %H:%M:%S %a %A %b %B %y %I %p %z %Z Page %P/%T %R %# %C %K %c%r 100%% %n"), null);
-    assert.equal(findHeaderError("%tz=CEST Testfax: CSID: %C Empfaengernummer: %# Datum: %d.%m.%Y %H:%M %z"), null);
-  });
-  it("rejects a standalone percent sign with its position", () => {
-    assert.match(findHeaderError("50% off")!, /"% " at position 3/);
-    assert.match(findHeaderError("100%")!, /standalone "%" ends the header/);
-    assert.match(findHeaderError("%q")!, /"%q"/);
   });
 });
 

@@ -1,13 +1,16 @@
 /**
- * Runs fax image rendering (render-fax-image.ts) in a worker thread, so that a large job never
- * stalls the event loop that serves the API, with a time limit per image.
+ * Runs fax job rendering (render-fax-job.ts) in a worker thread, so that a large or hostile job
+ * never stalls the event loop that serves the API, with a time limit and a heap limit per worker.
  *
  * One long-lived worker renders the requests one at a time (the machine this was measured on
  * gives about one core, so more threads would not render faster); it is started on the first
  * request, because its start costs about 0.3 s under tsx. A request that exceeds `timeoutMs`
  * (counted from the moment it is handed to the worker, including a worker start) terminates
  * the worker; so does a worker that dies. Either way only that request fails, and the next one
- * gets a fresh worker. `close()` terminates the worker; a request still running then ends as
+ * gets a fresh worker. A worker whose JavaScript heap outgrows `memoryLimitMb` is stopped by
+ * Node (ERR_WORKER_OUT_OF_MEMORY) and counts as a dead worker: its request fails, the node
+ * carries on. A document that cannot be rendered is not a worker failure: it is a result
+ * (`{ ok: false, reasonCode, ... }`) that fails the job with a document reason. `close()` terminates the worker; a request still running then ends as
  * `stopped`, so that its job can be rendered again after the restart.
  *
  * Under tsx (tests, `node --import tsx`) this module is a .ts file. Node 20 does not start a
@@ -17,19 +20,20 @@
  */
 import { Worker } from "node:worker_threads";
 import { formatDurationMs } from "../../lib/durations.ts";
-import type { FaxImage, FaxImageInput } from "./render-fax-image.ts";
+import type { FaxJobRenderInput, FaxJobRenderResult } from "../render-fax-job.ts";
 
 export interface RenderRequest {
   id: number;
-  input: FaxImageInput;
+  input: FaxJobRenderInput;
 }
 
 export type RenderReply =
-  | { id: number; ok: true; tiff: Uint8Array; pageSizes: number[] }
+  | { id: number; ok: true; result: FaxJobRenderResult }
   | { id: number; ok: false; message: string };
 
 export type FaxImageOutcome =
-  | { ok: true; image: FaxImage }
+  /** Rendered, or a document failed (`result.ok` false): either way the job's answer. */
+  | { ok: true; result: FaxJobRenderResult }
   /** The image took longer than the time limit; the worker was terminated. */
   | { ok: false; kind: "timeout"; timeoutMs: number }
   /** Rendering threw, or the worker died. */
@@ -54,17 +58,19 @@ export function faxImageFailureDetail(outcome: Extract<FaxImageOutcome, { ok: fa
 
 export class FaxImageWorker {
   readonly #timeoutMs: number;
+  readonly #memoryLimitMb: number;
   #worker: Worker | null = null;
   #queue: Promise<unknown> = Promise.resolve();
   #nextId = 1;
   #closed = false;
 
-  constructor(options: { timeoutMs: number }) {
+  constructor(options: { timeoutMs: number; memoryLimitMb: number }) {
     this.#timeoutMs = options.timeoutMs;
+    this.#memoryLimitMb = options.memoryLimitMb;
   }
 
-  /** Renders one fax image; requests made while one runs wait their turn. Never rejects. */
-  render(input: FaxImageInput): Promise<FaxImageOutcome> {
+  /** Renders one job's fax images; requests made while one runs wait their turn. Never rejects. */
+  render(input: FaxJobRenderInput): Promise<FaxImageOutcome> {
     const outcome = this.#queue.then(() => this.#renderNow(input));
     this.#queue = outcome;
     return outcome;
@@ -78,7 +84,7 @@ export class FaxImageWorker {
     await worker?.terminate();
   }
 
-  #renderNow(input: FaxImageInput): Promise<FaxImageOutcome> {
+  #renderNow(input: FaxJobRenderInput): Promise<FaxImageOutcome> {
     if (this.#closed) return Promise.resolve({ ok: false, kind: "stopped" });
     let worker: Worker;
     try {
@@ -102,13 +108,28 @@ export class FaxImageWorker {
       const onMessage = (reply: RenderReply): void => {
         if (reply.id !== id) return;
         if (reply.ok) {
-          const tiff = Buffer.from(reply.tiff.buffer, reply.tiff.byteOffset, reply.tiff.byteLength);
-          finish({ ok: true, image: { tiff, pageSizes: reply.pageSizes } }, false);
+          const result = reply.result;
+          if (result.ok) {
+            // Transferred buffers arrive as plain Uint8Arrays.
+            for (const image of result.images) image.tiff = Buffer.from(image.tiff.buffer, image.tiff.byteOffset, image.tiff.byteLength);
+          }
+          finish({ ok: true, result }, false);
         } else {
           finish({ ok: false, kind: "failed", message: reply.message }, false);
         }
       };
-      const onError = (err: Error): void => finish({ ok: false, kind: "failed", message: `the render worker crashed: ${err.message}` }, true);
+      const onError = (err: Error & { code?: string }): void =>
+        finish(
+          {
+            ok: false,
+            kind: "failed",
+            message:
+              err.code === "ERR_WORKER_OUT_OF_MEMORY"
+                ? `rendering needed more memory than render.workerMemory (${this.#memoryLimitMb} MB) and was stopped`
+                : `the render worker crashed: ${err.message}`,
+          },
+          true,
+        );
       const onExit = (code: number): void =>
         finish(this.#closed ? { ok: false, kind: "stopped" } : { ok: false, kind: "failed", message: `the render worker exited with code ${code}` }, true);
       const timer = setTimeout(() => finish({ ok: false, kind: "timeout", timeoutMs: this.#timeoutMs }, true), this.#timeoutMs);
@@ -125,13 +146,14 @@ export class FaxImageWorker {
 
   #start(): Worker {
     const here = import.meta.url;
+    const resourceLimits = { maxOldGenerationSizeMb: this.#memoryLimitMb };
     const worker = here.endsWith(".ts")
       ? new Worker(
           `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})` +
             `.then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL("./render-worker.ts", here).href)}); })`,
-          { eval: true },
+          { eval: true, resourceLimits },
         )
-      : new Worker(new URL("./render-worker.js", here));
+      : new Worker(new URL("./render-worker.js", here), { resourceLimits });
     // An idle worker must not keep the process alive; while a request runs, its timer does.
     worker.unref();
     // A worker that dies between requests is dropped and the next request starts a new one.

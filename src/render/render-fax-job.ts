@@ -1,0 +1,295 @@
+/**
+ * Renders a fax job's fax images: the documents, cover page, overlay and header line of a job
+ * become one TIFF-F (CCITT G4) per distinct rendering, with the encoded size and a preflight of
+ * every page. Pure apart from converter subprocesses (LibreOffice, Ghostscript); the node runs it
+ * in a worker thread (fax-image/fax-image-worker.ts), never on the event loop of the API.
+ *
+ * Two passes:
+ *  1. Every document page is rendered (pages/document-pages.ts), made bilevel and G4-encoded
+ *     (fax-image/encode-fax-page.ts). The page limit is checked as pages arrive, so a huge
+ *     document stops early. When nothing is drawn onto the pages later (no header, no overlay),
+ *     these encodings are final; otherwise the bilevel pixels are kept packed (1 bit per pixel,
+ *     about 0.5 MB per A4 page at HIGH) for the second pass.
+ *  2. Recipients are grouped into variants: recipients whose pages come out identical (same
+ *     cover page text, and the same header where it names the recipient with %# or %K) share
+ *     one image. For each variant the cover page is rendered first, then every page gets its
+ *     overlay (overlay/overlay-pages.ts decides which) and header line, and is encoded.
+ *
+ * The header's date and time are those of `header.time` (the moment the job is rendered), the
+ * same on every page and on every attempt, so a retry sends the same pages.
+ */
+import { renderSvgCoverPage } from "./cover/render-cover-page.ts";
+import { coverPageProperties, fillCoverTemplate, formatCoverPageDate } from "./cover/cover-template.ts";
+import { defaultCoverProperties, defaultCoverTemplate } from "./cover/default-cover-template.ts";
+import { officeToPdf } from "./convert/libreoffice-to-pdf.ts";
+import { encodeG4Page } from "./fax-image/encode-g4-page.ts";
+import { encodeFaxPage } from "./fax-image/encode-fax-page.ts";
+import { packBilevel, unpackBilevel, type PackedBilevel } from "./fax-image/packed-bilevel.ts";
+import { readTiffPages } from "./fax-image/tiff-structure.ts";
+import { writeTiffF, type G4Page } from "./fax-image/write-tiff-f.ts";
+import { drawHeaderLines } from "./header/draw-header-line.ts";
+import { formatHeader } from "./header/format-header.ts";
+import { headerDependsOnRecipient, parseHeaderTemplate, type HeaderTemplate } from "./header/header-template.ts";
+import { applyOverlay, overlaidPages, type OverlayMode } from "./overlay/overlay-pages.ts";
+import { documentPages } from "./pages/document-pages.ts";
+import { pdfPages } from "./pages/pdf-pages.ts";
+import {
+  DocumentRenderError,
+  pageGeometry,
+  type DocumentInput,
+  type GreyPage,
+  type PageGeometry,
+  type PaperFormat,
+  type RenderLimits,
+  type Resolution,
+} from "./pages/grey-page.ts";
+import { preflightPage, type PagePreflight } from "./preflight/page-preflight.ts";
+import type { RenderFailureCode } from "./render-failure.ts";
+
+export interface HeaderSpec {
+  /** renderingOptions.header (or the account's default header), already checked at intake. */
+  template: string;
+  csid: string;
+  /** Zone for dates and times unless the header names one with %tz=. */
+  timeZone: string;
+  /** The instant the header shows, epoch ms. */
+  time: number;
+}
+
+export interface CoverSpec {
+  /** The template's markup: an SVG page, or an HTML page (rendered through LibreOffice). */
+  kind: "svg" | "html";
+  /** Template source; null: the built-in default cover page. */
+  content: string | null;
+  /** The job's total page count including the cover, for the renderer-supplied `Pages` key, and the date shown. */
+  time: number;
+  timeZone: string;
+}
+
+export interface OverlaySpec {
+  /** The overlay document (its first page is the overlay). */
+  document: DocumentInput;
+  mode: OverlayMode;
+}
+
+export interface RecipientSpec {
+  id: string;
+  /** The recipient's number as the report shows it (%# and the cover's ToFaxNum default). */
+  number: string;
+  /** The recipient's properties (cover page placeholders, %K). */
+  properties: Readonly<Record<string, string>>;
+}
+
+export interface PreflightOptions {
+  lineBitsPerSecond: number;
+  largePageSeconds: number;
+}
+
+export interface FaxJobRenderInput {
+  documents: DocumentInput[];
+  paperFormat: PaperFormat;
+  resolution: Resolution;
+  header: HeaderSpec | null;
+  cover: CoverSpec | null;
+  overlay: OverlaySpec | null;
+  recipients: RecipientSpec[];
+  limits: RenderLimits;
+  preflight?: PreflightOptions;
+}
+
+export interface FaxImageVariant {
+  /** The recipients (RecipientSpec.id) this image is for. */
+  recipientIds: string[];
+  /** TIFF-F, one image per page. */
+  tiff: Buffer;
+  /** G4-encoded bytes of each page, in page order. */
+  pageSizes: number[];
+  preflight: PagePreflight[];
+}
+
+export type FaxJobRenderResult =
+  | { ok: true; images: FaxImageVariant[] }
+  | { ok: false; reasonCode: RenderFailureCode; documentName: string; message: string };
+
+export const DEFAULT_PREFLIGHT: PreflightOptions = { lineBitsPerSecond: 14_400, largePageSeconds: 90 };
+
+/** The property %K prints: the recipient's `HeaderPersonalization` property (any case), else `ToName`. */
+export function headerPersonalisation(properties: Readonly<Record<string, string>>): string {
+  const byKey = (wanted: string): string | undefined =>
+    Object.entries(properties).find(([key]) => key.toLowerCase() === wanted.toLowerCase())?.[1];
+  return byKey("HeaderPersonalization") ?? byKey("ToName") ?? "";
+}
+
+interface DocumentPage {
+  /** Index of the document in the job; null for the cover page. */
+  documentIndex: number | null;
+  /** The final encoding, when nothing is drawn onto the page later. */
+  g4: G4Page | null;
+  /** The bilevel pixels, when a header or overlay is drawn later. */
+  packed: PackedBilevel | null;
+  preflight: PagePreflight;
+}
+
+export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRenderResult> {
+  if (input.recipients.length === 0) throw new RangeError("a fax job needs at least one recipient to render for");
+  const geometry = pageGeometry(input.paperFormat, input.resolution);
+  const preflightOptions = { headerBandPx: geometry.headerBandPx, ...(input.preflight ?? DEFAULT_PREFLIGHT) };
+  const header = input.header === null ? null : parseHeaderOrThrow(input.header.template);
+  const drawsLater = header !== null || input.overlay !== null;
+  const coverPages = input.cover === null ? 0 : 1;
+
+  let current = "";
+  try {
+    const pages: DocumentPage[] = [];
+    for (const [documentIndex, doc] of input.documents.entries()) {
+      current = doc.name;
+      for await (const grey of documentPages(doc, geometry, input.limits)) {
+        if (pages.length + coverPages + 1 > input.limits.maxPages) {
+          throw new DocumentRenderError(
+            "document_too_large",
+            `${doc.name} brings the fax to more than the limit of ${input.limits.maxPages} pages`,
+          );
+        }
+        const encoded = await encodeFaxPage(grey);
+        pages.push({
+          documentIndex,
+          g4: drawsLater ? null : encoded.g4,
+          packed: drawsLater ? packBilevel(encoded.pixels, grey.width, grey.height) : null,
+          preflight: preflightPage(encoded.pixels, grey, g4Bytes(encoded.g4), preflightOptions),
+        });
+      }
+    }
+
+    current = input.overlay?.document.name ?? "";
+    const overlay = input.overlay === null ? null : await overlayPage(input.overlay.document, geometry, input.limits);
+    const totalPages = pages.length + coverPages;
+    const overlaid =
+      input.overlay === null ? null : overlaidPages(input.overlay.mode, [...(coverPages ? [{ documentIndex: null }] : []), ...pages]);
+
+    const images: FaxImageVariant[] = [];
+    for (const variant of variantsOf(input, header, totalPages)) {
+      current = "the cover page";
+      const encoded: G4Page[] = [];
+      const preflight: PagePreflight[] = [];
+      const finish = async (pixels: Uint8Array, pageIndex: number): Promise<void> => {
+        const page: GreyPage = { width: geometry.widthPx, height: geometry.heightPx, data: pixels, tone: "text" };
+        if (overlay !== null && overlaid?.[pageIndex] === true) applyOverlay(page, overlay);
+        if (header !== null && input.header !== null) {
+          const values = headerValues(input.header, variant.recipient, pageIndex + 1, totalPages);
+          drawHeaderLines(page, formatHeader(header, values, { defaultTimeZone: input.header.timeZone }), geometry);
+        }
+        const g4 = await encodeG4Page(page.data, { width: page.width, height: page.height });
+        encoded.push(g4);
+        preflight.push(preflightPage(page.data, page, g4Bytes(g4), preflightOptions));
+      };
+      if (variant.coverMarkup !== null && input.cover !== null) {
+        const cover = await coverPage(input.cover.kind, variant.coverMarkup, geometry, input.limits);
+        const bilevel = await encodeFaxPage(cover);
+        await finish(bilevel.pixels, 0);
+      }
+      for (const [index, page] of pages.entries()) {
+        current = input.documents[page.documentIndex ?? 0]?.name ?? "";
+        if (page.g4 !== null) {
+          encoded.push(page.g4);
+          preflight.push(page.preflight);
+        } else if (page.packed !== null) {
+          await finish(unpackBilevel(page.packed), index + coverPages);
+        }
+      }
+      const tiff = writeTiffF(encoded, { xDpi: geometry.xDpi, yDpi: geometry.yDpi });
+      images.push({ recipientIds: variant.recipientIds, tiff, pageSizes: readTiffPages(tiff).map((p) => p.encodedBytes), preflight });
+    }
+    return { ok: true, images };
+  } catch (err) {
+    if (err instanceof DocumentRenderError) return { ok: false, reasonCode: err.reasonCode, documentName: current, message: err.message };
+    throw err;
+  }
+}
+
+function parseHeaderOrThrow(text: string): HeaderTemplate {
+  const parsed = parseHeaderTemplate(text);
+  // Intake refuses a bad header with 400; one that reaches rendering is a fault of Faxline.
+  if (!parsed.ok) throw new Error(`the header line was accepted but does not parse: ${parsed.message}`);
+  return parsed.template;
+}
+
+function g4Bytes(page: G4Page): number {
+  return page.strips.reduce((sum, strip) => sum + strip.length, 0);
+}
+
+function headerValues(spec: HeaderSpec, recipient: RecipientSpec, page: number, totalPages: number) {
+  return {
+    time: spec.time,
+    page,
+    totalPages,
+    recipientNumber: recipient.number,
+    csid: spec.csid,
+    personalisation: headerPersonalisation(recipient.properties),
+  };
+}
+
+interface Variant {
+  recipientIds: string[];
+  /** A recipient of the variant, whose values fill the header and cover page. */
+  recipient: RecipientSpec;
+  /** The filled cover page markup, or null without a cover page. */
+  coverMarkup: string | null;
+}
+
+/** Groups the recipients by what their pages show. */
+function variantsOf(input: FaxJobRenderInput, header: HeaderTemplate | null, totalPages: number): Variant[] {
+  const byKey = new Map<string, Variant>();
+  const headerVaries = header !== null && headerDependsOnRecipient(header);
+  for (const recipient of input.recipients) {
+    const coverMarkup = input.cover === null ? null : fillCover(input.cover, recipient, input.paperFormat, totalPages);
+    const key = JSON.stringify([
+      coverMarkup,
+      headerVaries ? [recipient.number, headerPersonalisation(recipient.properties)] : null,
+    ]);
+    const known = byKey.get(key);
+    if (known) known.recipientIds.push(recipient.id);
+    else byKey.set(key, { recipientIds: [recipient.id], recipient, coverMarkup });
+  }
+  return [...byKey.values()];
+}
+
+/**
+ * The cover page markup for one recipient: the template filled with the recipient's properties
+ * and the renderer-supplied keys (cover/cover-template.ts coverPageProperties: `Date`, `Pages`,
+ * `ToFaxNum`). The built-in default template gets its values fitted to its boxes first.
+ */
+function fillCover(cover: CoverSpec, recipient: RecipientSpec, paperFormat: PaperFormat, totalPages: number): string {
+  const submitted = Object.entries(recipient.properties).map(([key, value]) => ({ key, value }));
+  const properties = coverPageProperties(submitted, {
+    recipientNumber: recipient.number,
+    pageCount: totalPages,
+    date: formatCoverPageDate(new Date(cover.time), cover.timeZone),
+  });
+  const template = cover.content ?? defaultCoverTemplate(paperFormat);
+  const values = cover.content === null ? defaultCoverProperties(properties, paperFormat) : properties;
+  const filled = fillCoverTemplate(template, values, cover.kind === "svg" ? "xml" : "html");
+  if (!filled.ok) throw new DocumentRenderError("document_unreadable", `The cover page cannot be filled for ${recipient.number}: ${filled.message}`);
+  return filled.text;
+}
+
+async function coverPage(kind: CoverSpec["kind"], markup: string, geometry: PageGeometry, limits: RenderLimits): Promise<GreyPage> {
+  if (kind === "svg") {
+    try {
+      return await renderSvgCoverPage(markup, geometry);
+    } catch (err) {
+      throw new DocumentRenderError("document_unreadable", `The cover page template cannot be rendered: ${err instanceof Error ? err.message : String(err)}`);
+    }
+  }
+  const pdf = await officeToPdf({ name: "cover-page.html", bytes: Buffer.from(markup, "utf8") }, limits);
+  for await (const page of pdfPages({ name: "cover-page.html", bytes: pdf }, geometry, limits)) return page;
+  throw new DocumentRenderError("document_unreadable", "The cover page template rendered to no page");
+}
+
+/** The overlay: the first page of its document, bilevel. */
+async function overlayPage(doc: DocumentInput, geometry: PageGeometry, limits: RenderLimits): Promise<GreyPage> {
+  for await (const page of documentPages(doc, geometry, limits)) {
+    const { pixels } = await encodeFaxPage({ ...page, tone: "text" });
+    return { width: page.width, height: page.height, data: pixels, tone: "text" };
+  }
+  throw new DocumentRenderError("document_unreadable", `The overlay ${doc.name} has no page`);
+}
