@@ -13,6 +13,7 @@ import {
   ditherPage,
   encodeFaxPage,
   g4Bytes,
+  halftonePage,
   paperWhite,
   PAPER_WHITE,
   thresholdPage,
@@ -138,5 +139,23 @@ describe("encodeFaxPage", () => {
     const result = await encodeFaxPage(noise);
     assert.equal(result.method, "threshold");
     assert.deepEqual(result.pixels, thresholdPage(noise));
+  });
+
+  it("a page-filling photo at HIGH whose error diffusion exceeds the budget gets a clustered-dot halftone", async () => {
+    // A full-page ramp with a mild texture: Floyd–Steinberg breaks every run, the halftone keeps dots round.
+    const photo = page(HIGH.widthPx, HIGH.heightPx, (x, y) => (y < HIGH.headerBandPx ? 255 : 40 + Math.round((170 * x) / HIGH.widthPx) + ((x * 7 + y * 13) % 9)), "photo");
+    const budget = DITHER_BYTES_PER_SCAN_LINE * HIGH.heightPx;
+    const ditherSize = g4Bytes(await encodeG4Page(ditherPage(photo), photo));
+    assert.ok(ditherSize > budget, `the dither takes ${ditherSize} bytes, more than the budget of ${budget}`);
+    const result = await encodeFaxPage(photo);
+    assert.equal(result.method, "halftone");
+    assert.ok(g4Bytes(result.g4) <= budget);
+    assert.deepEqual(result.pixels, halftonePage(photo));
+    assert.deepEqual(await decodeG4(result, HIGH), result.pixels);
+    // The tones survive: each sixth of the page is lighter than the one before.
+    const sixth = Math.floor(HIGH.widthPx / 6);
+    const shares = Array.from({ length: 6 }, (_, i) => blackShare(result.pixels, HIGH.widthPx, HIGH.heightPx, i * sixth, (i + 1) * sixth));
+    for (let i = 1; i < 6; i++) assert.ok(shares[i]! < shares[i - 1]!, `shares ${shares.map((v) => v.toFixed(2)).join(" ")}`);
+    assert.ok(shares[0]! > 0.5 && shares[5]! < 0.2);
   });
 });

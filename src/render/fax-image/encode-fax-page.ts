@@ -23,6 +23,12 @@
  * and 2.5 minutes at 14400 bit/s. Measured at A4 HIGH: full-page photos dither to 190–210 bytes
  * per scan line (425–470 KiB) and are kept; a photo of dense fine detail (a circuit board)
  * needs 347 and is thresholded.
+ * A photo whose error-diffused page exceeds the budget (fine detail everywhere, or a page-filling
+ * picture at HIGH) gets a clustered-dot halftone instead (`halftonePage`): the same levels, then an
+ * ordered threshold that grows round dots from the centre of each HALFTONE_CELL-pixel cell, like
+ * newsprint. Clustered dots make long runs, so G4 codes them compactly (measured: about 300 KiB at
+ * A4 HIGH for a page that error diffusion made 1 MiB), at the cost of a coarser screen (about
+ * 34 lines per inch). Only if even that exceeds the budget is the page thresholded.
  * The budget is absolute, not a multiple of the thresholded page's size, because thresholding a
  * photo leaves a few black and white silhouettes that cost almost nothing (4–28 KiB): every
  * photo measured dithered to 20 to 70 times its threshold, so a "3 times the threshold" rule
@@ -49,7 +55,7 @@ export interface EncodedFaxPage {
   g4: G4Page;
   /** The bilevel page: one byte per pixel, 0 black or 255 white. */
   pixels: Uint8Array;
-  method: "threshold" | "dither";
+  method: "threshold" | "dither" | "halftone";
 }
 
 /** Thresholds text pages; dithers photo pages where that stays within the size budget (see the module comment). */
@@ -58,7 +64,11 @@ export async function encodeFaxPage(page: GreyPage): Promise<EncodedFaxPage> {
   if (page.tone === "photo") {
     const dithered = ditherPage(page);
     const ditherG4 = await encodeG4Page(dithered, size);
-    if (g4Bytes(ditherG4) <= DITHER_BYTES_PER_SCAN_LINE * page.height) return { g4: ditherG4, pixels: dithered, method: "dither" };
+    const budget = DITHER_BYTES_PER_SCAN_LINE * page.height;
+    if (g4Bytes(ditherG4) <= budget) return { g4: ditherG4, pixels: dithered, method: "dither" };
+    const screened = halftonePage(page);
+    const halftoneG4 = await encodeG4Page(screened, size);
+    if (g4Bytes(halftoneG4) <= budget) return { g4: halftoneG4, pixels: screened, method: "halftone" };
   }
   const thresholded = thresholdPage(page);
   return { g4: await encodeG4Page(thresholded, size), pixels: thresholded, method: "threshold" };
@@ -149,6 +159,47 @@ export function ditherPage(page: GreyPage): Uint8Array {
     const done = current;
     current = next;
     next = done;
+  }
+  return out;
+}
+
+/** Side of a halftone cell in pixels: 6 pixels at 204 dpi is a screen of 34 lines per inch. */
+export const HALFTONE_CELL = 6;
+
+/**
+ * Threshold levels of one clustered-dot cell: the cell's pixels ranked by their distance from
+ * its centre (ties broken by angle, so the dot grows evenly), rank r getting the level
+ * (r + 0.5) / cells x 255. A grey g blackens the pixels whose level lies above g, so a darker grey
+ * gives a bigger round dot in the middle of the cell.
+ */
+function clusteredDotLevels(cell: number): Uint8Array {
+  const centre = (cell - 1) / 2;
+  const order = Array.from({ length: cell * cell }, (_, i) => {
+    const dx = (i % cell) - centre;
+    const dy = Math.floor(i / cell) - centre;
+    return { i, distance: dx * dx + dy * dy, angle: Math.atan2(dy, dx) };
+  }).sort((a, b) => a.distance - b.distance || a.angle - b.angle);
+  const levels = new Uint8Array(cell * cell);
+  order.forEach(({ i }, rank) => {
+    levels[i] = Math.round(255 - ((rank + 0.5) / (cell * cell)) * 255);
+  });
+  return levels;
+}
+
+const HALFTONE_LEVELS = clusteredDotLevels(HALFTONE_CELL);
+
+/** Bilevel by a clustered-dot halftone after the same levels step as ditherPage (see the module comment). */
+export function halftonePage(page: GreyPage): Uint8Array {
+  const { width, height, data } = page;
+  const levels = levelsTable(paperWhite(page));
+  const out = new Uint8Array(width * height);
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    const cellRow = (y % HALFTONE_CELL) * HALFTONE_CELL;
+    for (let x = 0; x < width; x++) {
+      const level = levels[data[row + x]!]!;
+      out[row + x] = level > HALFTONE_LEVELS[cellRow + (x % HALFTONE_CELL)]! ? 255 : 0;
+    }
   }
   return out;
 }
