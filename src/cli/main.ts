@@ -7,14 +7,6 @@
  *   faxline accounts list [--customer CUSTNR] [--json]
  *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
  *   faxline accounts set-retention --customer CUSTNR --days N
-  faxline accounts set-push --customer CUSTNR [--url URL|""] [--format XML|JSON|TEMPLATE] [--events recipient.completed,attempt.failed|none] [--oauth2-token-url URL|""]
-  faxline accounts show-push --customer CUSTNR [--json]
-  faxline accounts rotate-signing-secret --customer CUSTNR
-  faxline accounts retire-signing-secret --customer CUSTNR [--all]
-  faxline accounts set-header --customer CUSTNR --header TEXT|""
-  faxline templates install --customer CUSTNR --kind push|mail-subject|mail-text|mail-html --file FILE [--content-type TYPE]
-  faxline templates install --customer CUSTNR --kind cover|overlay --name NAME --file FILE
-  faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
  *   faxline accounts set-push --customer CUSTNR [--url URL] [--format XML|JSON|TEMPLATE]
  *                             [--events LIST|none] [--oauth2-token-url URL]
  *   faxline accounts show-push --customer CUSTNR [--json]

@@ -29,7 +29,7 @@ import { readTiffPages } from "./fax-image/tiff-structure.ts";
 import { writeTiffF, type G4Page } from "./fax-image/write-tiff-f.ts";
 import { drawHeaderLines } from "./header/draw-header-line.ts";
 import { formatHeader } from "./header/format-header.ts";
-import { headerDependsOnRecipient, parseHeaderTemplate, type HeaderTemplate } from "./header/header-template.ts";
+import { headerPrints, parseHeaderTemplate, type HeaderTemplate } from "./header/header-template.ts";
 import { applyOverlay, overlaidPages, type OverlayMode } from "./overlay/overlay-pages.ts";
 import { documentPages } from "./pages/document-pages.ts";
 import { pdfPages } from "./pages/pdf-pages.ts";
@@ -61,7 +61,7 @@ export interface CoverSpec {
   kind: "svg" | "html";
   /** Template source; null: the built-in default cover page. */
   content: string | null;
-  /** The job's total page count including the cover, for the renderer-supplied `Pages` key, and the date shown. */
+  /** The instant shown as the cover page's date (the renderer-supplied `Date` key), epoch ms. */
   time: number;
   timeZone: string;
 }
@@ -147,7 +147,7 @@ export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRend
         if (pages.length + coverPages + 1 > input.limits.maxPages) {
           throw new DocumentRenderError(
             "document_too_large",
-            `${doc.name} brings the fax to more than the limit of ${input.limits.maxPages} pages`,
+            `${doc.name} brings the fax to more than the limit of ${input.limits.maxPages} ${input.limits.maxPages === 1 ? "page" : "pages"}`,
           );
         }
         const encoded = await encodeFaxPage(grey);
@@ -167,6 +167,7 @@ export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRend
       input.overlay === null ? null : overlaidPages(input.overlay.mode, [...(coverPages ? [{ documentIndex: null }] : []), ...pages]);
 
     const images: FaxImageVariant[] = [];
+    current = "the cover page";
     for (const variant of variantsOf(input, header, totalPages)) {
       current = "the cover page";
       const encoded: G4Page[] = [];
@@ -239,12 +240,14 @@ interface Variant {
 /** Groups the recipients by what their pages show. */
 function variantsOf(input: FaxJobRenderInput, header: HeaderTemplate | null, totalPages: number): Variant[] {
   const byKey = new Map<string, Variant>();
-  const headerVaries = header !== null && headerDependsOnRecipient(header);
+  const printsNumber = header !== null && headerPrints(header, "#");
+  const printsPersonalisation = header !== null && headerPrints(header, "K");
   for (const recipient of input.recipients) {
     const coverMarkup = input.cover === null ? null : fillCover(input.cover, recipient, input.paperFormat, totalPages);
     const key = JSON.stringify([
       coverMarkup,
-      headerVaries ? [recipient.number, headerPersonalisation(recipient.properties)] : null,
+      printsNumber ? recipient.number : null,
+      printsPersonalisation ? headerPersonalisation(recipient.properties) : null,
     ]);
     const known = byKey.get(key);
     if (known) known.recipientIds.push(recipient.id);

@@ -44,22 +44,21 @@ describe("engine: render failures", () => {
     return { report, job, attempts, recipients: recipients_ };
   }
 
-  it("a PDF document: every recipient ends with DOC_ERROR and a reason that names PDF; nothing is dialled", async () => {
+  it("a truncated PDF: every recipient ends with DOC_ERROR and a reason that names the document; nothing is dialled", async () => {
     const { report, job, attempts, recipients } = await failedJob([{ name: "invoice.pdf", data: b64("%PDF-1.4\n%\xE2\xE3\xCF\xD3\n1 0 obj\n") }]);
     assert.equal(report.pages, 0);
     assert.equal(report.recipientStatus.length, 2);
     for (const status of report.recipientStatus) {
       assert.equal(status.status, "DOC_ERROR");
-      assert.match(status.reason, /PDF/);
-      assert.match(status.reason, /invoice\.pdf/);
-      assert.ok(status.reason.startsWith(failureReason("document_type_unsupported").description));
+      assert.match(status.reason, /invoice\.pdf cannot be read as a PDF/);
+      assert.ok(status.reason.startsWith(failureReason("document_unreadable").description));
       assert.equal(status.sentTs, undefined);
       assert.equal(status.sentToNumber, undefined);
       assert.equal(status.durationInSecs, 0);
     }
     assert.equal(attempts.length, 0);
-    assert.ok(recipients.every((r) => r.state === "failed" && r.reason_code === "document_type_unsupported" && r.attempt_count === 0));
-    assert.equal(job.failure_code, "document_type_unsupported");
+    assert.ok(recipients.every((r) => r.state === "failed" && r.reason_code === "document_unreadable" && r.attempt_count === 0));
+    assert.equal(job.failure_code, "document_unreadable");
     assert.match(job.failure_detail ?? "", /PDF/);
     assert.equal(job.pages, null);
   });
@@ -78,8 +77,8 @@ describe("engine: render failures", () => {
   it("one bad document fails the whole job even after a good one", async () => {
     const { report, job } = await failedJob([TEXT_DOC, { name: "scan.tif", data: b64("II*\0") }], [{ number: "+4989000001003" }]);
     assert.equal(report.recipientStatus[0].status, "DOC_ERROR");
-    assert.match(report.recipientStatus[0].reason, /TIFF/);
-    assert.equal(job.failure_code, "document_type_unsupported");
+    assert.match(report.recipientStatus[0].reason, /scan\.tif/);
+    assert.equal(job.failure_code, "document_unreadable");
   });
 });
 

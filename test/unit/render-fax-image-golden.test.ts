@@ -1,41 +1,38 @@
 /**
  * Golden pages: rendered fax pages compared pixel by pixel with the committed 1-bit PNG files
- * in test/fixtures/golden/ (cases in golden-fax-pages.ts). A difference means the look of every
- * fax changed; if that is intended, run `node --import tsx scripts/generate-golden-fax-pages.ts`,
- * look at the new pages, and commit them.
+ * in test/fixtures/golden/ (cases in golden-fax-pages.ts: one per input type, text at A4 HIGH
+ * and LETTER LOW, a PDF, a PNG, a JPEG photo, a 204 x 98 dpi fax TIFF, a BMP, a DOCX, HTML,
+ * PostScript, a header line, the default cover page, an overlay on all pages). A difference
+ * means the look of faxes changed; if that is intended, run
+ * `node --import tsx scripts/generate-golden-fax-pages.ts`, look at the new pages, and commit
+ * them. Cases that need LibreOffice or Ghostscript are skipped on a node without them.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { layoutText } from "../../src/render/layout-text.ts";
+import { existsSync } from "node:fs";
+import { missingConverterMessage } from "../../src/render/convert/converter-availability.ts";
+import { readTiffPages } from "../../src/render/fax-image/tiff-structure.ts";
 import { GOLDEN_CASES, goldenPagePath } from "../fixtures/golden/golden-fax-pages.ts";
-import { decodePage, renderGoldenCase, type PagePixels } from "../support/fax-page-pixels.ts";
-
-/** The number of differing pixels and the first one, for a message that helps. */
-function difference(actual: PagePixels, golden: PagePixels): { count: number; first: string | null } {
-  let count = 0;
-  let first: string | null = null;
-  for (let i = 0; i < golden.pixels.length; i++) {
-    if (actual.pixels[i] !== golden.pixels[i]) {
-      count += 1;
-      first ??= `x ${i % golden.width}, y ${Math.floor(i / golden.width)}`;
-    }
-  }
-  return { count, first };
-}
+import { decodePage, pixelDifference, renderGoldenCase } from "../support/fax-page-pixels.ts";
 
 describe("golden fax pages", () => {
+  it("every case has its golden PNG files", () => {
+    const missing = GOLDEN_CASES.flatMap((golden) => golden.goldenPages.map((page) => goldenPagePath(golden.name, page))).filter((path) => !existsSync(path));
+    assert.deepEqual(missing, [], "run scripts/generate-golden-fax-pages.ts");
+  });
+
   for (const golden of GOLDEN_CASES) {
-    it(`${golden.name}: every page equals its golden PNG, pixel for pixel`, async () => {
+    const skip = golden.needs === null ? false : (missingConverterMessage(golden.needs) ?? false);
+    it(`${golden.name}: ${golden.pageCount} page(s), the golden ones equal their PNG pixel for pixel`, { skip }, async () => {
       const image = await renderGoldenCase(golden);
-      const options = { paperFormat: golden.paperFormat, resolution: golden.resolution };
-      const layoutPages = layoutText(golden.text, options).pages.length;
-      assert.equal(image.pageSizes.length, layoutPages + (golden.coverPageText === null ? 0 : 1));
-      for (let page = 0; page < image.pageSizes.length; page++) {
+      assert.equal(image.pageSizes.length, golden.pageCount, "pages");
+      assert.equal(readTiffPages(image.tiff).length, golden.pageCount, "TIFF pages");
+      for (const page of golden.goldenPages) {
         const path = goldenPagePath(golden.name, page);
         const expected = await decodePage(path);
         const actual = await decodePage(image.tiff, page);
         assert.deepEqual([actual.width, actual.height], [expected.width, expected.height], `${path}: size`);
-        const diff = difference(actual, expected);
+        const diff = pixelDifference(actual, expected);
         assert.equal(diff.count, 0, `${path}: ${diff.count} pixels differ, the first at ${diff.first}`);
       }
     });

@@ -1,25 +1,29 @@
 /**
- * The fax image file: TIFF-F structure of rendered jobs for every paper format and resolution,
+ * The fax image file: TIFF-F structure of rendered jobs for every paper format and resolution
+ * (pages encoded at once and pages drawn on later, by a cover page, header and overlay, alike),
  * the TIFF structure reader, the TIFF-F writer, lossless G4 encoding, and libtiff's own verdict
- * (`tiffinfo -D` decodes every page without a warning).
+ * (`tiffinfo -D` decodes every page of every variant without a warning).
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
+import { PDFDocument } from "pdf-lib";
 import sharp from "sharp";
 import { layoutText, textPageGeometry, type TextLayoutOptions } from "../../src/render/layout-text.ts";
 import { encodeG4Page } from "../../src/render/fax-image/encode-g4-page.ts";
 import { createTextPageRasterizer } from "../../src/render/fax-image/rasterize-text-page.ts";
-import { renderFaxImage } from "../../src/render/fax-image/render-fax-image.ts";
 import { readTiffPages, TiffStructureError } from "../../src/render/fax-image/tiff-structure.ts";
 import { writeTiffF } from "../../src/render/fax-image/write-tiff-f.ts";
-import { decodePage } from "../support/fax-page-pixels.ts";
+import type { DocumentInput, RenderLimits } from "../../src/render/pages/grey-page.ts";
+import { renderFaxJob, type FaxJobRenderInput } from "../../src/render/render-fax-job.ts";
+import { decodePage, renderedImages, renderOneImage } from "../support/fax-page-pixels.ts";
 import { tempDir } from "../support/test-node.ts";
 
 const TWO_PAGES = Array.from({ length: 70 }, (_, i) => `Line ${i + 1}: the quick brown fox jumps over the lazy dog.`).join("\n");
-const COVER = "T E L E F A X\n\nTo: Erika Mustermann";
+const LIMITS: RenderLimits = { maxPages: 50, maxSourcePixels: 200_000_000, converterTimeoutMs: 60_000 };
+const TIME = Date.UTC(2026, 10, 21, 9, 30);
 
 const CASES: { options: TextLayoutOptions; height: number; yDpi: number }[] = [
   { options: { paperFormat: "A4", resolution: "HIGH" }, height: 2292, yDpi: 196 },
@@ -31,43 +35,70 @@ const CASES: { options: TextLayoutOptions; height: number; yDpi: number }[] = [
 const tiffinfoMissing = spawnSync("tiffinfo", [], { encoding: "utf8" }).error !== undefined;
 const TIFFINFO_SKIP = tiffinfoMissing ? "tiffinfo is not installed (Debian package libtiff-tools; scripts/install.sh installs it)" : false;
 
-describe("renderFaxImage: TIFF-F structure", () => {
+const textDocument = (text = TWO_PAGES): DocumentInput => ({ name: "letter.txt", bytes: Buffer.from(text, "utf8") });
+
+/** A job of the two-page text; `dressed` adds the default cover page, a header naming the recipient, and an overlay, for two recipients. */
+function textJob(options: TextLayoutOptions, dressed: boolean, documents: DocumentInput[] = [textDocument()]): FaxJobRenderInput {
+  return {
+    documents,
+    ...options,
+    header: dressed ? { template: "%d.%m.%Y %H:%M%cTo %#%rPage %P of %T", csid: "+49 89 0000000", timeZone: "Europe/Berlin", time: TIME } : null,
+    cover: dressed ? { kind: "svg", content: null, time: TIME, timeZone: "Europe/Berlin" } : null,
+    overlay: dressed ? { document: { name: "stamp.txt", bytes: Buffer.from("\n".repeat(40) + " ".repeat(60) + "COPY") }, mode: "ALL_BUT_FIRST_PAGE" } : null,
+    recipients: dressed
+      ? [
+          { id: "a", number: "+4989000001001", properties: { ToName: "Erika Mustermann" } },
+          { id: "b", number: "+4989000001002", properties: { ToName: "Max Mustermann" } },
+        ]
+      : [{ id: "a", number: "+4989000001001", properties: {} }],
+    limits: LIMITS,
+  };
+}
+
+describe("renderFaxJob: TIFF-F structure", () => {
   for (const { options, height, yDpi } of CASES) {
     const label = `${options.paperFormat} ${options.resolution}`;
-    it(`${label}: 1728 x ${height} G4 pages at 204 x ${yDpi} dpi, min-is-white, numbered, a cover page first`, async () => {
+    it(`${label}: 1728 x ${height} G4 pages at 204 x ${yDpi} dpi, min-is-white, numbered, in every variant`, async () => {
       const layout = layoutText(TWO_PAGES, options);
-      const image = await renderFaxImage({ textPages: layout.pages, coverPageText: COVER, ...options });
-      const pages = readTiffPages(image.tiff);
       assert.equal(layout.pages.length, 2);
-      assert.equal(pages.length, layout.pages.length + 1, "the cover page and every layout page");
-      for (const [i, page] of pages.entries()) {
-        const what = `${label}, page ${i + 1}`;
-        assert.equal(page.width, 1728, what);
-        assert.equal(page.height, height, what);
-        assert.equal(page.xResolution, 204, what);
-        assert.equal(page.yResolution, yDpi, what);
-        assert.equal(page.resolutionUnit, 2, `${what}: inch`);
-        assert.equal(page.compression, 4, `${what}: CCITT T.6 (G4)`);
-        assert.equal(page.photometric, 0, `${what}: min-is-white`);
-        assert.equal(page.bitsPerSample, 1, what);
-        assert.equal(page.newSubfileType, 2, `${what}: a page of a multi-page document`);
-        assert.deepEqual(page.pageNumber, { page: i, of: pages.length }, what);
+      for (const dressed of [false, true]) {
+        const images = renderedImages(await renderFaxJob(textJob(options, dressed)));
+        assert.equal(images.length, dressed ? 2 : 1, "variants");
+        for (const image of images) {
+          const pages = readTiffPages(image.tiff);
+          assert.equal(pages.length, layout.pages.length + (dressed ? 1 : 0), "every layout page, and the cover page");
+          for (const [i, page] of pages.entries()) {
+            const what = `${label}${dressed ? " with cover, header and overlay" : ""}, recipients ${image.recipientIds.join(",")}, page ${i + 1}`;
+            assert.equal(page.width, 1728, what);
+            assert.equal(page.height, height, what);
+            assert.equal(page.xResolution, 204, what);
+            assert.equal(page.yResolution, yDpi, what);
+            assert.equal(page.resolutionUnit, 2, `${what}: inch`);
+            assert.equal(page.compression, 4, `${what}: CCITT T.6 (G4)`);
+            assert.equal(page.photometric, 0, `${what}: min-is-white`);
+            assert.equal(page.bitsPerSample, 1, what);
+            assert.equal(page.newSubfileType, 2, `${what}: a page of a multi-page document`);
+            assert.deepEqual(page.pageNumber, { page: i, of: pages.length }, what);
+          }
+          assert.deepEqual(image.pageSizes, pages.map((p) => p.encodedBytes));
+          assert.equal(image.preflight.length, pages.length);
+        }
       }
-      assert.deepEqual(image.pageSizes, pages.map((p) => p.encodedBytes));
     });
   }
 
-  it("a page with text takes more G4 bytes than a blank cover page", async () => {
-    const options: TextLayoutOptions = { paperFormat: "A4", resolution: "HIGH" };
-    const image = await renderFaxImage({ textPages: layoutText(TWO_PAGES, options).pages, coverPageText: "", ...options });
-    const [cover, first] = image.pageSizes;
-    assert.ok(cover! > 0 && first! > 10 * cover!, `blank ${cover} bytes, text ${first} bytes`);
+  it("a page with text takes more G4 bytes than a blank page", async () => {
+    const blankPdf = await PDFDocument.create();
+    blankPdf.addPage([595.28, 841.89]);
+    const image = await renderOneImage(textJob({ paperFormat: "A4", resolution: "HIGH" }, false, [textDocument(), { name: "blank.pdf", bytes: await blankPdf.save() }]));
+    const [first, , blank] = image.pageSizes;
+    assert.ok(blank! > 0 && first! > 10 * blank!, `blank ${blank} bytes, text ${first} bytes`);
   });
 
   it("G4 encoding is lossless: every decoded page equals the rasterised pixels", async () => {
     for (const { options } of CASES) {
       const layout = layoutText(TWO_PAGES, options);
-      const image = await renderFaxImage({ textPages: layout.pages, coverPageText: null, ...options });
+      const image = await renderOneImage(textJob(options, false));
       const rasterize = createTextPageRasterizer(options);
       for (const [i, page] of layout.pages.entries()) {
         const decoded = await decodePage(image.tiff, i);
@@ -86,20 +117,25 @@ describe("renderFaxImage: TIFF-F structure", () => {
     assert.ok(pixels.some((v) => v === 0), "some text is black");
   });
 
-  it("tiffinfo -D reads and decodes every page without a warning", { skip: TIFFINFO_SKIP }, async () => {
+  it("tiffinfo -D reads and decodes every page of every variant without a warning", { skip: TIFFINFO_SKIP }, async () => {
     const dir = tempDir();
     try {
       for (const { options } of CASES) {
-        const image = await renderFaxImage({ textPages: layoutText(TWO_PAGES, options).pages, coverPageText: COVER, ...options });
-        const file = join(dir.path, `${options.paperFormat}-${options.resolution}.tif`);
-        writeFileSync(file, image.tiff);
-        const run = spawnSync("tiffinfo", ["-D", file], { encoding: "utf8" });
-        assert.equal(run.status, 0, run.stderr);
-        assert.equal(run.stderr, "", "no warnings");
-        assert.equal(run.stdout.match(/TIFF Directory at offset/g)?.length, 3);
-        assert.match(run.stdout, /Compression Scheme: CCITT Group 4/);
-        assert.match(run.stdout, /Photometric Interpretation: min-is-white/);
-        assert.match(run.stdout, /Page Number: 2-3/);
+        for (const dressed of [false, true]) {
+          const images = renderedImages(await renderFaxJob(textJob(options, dressed)));
+          for (const [variant, image] of images.entries()) {
+            const file = join(dir.path, `${options.paperFormat}-${options.resolution}-${dressed ? "dressed" : "plain"}-${variant}.tif`);
+            writeFileSync(file, image.tiff);
+            const run = spawnSync("tiffinfo", ["-D", file], { encoding: "utf8" });
+            const pages = dressed ? 3 : 2;
+            assert.equal(run.status, 0, run.stderr);
+            assert.equal(run.stderr, "", `${file}: no warnings`);
+            assert.equal(run.stdout.match(/TIFF Directory at offset/g)?.length, pages, file);
+            assert.match(run.stdout, /Compression Scheme: CCITT Group 4/);
+            assert.match(run.stdout, /Photometric Interpretation: min-is-white/);
+            assert.match(run.stdout, new RegExp(`Page Number: ${pages - 1}-${pages}`));
+          }
+        }
       }
     } finally {
       dir.remove();

@@ -308,9 +308,12 @@ export function parseHeaderTemplate(text: string): { ok: true; template: HeaderT
 
 /** True when the header prints something that differs between recipients (%# or %K). */
 export function headerDependsOnRecipient(template: HeaderTemplate): boolean {
+  return headerPrints(template, "#") || headerPrints(template, "K");
+}
+
+/** Whether the header prints the recipient's number (`#`) or personalisation (`K`) anywhere. */
+export function headerPrints(template: HeaderTemplate, field: "#" | "K"): boolean {
   return template.lines.some((line) =>
-    [line.left, line.centre, line.right].some((segments) =>
-      segments.some((segment) => segment.kind === "field" && (segment.field === "#" || segment.field === "K")),
-    ),
+    [line.left, line.centre, line.right].some((segments) => segments.some((segment) => segment.kind === "field" && segment.field === field)),
   );
 }
