@@ -49,6 +49,22 @@ function rampPage(geometry: typeof HIGH, darkest: number, lightest: number): Gre
 }
 
 describe("thresholdPage", () => {
+  it("screens flat shading lighter so that text on a grey box stays readable", () => {
+    // A 0.3 grey box (77) with a black bar ("text") in it, on white paper.
+    const box = page(600, 300, (x, y) => (x >= 100 && x < 500 && y >= 50 && y < 250 ? (x >= 200 && x < 400 && y >= 130 && y < 170 ? 0 : 77) : 255), "text");
+    const out = thresholdPage(box);
+    const share = (x0: number, x1: number, y0: number, y1: number) => {
+      let black = 0;
+      for (let y = y0; y < y1; y++) for (let x = x0; x < x1; x++) if (out[y * 600 + x] === 0) black++;
+      return black / ((x1 - x0) * (y1 - y0));
+    };
+    const shading = share(110, 190, 60, 240);
+    assert.ok(shading > 0.2 && shading < 0.55, `the box is a dot pattern, not solid black: ${shading.toFixed(2)}`);
+    assert.equal(share(210, 390, 135, 165), 1, "the text on it is solid black");
+    assert.equal(share(0, 90, 0, 300), 0, "the paper stays white");
+  });
+
+
   it(`darker than ${BLACK_BELOW} is black, the rest white`, () => {
     const grey = page(256, 1, (x) => x, "text");
     const out = thresholdPage(grey);
@@ -78,7 +94,10 @@ describe("ditherPage", () => {
     for (const b of [2, 3, 4, 5]) assert.ok(ditherShares[b]! > 0.1 && ditherShares[b]! < 0.9, `band ${b}: ${ditherShares[b]!.toFixed(2)}`);
     const distinct = new Set(ditherShares.map((s) => Math.round(s * 20)));
     assert.ok(distinct.size >= 6, `at least six distinguishable shades: ${ditherShares.map((s) => s.toFixed(2)).join(" ")}`);
-    assert.ok(new Set(thresholdShares.map((s) => Math.round(s * 20))).size <= 3, `a threshold leaves (about) black or white: ${thresholdShares.map((s) => s.toFixed(2)).join(" ")}`);
+    // thresholdPage screens flat grey (shading) lighter, at SHADE_DENSITY of its darkness.
+    for (let b = 1; b < bands; b++) assert.ok(thresholdShares[b]! <= thresholdShares[b - 1]!, `shading lighter to the right: ${thresholdShares.map((s) => s.toFixed(2)).join(" ")}`);
+    // (Not the lightest band: there the dither's levels step already turns near-paper grey white.)
+    for (let b = 0; b < bands - 1; b++) assert.ok(thresholdShares[b]! < ditherShares[b]! + 0.02, `band ${b}: shading is printed lighter than the dither`);
   });
 
   it("paper stays white: light grey and the page's own grey paper tone get no dots, the header band neither", () => {

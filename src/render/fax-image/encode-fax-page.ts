@@ -79,12 +79,51 @@ export function g4Bytes(page: G4Page): number {
   return page.strips.reduce((sum, strip) => sum + strip.length, 0);
 }
 
-/** Bilevel by threshold: darker than BLACK_BELOW is black (0), the rest white (255). */
+/** Greys in [SHADE_DARKEST, SHADE_LIGHTEST] that lie in a flat area are shading, not ink or paper. */
+export const SHADE_DARKEST = 48;
+export const SHADE_LIGHTEST = 232;
+/** Neighbours within this many grey levels make a pixel part of a flat area. */
+const SHADE_FLATNESS = 6;
+/** Shading is printed at this share of its darkness, so that text on it stays legible. */
+export const SHADE_DENSITY = 0.55;
+
+/**
+ * Bilevel by threshold: darker than BLACK_BELOW is black (0), the rest white (255); except
+ * shading. A pixel of mid grey (SHADE_DARKEST to SHADE_LIGHTEST) whose four neighbours have the
+ * same grey (within SHADE_FLATNESS) belongs to a flat grey area: a table's shaded row, a
+ * highlighted box, a grey bar. A plain threshold would make such an area solid black (and the text
+ * on it invisible) or let it vanish; instead it is screened with the clustered-dot halftone at
+ * SHADE_DENSITY of its darkness, so it stays visible as a light dot pattern and the text on it
+ * (black, and not flat against its edges) stays readable. Anti-aliased edges of text and lines
+ * are never flat in all four directions, so text is thresholded as before.
+ */
 export function thresholdPage(page: GreyPage): Uint8Array {
-  const { data } = page;
+  const { data, width, height } = page;
   const out = new Uint8Array(data.length);
-  for (let i = 0; i < data.length; i++) out[i] = data[i]! < BLACK_BELOW ? 0 : 255;
+  for (let y = 0; y < height; y++) {
+    const row = y * width;
+    const cellRow = (y % HALFTONE_CELL) * HALFTONE_CELL;
+    for (let x = 0; x < width; x++) {
+      const i = row + x;
+      const v = data[i]!;
+      if (v >= SHADE_DARKEST && v <= SHADE_LIGHTEST && x > 0 && y > 0 && x < width - 1 && y < height - 1 && isFlat(data, i, width, v)) {
+        const shade = 255 - (255 - v) * SHADE_DENSITY;
+        out[i] = shade > HALFTONE_LEVELS[cellRow + (x % HALFTONE_CELL)]! ? 255 : 0;
+      } else {
+        out[i] = v < BLACK_BELOW ? 0 : 255;
+      }
+    }
+  }
   return out;
+}
+
+function isFlat(data: Uint8Array, i: number, width: number, v: number): boolean {
+  return (
+    Math.abs(data[i - 1]! - v) <= SHADE_FLATNESS &&
+    Math.abs(data[i + 1]! - v) <= SHADE_FLATNESS &&
+    Math.abs(data[i - width]! - v) <= SHADE_FLATNESS &&
+    Math.abs(data[i + width]! - v) <= SHADE_FLATNESS
+  );
 }
 
 /** A grey level that holds at least PAPER_SHARE of a page (within ±PAPER_SPREAD) and is PAPER_MIN or lighter is taken to be its paper. */

@@ -188,7 +188,9 @@ const SAMPLE_STEP = 2;
  * as their right and lower neighbours. Anti-aliased text has plenty of mid-grey pixels, but each
  * sits on the edge of a stroke, between ink and paper, so its neighbours across the edge differ
  * sharply; in a photo or a scan with tonal areas, neighbours are alike. At PHOTO_SHARE (8 % of
- * the content area) or more the content is a photo. Only `region` of the image is looked at (the
+ * the content area) or more the content is a photo, unless 90 % of those pixels lie on at most
+ * 8 grey levels: that is flat shading of line art (grey boxes, shaded table rows), which the
+ * threshold screens (encode-fax-page.ts). Only `region` of the image is looked at (the
  * whole image by default).
  */
 export function contentTone(image: GreyImage, region: Region = { left: 0, top: 0, width: image.width, height: image.height }): PageTone {
@@ -197,6 +199,7 @@ export function contentTone(image: GreyImage, region: Region = { left: 0, top: 0
   if (width < 2 || height < 2) return "text";
   let smooth = 0;
   let sampled = 0;
+  const levels = new Uint32Array(256);
   for (let y = top; y < top + height - 1; y += SAMPLE_STEP) {
     const row = y * stride;
     for (let x = left; x < left + width - 1; x += SAMPLE_STEP) {
@@ -205,11 +208,22 @@ export function contentTone(image: GreyImage, region: Region = { left: 0, top: 0
       if (value < MID_GREY_MIN || value > MID_GREY_MAX) continue;
       const right = data[row + x + 1]! - value;
       const below = data[row + stride + x]! - value;
-      if (right <= SMOOTH_STEP && right >= -SMOOTH_STEP && below <= SMOOTH_STEP && below >= -SMOOTH_STEP) smooth++;
+      if (right <= SMOOTH_STEP && right >= -SMOOTH_STEP && below <= SMOOTH_STEP && below >= -SMOOTH_STEP) {
+        smooth++;
+        levels[value]!++;
+      }
     }
   }
-  return smooth >= PHOTO_SHARE * sampled ? "photo" : "text";
+  if (smooth < PHOTO_SHARE * sampled) return "text";
+  // Flat shading (grey boxes, shaded table rows) is smooth too, but made of a few grey levels,
+  // where a photo or a gradient spreads over many: shaded line art stays "text".
+  const onFewLevels = [...levels].sort((a, b) => b - a).slice(0, SHADING_LEVELS).reduce((sum, n) => sum + n, 0);
+  return onFewLevels >= SHADING_SHARE * smooth ? "text" : "photo";
 }
+
+/** Smooth mid-grey pixels of which this share lies on SHADING_LEVELS grey levels are flat shading, not a photo. */
+const SHADING_LEVELS = 8;
+const SHADING_SHARE = 0.9;
 
 function isGreyImage(image: GreyImage | Sharp): image is GreyImage {
   return "data" in image && image.data instanceof Uint8Array;
