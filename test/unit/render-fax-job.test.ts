@@ -195,7 +195,7 @@ describe("renderFaxJob: failures name the document", () => {
     });
     const first = failure(await renderFaxJob(job(docs, { limits: { ...LIMITS, maxPages: 1 } })));
     assert.equal(first.documentName, "a.txt");
-    assert.equal(first.message, "a.txt brings the fax to more than the limit of 1 pages");
+    assert.equal(first.message, "a.txt brings the fax to more than the limit of 1 page");
     const withCover = failure(await renderFaxJob(job(docs, { cover: DEFAULT_COVER, limits: { ...LIMITS, maxPages: 3 } })));
     assert.equal(withCover.reasonCode, "document_too_large");
     assert.equal(withCover.documentName, "b.txt");
