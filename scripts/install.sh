@@ -11,6 +11,8 @@
 # LibreOffice (writer, calc, impress; without GUI) for office documents and HTML, with the
 # metric-compatible Liberation and Carlito fonts so Word documents keep their line breaks,
 # Ghostscript for PostScript, and poppler-utils (pdftotext, used by the tests).
+# libspandsp-dev, libtiff-dev and pkg-config build the fax engine (an N-API addon binding
+# SpanDSP, scripts/build-native.sh) and the SpanDSP receiver the interop tests fax to.
 # A node without LibreOffice or Ghostscript still runs; it refuses those document types with
 # a 400 that names the missing package (set FAXLINE_INSTALL_CONVERTERS=0 to skip them).
 set -euo pipefail
@@ -30,10 +32,12 @@ if [ "$NODE_MAJOR" -lt 20 ]; then
 fi
 
 missing=()
-tools=(python3 make g++ tiffinfo)
+tools=(python3 make g++ tiffinfo pkg-config)
 [ "${FAXLINE_INSTALL_CONVERTERS:-1}" = "1" ] && tools+=(soffice gs pdftotext)
 for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
-# The fax font is a file, not a command.
+# The fax font and the SpanDSP and libtiff headers are files, not commands.
+pkg-config --exists spandsp 2>/dev/null || missing+=(libspandsp-dev)
+[ -f /usr/include/tiffio.h ] || [ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || missing+=(tiffio.h)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(DejaVuSansMono.ttf)
 if [ "${#missing[@]}" -gt 0 ]; then
   pkgs=()
@@ -43,6 +47,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
       tiffinfo) pkgs+=(libtiff-tools) ;; DejaVuSansMono.ttf) pkgs+=(fonts-dejavu-core) ;;
       soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
       gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
+      pkg-config) pkgs+=(pkg-config) ;; libspandsp-dev) pkgs+=(libspandsp-dev) ;; tiffio.h) pkgs+=(libtiff-dev) ;;
     esac
   done
   SUDO=""
@@ -55,6 +60,7 @@ fi
 # better-sqlite3 builds from source when its prebuilt binary cannot be downloaded.
 npm ci --no-audit --no-fund
 npm run build
+bash scripts/build-native.sh
 
 if [ "$START" -eq 1 ]; then
   export FAXLINE_DATA_DIR="${FAXLINE_DATA_DIR:-./data}"

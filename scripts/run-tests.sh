@@ -7,6 +7,8 @@ if [ "$#" -gt 0 ]; then
   files=("$@")
 else
   mapfile -t files < <(find test -name '*.test.ts' | sort)
+  # The fax engine addon and the SpanDSP test receiver (about 2 s; see scripts/build-native.sh).
+  bash scripts/build-native.sh >/dev/null
   npx tsc -p tsconfig.json --noEmit
 fi
 exec node --import tsx --test --test-concurrency=1 --test-reporter=spec "${files[@]}"

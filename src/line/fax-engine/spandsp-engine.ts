@@ -1,0 +1,280 @@
+/**
+ * The SpanDSP fax engine: the `Engine` interface filled by Debian's libspandsp 0.0.6 through the
+ * N-API addon in native/spandsp-engine (docs/adr/0004-fax-engine-spandsp-addon.md).
+ *
+ * The addon is synchronous and single-threaded: each call runs SpanDSP until it returns and hands
+ * back what SpanDSP produced meanwhile (IFP packets with their repeat count, audio, T.30 events).
+ * This module only checks and converts arguments and results; T.30, T.4/T.6 and the modems are
+ * SpanDSP's. `SpandspEngine.load()` loads the addon from
+ * native/spandsp-engine/build/Release/spandsp_engine.node (or `FAXLINE_SPANDSP_ADDON`); a missing
+ * or unloadable addon throws `SpandspAddonError` saying how to build it.
+ */
+import { createRequire } from "node:module";
+import { existsSync } from "node:fs";
+import { fileURLToPath } from "node:url";
+import path from "node:path";
+import {
+  ALL_COMPRESSIONS,
+  type AudioSession,
+  type AudioSessionOptions,
+  type AudioStep,
+  type Engine,
+  type EngineEvent,
+  type FaxCompression,
+  type T30SessionOptions,
+  type T38Session,
+  type T38SessionOptions,
+  type T38Step,
+  type TransferStatistics,
+} from "./engine.ts";
+import { t30ErrName } from "./t30-completion-codes.ts";
+
+/** `T30_SUPPORT_*_COMPRESSION` bits of SpanDSP's t30.h. */
+const COMPRESSION_BITS: Readonly<Record<FaxCompression, number>> = { "T.4 1-D": 0x02, "T.4 2-D": 0x04, "T.6": 0x08 };
+/** Pixels per metre to pixels per inch. */
+const INCHES_PER_METRE = 0.0254;
+const MAX_IDENT_LENGTH = 20;
+const ADDON_RELATIVE = "native/spandsp-engine/build/Release/spandsp_engine.node";
+const INSTALL_HINT =
+  "Build it with scripts/build-native.sh, which needs the Debian packages libspandsp-dev, libtiff-dev and pkg-config " +
+  "(apt-get install -y --no-install-recommends libspandsp-dev libtiff-dev pkg-config).";
+
+type AddonHandle = { readonly __brand: "SpandspHandle" };
+
+interface AddonOptions {
+  mode: "send" | "receive";
+  calling: boolean;
+  tiffPath: string;
+  localIdent: string;
+  ecm: boolean;
+  compressions: number;
+  logLevel: number;
+  reportImageFrames: boolean;
+  t38Version?: number;
+  maxDatagram?: number;
+  pacing?: boolean;
+}
+
+type AddonEvent =
+  | { type: "frame"; atSample: number; direction: "rx" | "tx"; fcf: number; name: string; bytes: Uint8Array }
+  | { type: "phaseB"; atSample: number; fcf: number; name: string; frame: Uint8Array | null }
+  | { type: "phaseD"; atSample: number; fcf: number; name: string }
+  | { type: "phaseE"; atSample: number; completionCode: number; text: string };
+
+interface AddonStatistics {
+  pagesTx: number;
+  pagesRx: number;
+  pagesInFile: number;
+  bitRate: number;
+  ecm: boolean;
+  ecmRetries: number;
+  encoding: string;
+  width: number;
+  length: number;
+  xResolution: number;
+  yResolution: number;
+  imageBytes: number;
+  badRows: number;
+  longestBadRowRun: number;
+  currentStatus: number;
+  remoteIdent: string;
+  localIdent: string;
+  samples: number;
+}
+
+/** The addon's exports (native/spandsp-engine/src/spandsp_engine.c). */
+interface SpandspAddon {
+  t38Create(options: AddonOptions): AddonHandle;
+  audioCreate(options: AddonOptions): AddonHandle;
+  t38Advance(handle: AddonHandle, samples: number): { packets: { ifp: Uint8Array; count: number }[]; events: AddonEvent[]; finished: boolean; samples: number };
+  t38ReceiveIfp(handle: AddonHandle, ifp: Uint8Array, seq: number): { packets: { ifp: Uint8Array; count: number }[]; events: AddonEvent[]; finished: boolean; samples: number };
+  audioProcess(handle: AddonHandle, received: Int16Array | number): { audio: Int16Array; events: AddonEvent[]; finished: boolean; samples: number };
+  statistics(handle: AddonHandle): AddonStatistics;
+  free(handle: AddonHandle): void;
+  completionCodeText(code: number): string;
+  frameName(fcf: number): string;
+}
+
+/** The addon is missing or cannot be loaded; the message says how to build it. */
+export class SpandspAddonError extends Error {
+  constructor(message: string, options?: { cause?: unknown }) {
+    super(message, options);
+    this.name = "SpandspAddonError";
+  }
+}
+
+/** Where the addon is: the repository root is three levels up from src/line/fax-engine and from dist/line/fax-engine. */
+function addonCandidates(): string[] {
+  const fromEnv = process.env.FAXLINE_SPANDSP_ADDON;
+  if (fromEnv) return [path.resolve(fromEnv)];
+  return [path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..", ADDON_RELATIVE)];
+}
+
+/** Loaded addons by path: Node loads a native module once per process anyway. */
+const loadedAddons = new Map<string, SpandspAddon>();
+
+function loadAddon(addonPath: string | undefined): SpandspAddon {
+  const candidates = addonPath === undefined ? addonCandidates() : [path.resolve(addonPath)];
+  const found = candidates.find((candidate) => existsSync(candidate));
+  if (!found) {
+    throw new SpandspAddonError(`The SpanDSP fax engine addon is not built (looked for ${candidates.join(", ")}). ${INSTALL_HINT}`);
+  }
+  const cached = loadedAddons.get(found);
+  if (cached) return cached;
+  try {
+    const addon = createRequire(import.meta.url)(found) as SpandspAddon;
+    loadedAddons.set(found, addon);
+    return addon;
+  } catch (error) {
+    const detail = error instanceof Error ? error.message : String(error);
+    throw new SpandspAddonError(
+      `The SpanDSP fax engine addon ${found} cannot be loaded: ${detail}. It needs the runtime library libspandsp2 ` +
+        `(and libtiff6); if Node or libspandsp changed since it was built, rebuild it. ${INSTALL_HINT}`,
+      { cause: error },
+    );
+  }
+}
+
+function addonOptions(options: T30SessionOptions): AddonOptions {
+  const compressions = options.compressions ?? ALL_COMPRESSIONS;
+  if (compressions.length === 0) throw new RangeError("a fax session needs at least one compression");
+  if (options.localIdent.length > MAX_IDENT_LENGTH) {
+    throw new RangeError(`localIdent ${JSON.stringify(options.localIdent)} is longer than ${MAX_IDENT_LENGTH} characters`);
+  }
+  if (!/^[\x20-\x7e]*$/.test(options.localIdent)) {
+    throw new RangeError(`localIdent ${JSON.stringify(options.localIdent)} must be printable ASCII`);
+  }
+  return {
+    mode: options.mode ?? "send",
+    calling: options.calling ?? true,
+    tiffPath: options.tiffPath,
+    localIdent: options.localIdent,
+    ecm: options.ecm ?? true,
+    compressions: compressions.reduce((bits, c) => bits | COMPRESSION_BITS[c], 0),
+    logLevel: options.logLevel ?? 0,
+    reportImageFrames: options.reportImageFrames ?? false,
+  };
+}
+
+function toEvent(event: AddonEvent): EngineEvent {
+  if (event.type !== "phaseE") return event;
+  return { type: "phaseE", atSample: event.atSample, completionCode: event.completionCode, name: t30ErrName(event.completionCode), text: event.text };
+}
+
+function toEncoding(encoding: string): TransferStatistics["encoding"] {
+  return encoding === "T.4 1-D" || encoding === "T.4 2-D" || encoding === "T.6" || encoding === "none" ? encoding : "unknown";
+}
+
+function toStatistics(s: AddonStatistics): TransferStatistics {
+  return {
+    pagesTx: s.pagesTx,
+    pagesRx: s.pagesRx,
+    pagesInFile: Math.max(0, s.pagesInFile),
+    bitRate: s.bitRate,
+    ecm: s.ecm,
+    ecmRetries: s.ecmRetries,
+    encoding: toEncoding(s.encoding),
+    width: s.width,
+    length: s.length,
+    xDpi: Math.round(s.xResolution * INCHES_PER_METRE),
+    yDpi: Math.round(s.yResolution * INCHES_PER_METRE),
+    imageBytes: s.imageBytes,
+    badRows: s.badRows,
+    longestBadRowRun: s.longestBadRowRun,
+    currentStatus: s.currentStatus,
+    remoteIdent: s.remoteIdent.trim(),
+    localIdent: s.localIdent,
+    samples: s.samples,
+  };
+}
+
+class SpandspSession {
+  protected readonly addon: SpandspAddon;
+  #handle: AddonHandle | null;
+
+  constructor(addon: SpandspAddon, handle: AddonHandle) {
+    this.addon = addon;
+    this.#handle = handle;
+  }
+
+  protected get handle(): AddonHandle {
+    if (this.#handle === null) throw new Error("the fax engine session is closed");
+    return this.#handle;
+  }
+
+  statistics(): TransferStatistics {
+    return toStatistics(this.addon.statistics(this.handle));
+  }
+
+  close(): void {
+    if (this.#handle === null) return;
+    this.addon.free(this.#handle);
+    this.#handle = null;
+  }
+}
+
+class SpandspT38Session extends SpandspSession implements T38Session {
+  advance(samples: number): T38Step {
+    if (!Number.isInteger(samples) || samples < 0) throw new RangeError(`samples must be a whole number >= 0, got ${samples}`);
+    const step = this.addon.t38Advance(this.handle, samples);
+    return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+  }
+
+  receiveIfp(ifp: Uint8Array, seq: number): T38Step {
+    if (!Number.isInteger(seq) || seq < 0 || seq > 0xffff) throw new RangeError(`seq must be 0 to 65535, got ${seq}`);
+    const step = this.addon.t38ReceiveIfp(this.handle, ifp, seq);
+    return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+  }
+}
+
+class SpandspAudioSession extends SpandspSession implements AudioSession {
+  process(received: Int16Array | number): AudioStep {
+    const step = this.addon.audioProcess(this.handle, received);
+    return { audio: step.audio, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+  }
+}
+
+export class SpandspEngine implements Engine {
+  readonly name = "spandsp";
+  readonly #addon: SpandspAddon;
+
+  private constructor(addon: SpandspAddon) {
+    this.#addon = addon;
+  }
+
+  /**
+   * Loads the addon (once per process): from `addonPath`, else `FAXLINE_SPANDSP_ADDON`, else
+   * native/spandsp-engine/build/Release/spandsp_engine.node in the repository. Throws
+   * `SpandspAddonError`, naming scripts/build-native.sh and the Debian packages, when it is missing
+   * or cannot be loaded.
+   */
+  static load(options: { addonPath?: string } = {}): SpandspEngine {
+    return new SpandspEngine(loadAddon(options.addonPath));
+  }
+
+  openT38Session(options: T38SessionOptions): T38Session {
+    const maxDatagram = options.maxDatagram ?? 400;
+    if (!Number.isInteger(maxDatagram) || maxDatagram < 32) throw new RangeError(`maxDatagram must be a whole number >= 32, got ${maxDatagram}`);
+    const handle = this.#addon.t38Create({
+      ...addonOptions(options),
+      t38Version: options.t38Version ?? 0,
+      maxDatagram,
+      pacing: options.pacing ?? true,
+    });
+    return new SpandspT38Session(this.#addon, handle);
+  }
+
+  openAudioSession(options: AudioSessionOptions): AudioSession {
+    return new SpandspAudioSession(this.#addon, this.#addon.audioCreate(addonOptions(options)));
+  }
+
+  /** SpanDSP's text for a completion code (`t30_completion_code_to_str`). */
+  completionCodeText(code: number): string {
+    return this.#addon.completionCodeText(code);
+  }
+
+  /** SpanDSP's name for a frame control field (`t30_frametype`). */
+  frameName(fcf: number): string {
+    return this.#addon.frameName(fcf);
+  }
+}
