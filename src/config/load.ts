@@ -7,6 +7,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { parseIsoDuration } from "../lib/durations.ts";
+import { readTrunksFile } from "../line/trunks/trunk-config.ts";
 import {
   CONFIG_KEYS,
   ConfigError,
@@ -90,7 +91,10 @@ export function loadConfig(options: LoadConfigOptions = {}): FaxlineConfig {
   const fileValues = file ? readConfigFile(file) : {};
   const strays = unknownKeys(fileValues);
   if (strays.length > 0) {
-    throw new ConfigError(`Config file ${file} has unknown keys: ${strays.join(", ")}. See docs/config.md for the known keys.`);
+    const trunkHint = strays.some((p) => p === "lines.trunks" || p.startsWith("lines.trunks."))
+      ? " Trunks are listed in a file of their own, named by lines.trunksFile (docs/trunks.md)."
+      : "";
+    throw new ConfigError(`Config file ${file} has unknown keys: ${strays.join(", ")}. See docs/config.md for the known keys.${trunkHint}`);
   }
 
   const result: Record<string, unknown> = {};
@@ -106,6 +110,10 @@ export function loadConfig(options: LoadConfigOptions = {}): FaxlineConfig {
   }
   const unknownOverrides = Object.keys(options.overrides ?? {}).filter((p) => !CONFIG_KEYS.some((s) => s.path === p));
   if (unknownOverrides.length > 0) throw new ConfigError(`Unknown configuration keys: ${unknownOverrides.join(", ")}`);
+
+  // The trunks are a list of structured entries, kept in a file of their own (line/trunks/trunk-config.ts).
+  const trunksFile = (result.lines as { trunksFile: string }).trunksFile;
+  (result.lines as Record<string, unknown>).trunks = trunksFile === "" ? [] : readTrunksFile(trunksFile, { env });
 
   const config = result as unknown as FaxlineConfig;
   checkCrossKeyRules(config);

@@ -4,6 +4,7 @@
  * against this table; `docs/config.md` lists the same keys (a test checks they agree).
  */
 import { parseDurationMs } from "../lib/durations.ts";
+import type { TrunkConfig } from "../line/trunks/trunk-config.ts";
 
 export type ConfigValueType = "string" | "integer" | "boolean" | "enum" | "duration" | "durations" | "list";
 
@@ -69,6 +70,8 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "retry.noFax", env: "FAXLINE_RETRY_NO_FAX", type: "durations", default: ["10m", "30m"], description: "Waits before each retry when a person, answering machine or silence answered." }),
   k({ path: "retry.protocol", env: "FAXLINE_RETRY_PROTOCOL", type: "durations", default: ["1m", "2m", "5m", "10m", "15m"], description: "Waits before each retry after a fax protocol failure or remote disconnect." }),
   k({ path: "retry.internal", env: "FAXLINE_RETRY_INTERNAL", type: "durations", default: ["30s", "1m", "2m", "5m", "10m"], description: "Waits before each retry after a call set-up or node failure." }),
+  k({ path: "lines.trunksFile", env: "FAXLINE_LINES_TRUNKS_FILE", type: "string", default: "", description: "YAML file listing the SIP trunks this node sends real faxes over (docs/trunks.md): proxy, credentials, caller number, dial format, route prefixes, call limit, T.38 and ECM. Read and checked at start; a relative path is taken from the working directory. Empty: no trunks, so only test accounts can send." }),
+  k({ path: "lines.capabilityMaxAge", env: "FAXLINE_LINES_CAPABILITY_MAX_AGE", type: "duration", default: "30d", description: "How long what a destination's fax machine was last seen to do (the transport, ECM and speed that worked, or the fallback step that failed) is trusted. Older knowledge is ignored: the next call starts again with T.38 and ECM." }),
   k({ path: "testLine.timeScale", env: "FAXLINE_TEST_LINE_TIME_SCALE", type: "string", default: "1", description: "Factor applied to the simulated call time of test accounts (0.01 runs a 60 s call in 0.6 s; reports still show the unscaled duration)." }),
   k({ path: "auth.maxFailures", env: "FAXLINE_AUTH_MAX_FAILURES", type: "integer", min: 1, default: 5, description: "Failed logins from one address for one login before further tries are refused for auth.lockout." }),
   k({ path: "auth.lockout", env: "FAXLINE_AUTH_LOCKOUT", type: "duration", default: "5m", description: "How long a login is refused (429) from an address after auth.maxFailures failures; doubles on each further lockout, up to 1 hour." }),
@@ -119,6 +122,8 @@ export interface FaxlineConfig {
     protocol: number[];
     internal: number[];
   };
+  /** Real lines: the trunks (read from `lines.trunksFile`, not a key of its own) and the capability cache. */
+  lines: { trunksFile: string; capabilityMaxAge: number; trunks: readonly TrunkConfig[] };
   testLine: { timeScale: string };
   auth: { maxFailures: number; lockout: number; cacheTtl: number };
   retention: { defaultDays: number; interval: number; batchSize: number };

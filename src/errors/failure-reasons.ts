@@ -181,6 +181,71 @@ export const FailureReasons = {
     "LINE_ERROR",
     "No transmission line is configured on this node for this account (only test accounts can send)",
   ),
+  // Reasons of the SIP/T.38 line (line/outcomes/call-outcomes.ts maps SIP responses, Q.850
+  // causes and every T30_ERR_* completion code onto these and the ones above).
+  call_rejected: reason(
+    "call_rejected",
+    "call",
+    "no_answer",
+    "LINE_ERROR",
+    "The destination rejected the call (SIP 603 Decline, Q.850 cause 21 call rejected)",
+  ),
+  trunk_rejected: reason(
+    "trunk_rejected",
+    "call",
+    "internal",
+    "LINE_ERROR",
+    "The carrier refused the call: check the trunk's credentials, caller number and permitted destinations",
+  ),
+  no_route: reason(
+    "no_route",
+    "destination",
+    "never",
+    "LINE_ERROR",
+    "No trunk on this node routes this number (no route prefix of lines.trunksFile matches it)",
+  ),
+  t38_refused: reason(
+    "t38_refused",
+    "call",
+    "protocol",
+    "LINE_ERROR",
+    "The carrier or the remote end refused T.38 fax and the call could not go on as audio",
+  ),
+  fax_negotiation_failed: reason(
+    "fax_negotiation_failed",
+    "t30",
+    "protocol",
+    "NOFAX_DIS",
+    "Fax negotiation failed: the remote fax machine answered, but the two could not agree on settings or a transmission speed",
+  ),
+  fax_not_receiving: reason(
+    "fax_not_receiving",
+    "t30",
+    "no_answer",
+    "NOFAX_DIS",
+    "The remote fax machine answered but said it cannot receive now (out of paper or memory full)",
+  ),
+  fax_incompatible: reason(
+    "fax_incompatible",
+    "t30",
+    "never",
+    "NOFAX_DIS",
+    "The remote fax machine cannot take this fax: it does not support its resolution or page size, or refuses our identification",
+  ),
+  transmission_failed: reason(
+    "transmission_failed",
+    "t30",
+    "protocol",
+    "INCOMPLETE",
+    "The page transfer failed: the remote fax machine rejected the pages or stopped answering before confirming any",
+  ),
+  fax_image_error: reason(
+    "fax_image_error",
+    "internal",
+    "internal",
+    "LINE_ERROR",
+    "The sending node could not read the fax image during the call (a Faxline fault); the attempt is retried",
+  ),
 } as const satisfies Record<string, FailureReason>;
 
 export type FailureReasonCode = keyof typeof FailureReasons;

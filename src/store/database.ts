@@ -229,6 +229,28 @@ export interface AttemptsTable {
   remote_csid: string | null;
 }
 
+/** What a destination's fax machine was seen to do (migration 0004; line/outcomes/fallback-ladder.ts). */
+export interface DestinationCapabilitiesTable {
+  e164: string;
+  /** t38 | g711: the last delivered call's transport; null when none was delivered. */
+  worked_transport: string | null;
+  worked_ecm: number | null;
+  /** Highest bit rate that call offered. */
+  worked_max_bit_rate: number | null;
+  /** Bit rate it ran at. */
+  worked_bit_rate: number | null;
+  worked_at: number | null;
+  /** The mode of the last protocol-class failure since the last success. */
+  failed_transport: string | null;
+  failed_ecm: number | null;
+  failed_max_bit_rate: number | null;
+  failed_at: number | null;
+  failed_reason: string | null;
+  failures_in_row: Generated<number>;
+  t38_refused_at: number | null;
+  updated_at: number;
+}
+
 export interface BlacklistTable {
   e164: string;
   note: string | null;
@@ -243,6 +265,7 @@ export interface Database {
   recipients: RecipientsTable;
   attempts: AttemptsTable;
   blacklist: BlacklistTable;
+  destination_capabilities: DestinationCapabilitiesTable;
   customer_templates: CustomerTemplatesTable;
   fax_images: FaxImagesTable;
   notifications: NotificationsTable;
@@ -260,3 +283,4 @@ export type CustomerRow = Selectable<CustomersTable>;
 export type JobDocumentRow = Selectable<JobDocumentsTable>;
 export type NotificationRow = Selectable<NotificationsTable>;
 export type NotificationAttemptRow = Selectable<NotificationAttemptsTable>;
+export type DestinationCapabilityRow = Selectable<DestinationCapabilitiesTable>;

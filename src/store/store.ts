@@ -8,6 +8,7 @@ import type { Database, JobRow, NotificationRow, RecipientRow } from "./database
 import * as m0001 from "./migrations/0001-create-core-tables.ts";
 import * as m0002 from "./migrations/0002-create-notification-tables.ts";
 import * as m0003 from "./migrations/0003-create-fax-image-variants.ts";
+import * as m0004 from "./migrations/0004-create-destination-capabilities.ts";
 
 export type DialectName = "sqlite";
 
@@ -65,5 +66,6 @@ export function migrations(types: ColumnTypes): Record<string, Migration> {
     "0001-create-core-tables": { up: (db) => m0001.up(db, types) },
     "0002-create-notification-tables": { up: (db) => m0002.up(db, types) },
     "0003-create-fax-image-variants": { up: (db) => m0003.up(db, types) },
+    "0004-create-destination-capabilities": { up: (db) => m0004.up(db, types) },
   };
 }
