@@ -12,7 +12,8 @@
 # metric-compatible Liberation and Carlito fonts so Word documents keep their line breaks,
 # Ghostscript for PostScript, and poppler-utils (pdftotext, used by the tests).
 # libspandsp-dev, libtiff-dev and pkg-config build the fax engine (an N-API addon binding
-# SpanDSP, scripts/build-native.sh) and the SpanDSP receiver the interop tests fax to.
+# SpanDSP, scripts/build-native.sh) and the SpanDSP receiver the interop tests fax to; SIPp
+# (sip-tester) is the SIP peer of the interop tests, openssl makes their TLS certificate.
 # A node without LibreOffice or Ghostscript still runs; it refuses those document types with
 # a 400 that names the missing package (set FAXLINE_INSTALL_CONVERTERS=0 to skip them).
 set -euo pipefail
@@ -32,7 +33,7 @@ if [ "$NODE_MAJOR" -lt 20 ]; then
 fi
 
 missing=()
-tools=(python3 make g++ tiffinfo pkg-config)
+tools=(python3 make g++ tiffinfo pkg-config sipp openssl)
 [ "${FAXLINE_INSTALL_CONVERTERS:-1}" = "1" ] && tools+=(soffice gs pdftotext)
 for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 # The fax font and the SpanDSP and libtiff headers are files, not commands.
@@ -47,6 +48,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
       tiffinfo) pkgs+=(libtiff-tools) ;; DejaVuSansMono.ttf) pkgs+=(fonts-dejavu-core) ;;
       soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
       gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
+      sipp) pkgs+=(sip-tester) ;; openssl) pkgs+=(openssl) ;;
       pkg-config) pkgs+=(pkg-config) ;; libspandsp-dev) pkgs+=(libspandsp-dev) ;; tiffio.h) pkgs+=(libtiff-dev) ;;
     esac
   done

@@ -1,0 +1,1169 @@
+/**
+ * One outgoing fax call: the INVITE, its dialog, the offer/answer exchanges that move it between
+ * G.711 audio and T.38, and its end. The user agent (sip-user-agent.ts) owns the sockets and the
+ * transaction tables and hands this class the messages of its Call-ID.
+ *
+ * Call states:
+ *  - calling: INVITE sent, no provisional with a To tag yet. Left by a 1xx (→ early), a 2xx
+ *    (→ confirmed) or a final error (→ terminated).
+ *  - early: a provisional came. Ring timeout or hangup() sends CANCEL here (RFC 3261 §9.1 says
+ *    not to CANCEL before a provisional: in "calling" the CANCEL waits for one, and timer B
+ *    bounds the wait).
+ *  - confirmed: the 2xx came and was ACKed; the media is `media`. Re-INVITEs either way, UPDATE,
+ *    OPTIONS and INFO are handled here.
+ *  - terminating: we sent BYE (or CANCEL after the answer raced it) and wait for its response.
+ *  - terminated: `outcome` is settled and `ended` emitted.
+ *
+ * Offer/answer (RFC 3264) in the confirmed state:
+ *  - Our re-INVITE to T.38 (`switchToT38`) offers `m=image … udptl t38`. A 2xx with the stream
+ *    accepted → `t38Switched`. 488/415/606 (or any other non-2xx except 408/481/491) → the
+ *    session stays as it was (§14.1) → `t38Refused`, and the caller runs audio. 491 → retried
+ *    after 2.1–4 s (§14.1, we own the Call-ID). 408/481/timeout → the dialog is over (BYE for
+ *    408 and timeout) → `failed` in phase "reinvite". A 2xx that rejects the stream (port 0) is
+ *    followed by a re-INVITE back to audio, then `t38Refused`.
+ *  - The far end's re-INVITE or UPDATE with an offer: if its SDP version is the one we already
+ *    have, it is a session refresh: we answer with our current SDP, unchanged version included,
+ *    and the media is untouched (`sessionRefreshed`). Otherwise we answer it (answerOffer):
+ *    T.38 accepted when `t38` is on → `t38Switched` (or `mediaChanged` when already on T.38 and
+ *    something changed); audio → `mediaChanged`; nothing usable → 488. A re-INVITE without SDP
+ *    gets our current SDP as the offer in the 2xx, and its answer comes in the ACK. UPDATE
+ *    without SDP is a plain refresh. While an INVITE of ours is pending, theirs gets 491.
+ */
+import type { Clock } from "../../lib/clock.ts";
+import {
+  InviteClientTransaction,
+  NonInviteClientTransaction,
+  type ClientTransactionUser,
+} from "./client-transaction.ts";
+import { Dialog, viaFor } from "./dialog.ts";
+import { selectChallenge, sipDigestAuthorization, type SipChallenge, type SipCredentials } from "./digest-auth.ts";
+import {
+  parseReasonHeader,
+  SipFailureCause,
+  SipFailurePhase,
+  type SipCallEvent,
+  type SipCallEventOf,
+  type SipCallEventType,
+  type SipCallFailure,
+  type SipCallOutcome,
+  type SipReason,
+  type T38SwitchResult,
+} from "./sip-call-events.ts";
+import { createResponse, cseqOf, newTag, REASON_PHRASES, SipHeaders, tagOf, type SipRequest, type SipResponse } from "./sip-message.ts";
+import type { ServerTransaction } from "./server-transaction.ts";
+import {
+  answerOffer,
+  buildAudioMedia,
+  buildT38Media,
+  parseSdp,
+  readNegotiatedMedia,
+  readT38,
+  sameMedia,
+  SdpSession,
+  t38OfferParams,
+  type AudioCodec,
+  type AudioMedia,
+  type LocalMediaPorts,
+  type MediaDescription,
+  type NegotiatedMedia,
+  type SessionDescription,
+  type T38Capabilities,
+  type T38Media,
+} from "./sdp.ts";
+import type { SipTimerValues } from "./sip-timers.ts";
+import { TimerSet } from "./sip-timers.ts";
+import { formatSipUri, parseSipUri, type SipUri } from "./sip-uri.ts";
+import type { SipFlow, SipHop, SipSource, SipTransportProtocol } from "./transports.ts";
+
+export interface PlaceCallOptions {
+  /** The Request-URI: `sip:+4930123456@trunk.example` (a `;transport=` parameter is ignored: see `transport`). */
+  target: string;
+  /** Our address of record for From: `sip:+4940123456@trunk.example`. */
+  from: string;
+  /** Display name in From. */
+  fromDisplayName?: string;
+  /** Trunk credentials for 401/407 challenges. */
+  credentials?: SipCredentials;
+  transport: SipTransportProtocol;
+  /** Send everything to this proxy instead of the target's host: `host`, `host:port` or a SIP URI. */
+  outboundProxy?: string;
+  /** T.38 allowed on this call: accept the far end's T.38 re-INVITE, and allow `switchToT38()`. Off answers it 488. */
+  t38: boolean;
+  /**
+   * Start the T.38 re-INVITE ourselves this long after the answer, unless the far end has
+   * switched by then; null leaves it to the caller (`switchToT38()`). (Default: null)
+   */
+  t38ReinviteDelayMs?: number | null;
+  /** From the INVITE until a 2xx; then CANCEL. */
+  ringTimeoutMs: number;
+  /** Our media address and the ports the media layer listens on. */
+  localMedia: LocalMediaPorts;
+  /** Audio codecs to offer, in preference order. (Default: ["PCMA", "PCMU"]) */
+  audioCodecs?: readonly AudioCodec[];
+  /** Offer RFC 4733 telephone-event (payload type 101). (Default: false) */
+  telephoneEvent?: boolean;
+  /** Extra headers on the INVITE (P-Asserted-Identity, …). */
+  extraHeaders?: readonly (readonly [string, string])[];
+  /** Aborting hangs up (CANCEL before the answer, BYE after). */
+  signal?: AbortSignal;
+}
+
+/** What a call needs from the user agent that runs it. */
+export interface SipCallHost {
+  readonly clock: Clock;
+  readonly timers: SipTimerValues;
+  readonly userAgent: string;
+  readonly t38Capabilities: T38Capabilities;
+  /** Address for Via, Contact when it is not the flow's own (NAT); null uses the flow's. */
+  readonly advertisedAddress: string | null;
+  /** Uniform in [0, 1): for the 491 back-off. */
+  random(): number;
+  resolveHop(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop>;
+  openFlow(hop: SipHop): Promise<SipFlow>;
+  /** Creates, registers and starts a client transaction for `request` on `flow`. */
+  startClientTransaction(request: SipRequest, flow: SipFlow, user: ClientTransactionUser): InviteClientTransaction | NonInviteClientTransaction;
+  /** Sends a request outside any transaction (the ACK for a 2xx). */
+  sendStateless(request: SipRequest, flow: SipFlow): void;
+  callEnded(call: SipCall): void;
+}
+
+export const SipCallState = {
+  Calling: "calling",
+  Early: "early",
+  Confirmed: "confirmed",
+  Terminating: "terminating",
+  Terminated: "terminated",
+} as const;
+export type SipCallState = (typeof SipCallState)[keyof typeof SipCallState];
+
+const ALLOW = "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO";
+const TELEPHONE_EVENT_PT = 101;
+/** RFC 3261 §14.1: "If the UAC … did generate the Call-ID … the UAC MUST wait between 2.1 and 4 seconds". */
+const GLARE_RETRY_MIN_MS = 2100;
+const GLARE_RETRY_MAX_MS = 4000;
+const MAX_GLARE_RETRIES = 3;
+/** Challenges answered per call (a stale nonce may come back more than once). */
+const MAX_AUTH_TRIES = 4;
+/** Statuses that refuse T.38 outright; the session stays on audio. */
+const T38_REFUSAL_STATUSES = new Set([488, 415, 606]);
+
+type Listener = (event: SipCallEvent) => void;
+
+interface PendingReinvite {
+  purpose: "t38" | "restore-audio";
+  lines: MediaDescription[];
+  resolve: (result: T38SwitchResult) => void;
+  glareRetries: number;
+  authTries: number;
+  request: SipRequest | null;
+  ack: SipRequest | null;
+  transaction: InviteClientTransaction | null;
+}
+
+export class SipCall {
+  readonly callId: string;
+  readonly options: PlaceCallOptions;
+  readonly #host: SipCallHost;
+  readonly #timers: TimerSet<"ring" | "cancel-guard" | "glare" | "t38-delay" | "bye-delay">;
+  readonly #listeners = new Set<Listener>();
+  readonly #events: SipCallEvent[] = [];
+  readonly #sdp: SdpSession;
+  readonly #localTag = newTag();
+  readonly #codecs: readonly AudioCodec[];
+  #state: SipCallState = SipCallState.Calling;
+  #flow: SipFlow | null = null;
+  #dialogFlow: SipFlow | null = null;
+  #dialog: Dialog | null = null;
+  #seq = 1;
+  #invite: SipRequest | null = null;
+  #inviteTx: InviteClientTransaction | null = null;
+  #ackFor2xx: SipRequest | null = null;
+  /** The 2xx that answered the INVITE (its SDP is the answer). */
+  #last2xx: SipResponse | null = null;
+  #inviteSentAt = 0;
+  #answeredAt = 0;
+  #provisionalSeen = false;
+  #cancelRequested: typeof SipFailureCause.RingTimeout | typeof SipFailureCause.Cancelled | null = null;
+  #cancelSent = false;
+  #authTries = 0;
+  #auth: { challenge: SipChallenge; nc: number } | null = null;
+  #media: NegotiatedMedia | null = null;
+  /** Our current media lines: what we answer a session refresh with. */
+  #localLines: MediaDescription[];
+  #lastRemoteOrigin: string | null = null;
+  #reinvite: PendingReinvite | null = null;
+  #incomingInvite: { tx: ServerTransaction; answerInAck: boolean } | null = null;
+  #afterIncomingAck: (() => void)[] = [];
+  #hangupPromise: Promise<SipCallOutcome> | null = null;
+  #outcome: SipCallOutcome | null = null;
+  readonly outcome: Promise<SipCallOutcome>;
+  #resolveOutcome!: (outcome: SipCallOutcome) => void;
+  readonly #onAbort = (): void => void this.hangup();
+
+  /** Throws a SipParseError when `target`, `from` or `outboundProxy` is not a SIP URI (a configuration fault). */
+  constructor(host: SipCallHost, options: PlaceCallOptions, callId: string) {
+    parseSipUri(options.target);
+    parseSipUri(options.from);
+    if (options.outboundProxy !== undefined) proxyUri(options.outboundProxy);
+    this.#host = host;
+    this.options = options;
+    this.callId = callId;
+    this.#timers = new TimerSet(host.clock);
+    this.#codecs = options.audioCodecs ?? ["PCMA", "PCMU"];
+    this.#sdp = new SdpSession({ address: options.localMedia.address });
+    this.#localLines = [this.#audioLine()];
+    this.outcome = new Promise((resolve) => {
+      this.#resolveOutcome = resolve;
+    });
+  }
+
+  get state(): SipCallState {
+    return this.#state;
+  }
+
+  /** The media in use: null until answered. */
+  get media(): NegotiatedMedia | null {
+    return this.#media;
+  }
+
+  /** Every event so far, in order. */
+  get events(): readonly SipCallEvent[] {
+    return this.#events;
+  }
+
+  /** Listens to every event; returns the function that stops listening. */
+  onEvent(listener: Listener): () => void {
+    this.#listeners.add(listener);
+    return () => this.#listeners.delete(listener);
+  }
+
+  /** Listens to one kind of event. */
+  on<K extends SipCallEventType>(type: K, listener: (event: SipCallEventOf<K>) => void): () => void {
+    return this.onEvent((event) => {
+      if (event.type === type) listener(event as SipCallEventOf<K>);
+    });
+  }
+
+  /**
+   * The next event of `type` (or a past one, when `includePast`). Resolves null when the call
+   * ends without it.
+   */
+  next<K extends SipCallEventType>(type: K, options: { includePast?: boolean } = {}): Promise<SipCallEventOf<K> | null> {
+    if (options.includePast) {
+      const past = this.#events.find((e) => e.type === type);
+      if (past !== undefined) return Promise.resolve(past as SipCallEventOf<K>);
+    }
+    if (this.#outcome !== null) return Promise.resolve(null);
+    return new Promise((resolve) => {
+      const stop = this.onEvent((event) => {
+        if (event.type === type) {
+          stop();
+          resolve(event as SipCallEventOf<K>);
+        } else if (event.type === "ended") {
+          stop();
+          resolve(null);
+        }
+      });
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Placing the call
+
+  /** Sends the INVITE. Called once by the user agent. */
+  async start(): Promise<void> {
+    const o = this.options;
+    if (o.signal?.aborted) {
+      this.#fail({ sipStatus: null, reasonPhrase: "Aborted before dialling", phase: SipFailurePhase.Ring, cause: SipFailureCause.Cancelled });
+      return;
+    }
+    o.signal?.addEventListener("abort", this.#onAbort, { once: true });
+    let flow: SipFlow;
+    try {
+      const targetUri = parseSipUri(o.target);
+      const hopUri = o.outboundProxy !== undefined ? proxyUri(o.outboundProxy) : targetUri;
+      flow = await this.#host.openFlow(await this.#host.resolveHop(hopUri, o.transport));
+    } catch (error) {
+      this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Ring, cause: SipFailureCause.Transport });
+      return;
+    }
+    if (this.#state === SipCallState.Terminated) return;
+    if (this.#cancelRequested !== null) {
+      this.#fail({ sipStatus: null, reasonPhrase: "Cancelled before the INVITE was sent", phase: SipFailurePhase.Ring, cause: this.#cancelRequested });
+      return;
+    }
+    this.#flow = flow;
+    this.#inviteSentAt = this.#host.clock.now();
+    this.#timers.start("ring", o.ringTimeoutMs, () => this.#onRingTimeout());
+    this.#sendInvite();
+  }
+
+  #sendInvite(): void {
+    const o = this.options;
+    const flow = this.#flow!;
+    const headers = new SipHeaders();
+    if (o.outboundProxy !== undefined) headers.append("route", `<${formatSipUri({ ...proxyUri(o.outboundProxy), params: new Map([["lr", null]]) })}>`);
+    headers.append("max-forwards", "70");
+    const fromUri = parseSipUri(o.from);
+    headers.append("from", `${o.fromDisplayName !== undefined ? `"${o.fromDisplayName.replace(/(["\\])/g, "\\$1")}" ` : ""}<${formatSipUri(fromUri)}>;tag=${this.#localTag}`);
+    headers.append("to", `<${o.target}>`);
+    headers.append("call-id", this.callId);
+    headers.append("cseq", `${this.#seq} INVITE`);
+    headers.append("contact", this.#contact(flow));
+    headers.append("allow", ALLOW);
+    for (const [name, value] of o.extraHeaders ?? []) headers.append(name, value);
+    headers.append("content-type", "application/sdp");
+    const request: SipRequest = { kind: "request", method: "INVITE", uri: o.target, headers, body: this.#sdp.describe(this.#localLines) };
+    this.#addVia(request, flow);
+    this.#authorize(request);
+    this.#invite = request;
+    this.#inviteTx = this.#host.startClientTransaction(request, flow, {
+      onResponse: (response) => this.#onInviteResponse(response),
+      onRequestTimeout: () => this.#onInviteFailure(408, "Request Timeout", SipFailureCause.Timeout),
+      onTransportError: (error) => this.#onInviteFailure(503, `Service Unavailable (${error.message})`, SipFailureCause.Transport),
+    }) as InviteClientTransaction;
+  }
+
+  #onInviteResponse(response: SipResponse): void {
+    const status = response.status;
+    if (status < 200) {
+      if (this.#state === SipCallState.Terminated) return;
+      this.#provisionalSeen = true;
+      if (status > 100 && this.#state === SipCallState.Calling && tagOf(response.headers.get("to")) !== null) this.#state = SipCallState.Early;
+      let earlyMedia: NegotiatedMedia | null = null;
+      if (response.body !== "" && isSdp(response)) {
+        try {
+          earlyMedia = readNegotiatedMedia(parseSdp(response.body), this.#codecs);
+        } catch {
+          earlyMedia = null;
+        }
+      }
+      this.#emit({ type: "provisional", sipStatus: status, reasonPhrase: response.reason, earlyMedia });
+      // §9.1: a CANCEL waits for a provisional response.
+      if (this.#cancelRequested !== null) this.#sendCancel();
+      return;
+    }
+    if (status < 300) {
+      this.#on2xx(response);
+      return;
+    }
+    this.#timers.cancel("cancel-guard");
+    if ((status === 401 || status === 407) && this.#cancelRequested === null && this.#state !== SipCallState.Terminated) {
+      if (this.#answerChallenge(response, this.#invite!)) {
+        this.#seq++;
+        this.#sendInvite();
+        return;
+      }
+      this.#fail({
+        sipStatus: status,
+        reasonPhrase: response.reason,
+        phase: SipFailurePhase.Ring,
+        cause: SipFailureCause.Auth,
+        reason: parseReasonHeader(response.headers.get("reason")),
+      });
+      return;
+    }
+    const cause = status === 487 && this.#cancelRequested !== null ? this.#cancelRequested : SipFailureCause.Rejected;
+    this.#fail({ sipStatus: status, reasonPhrase: response.reason, phase: SipFailurePhase.Ring, cause, reason: parseReasonHeader(response.headers.get("reason")) });
+  }
+
+  #onInviteFailure(sipStatus: number, reasonPhrase: string, cause: SipFailureCause): void {
+    this.#fail({ sipStatus, reasonPhrase, phase: SipFailurePhase.Ring, cause: this.#cancelRequested ?? cause });
+  }
+
+  #on2xx(response: SipResponse): void {
+    const toTag = tagOf(response.headers.get("to"));
+    if (this.#dialog !== null) {
+      if (toTag === this.#dialog.id.remoteTag) {
+        // A retransmitted 2xx: our ACK was lost (§13.2.2.4: ACK every 2xx).
+        if (this.#ackFor2xx !== null && this.#dialogFlow !== null) this.#host.sendStateless(this.#ackFor2xx, this.#dialogFlow);
+      } else {
+        // A second 2xx from another fork: ACK it and end that dialog (§13.2.2.4).
+        void this.#ackAndByeStray(response);
+      }
+      return;
+    }
+    if (this.#state === SipCallState.Terminated) {
+      void this.#ackAndByeStray(response);
+      return;
+    }
+    this.#timers.cancel("ring");
+    this.#timers.cancel("cancel-guard");
+    this.#last2xx = response;
+    const dialog = new Dialog({ invite: this.#invite!, response, localSeq: this.#seq });
+    this.#dialog = dialog;
+    this.#answeredAt = this.#host.clock.now();
+    const ack = dialog.createRequest("ACK", { seq: cseqOf(this.#invite!).seq });
+    this.#copyAuthorization(this.#invite!, ack);
+    void this.#sendAckFor2xx(ack);
+  }
+
+  async #sendAckFor2xx(ack: SipRequest): Promise<void> {
+    let flow: SipFlow;
+    try {
+      flow = await this.#flowForDialog();
+    } catch (error) {
+      this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Answer, cause: SipFailureCause.Transport, answered: true });
+      return;
+    }
+    this.#addVia(ack, flow);
+    this.#ackFor2xx = ack;
+    this.#host.sendStateless(ack, flow);
+    if (this.#cancelRequested !== null || this.#state === SipCallState.Terminated) {
+      // The answer crossed our CANCEL (or hangup): end the call we no longer want.
+      const cause = this.#cancelRequested ?? SipFailureCause.Cancelled;
+      this.#state = SipCallState.Terminating;
+      await this.#sendBye();
+      this.#fail({ sipStatus: 487, reasonPhrase: "Answered after CANCEL; hung up", phase: SipFailurePhase.Ring, cause, answered: true });
+      return;
+    }
+    this.#completeAnswer();
+  }
+
+  /** Reads the answer SDP of the 2xx to the INVITE and confirms the call. */
+  #completeAnswer(): void {
+    const response = this.#last2xx;
+    let media: NegotiatedMedia | null = null;
+    let session: SessionDescription | null = null;
+    if (response !== null && response.body !== "" && isSdp(response)) {
+      try {
+        session = parseSdp(response.body);
+        media = readNegotiatedMedia(session, this.#codecs);
+      } catch {
+        media = null;
+      }
+    }
+    if (media === null || media.kind !== "audio") {
+      // We offered audio only, so the answer must hold an audio stream with our codec.
+      this.#state = SipCallState.Terminating;
+      void this.#sendBye().then(() =>
+        this.#fail({
+          sipStatus: null,
+          reasonPhrase: session === null ? "2xx without an SDP answer" : "No audio codec in common",
+          phase: SipFailurePhase.Answer,
+          cause: SipFailureCause.Media,
+          answered: true,
+        }),
+      );
+      return;
+    }
+    this.#lastRemoteOrigin = originKey(session!);
+    this.#media = media;
+    this.#localLines = [this.#audioLine()];
+    this.#state = SipCallState.Confirmed;
+    this.#emit({ type: "answered", media, setupMs: this.#answeredAt - this.#inviteSentAt });
+    const delay = this.options.t38ReinviteDelayMs ?? null;
+    if (this.options.t38 && delay !== null) {
+      this.#timers.start("t38-delay", delay, () => {
+        if (this.#state === SipCallState.Confirmed && this.#media?.kind === "audio" && this.#reinvite === null) void this.switchToT38();
+      });
+    }
+  }
+
+  #onRingTimeout(): void {
+    if (this.#state !== SipCallState.Calling && this.#state !== SipCallState.Early) return;
+    this.#requestCancel(SipFailureCause.RingTimeout);
+  }
+
+  #requestCancel(cause: typeof SipFailureCause.RingTimeout | typeof SipFailureCause.Cancelled): void {
+    if (this.#cancelRequested !== null) return;
+    this.#cancelRequested = cause;
+    if (this.#provisionalSeen) this.#sendCancel();
+    // §9.1: "If no final response has been received after 64*T1 seconds, the client SHOULD then
+    // consider the original transaction cancelled and SHOULD destroy the client transaction".
+    this.#timers.start("cancel-guard", 64 * this.#host.timers.T1, () => {
+      this.#inviteTx?.dispose();
+      this.#fail({ sipStatus: 408, reasonPhrase: "No final response after CANCEL", phase: SipFailurePhase.Ring, cause });
+    });
+  }
+
+  /** §9.1: CANCEL copies the INVITE's Request-URI, Call-ID, From, To, CSeq number, top Via and Route. */
+  #sendCancel(): void {
+    if (this.#cancelSent || this.#invite === null || this.#flow === null || this.#dialog !== null) return;
+    this.#cancelSent = true;
+    const invite = this.#invite;
+    const headers = new SipHeaders();
+    headers.append("via", invite.headers.getList("via")[0]!);
+    for (const route of invite.headers.getAll("route")) headers.append("route", route);
+    headers.append("max-forwards", "70");
+    headers.append("from", invite.headers.get("from")!);
+    headers.append("to", invite.headers.get("to")!);
+    headers.append("call-id", this.callId);
+    headers.append("cseq", `${cseqOf(invite).seq} CANCEL`);
+    headers.append("user-agent", this.#host.userAgent);
+    const cancel: SipRequest = { kind: "request", method: "CANCEL", uri: invite.uri, headers, body: "" };
+    this.#host.startClientTransaction(cancel, this.#flow, {
+      // The INVITE's 487 (or 2xx) decides the outcome; the CANCEL's own response does not.
+      onResponse: () => undefined,
+      onRequestTimeout: () => undefined,
+      onTransportError: () => undefined,
+    });
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Hanging up
+
+  /**
+   * Ends the call: CANCEL before the answer (the outcome is then a failure with cause
+   * "cancelled"), BYE after it. Resolves with the outcome.
+   */
+  hangup(): Promise<SipCallOutcome> {
+    if (this.#hangupPromise !== null) return this.#hangupPromise;
+    switch (this.#state) {
+      case SipCallState.Calling:
+      case SipCallState.Early:
+        this.#requestCancel(SipFailureCause.Cancelled);
+        break;
+      case SipCallState.Confirmed: {
+        this.#state = SipCallState.Terminating;
+        this.#timers.cancelAll();
+        let sent = false;
+        const bye = (): void => {
+          if (sent) return;
+          sent = true;
+          this.#timers.cancel("bye-delay");
+          void this.#sendBye().then(() => this.#complete("local", null));
+        };
+        if (this.#incomingInvite !== null && !this.#incomingInvite.tx.acked) {
+          // The far end's re-INVITE waits for its ACK: let that arrive first (a BYE overtaking it
+          // confuses some far ends), but not for long.
+          this.#afterIncomingAck.push(bye);
+          this.#timers.start("bye-delay", 4 * this.#host.timers.T1, bye);
+        } else bye();
+        break;
+      }
+      default:
+        break;
+    }
+    this.#hangupPromise = this.outcome;
+    return this.outcome;
+  }
+
+  /** Sends BYE in the dialog and waits for its final response (or timeout, or transport error). */
+  async #sendBye(): Promise<void> {
+    try {
+      await this.#nonInviteRequest("BYE");
+    } catch {
+      // The dialog ends either way (§15.1.1: any final response, or none, ends the BYE).
+    }
+  }
+
+  async #ackAndByeStray(response: SipResponse): Promise<void> {
+    if (this.#invite === null) return;
+    const stray = new Dialog({ invite: this.#invite, response, localSeq: cseqOf(this.#invite).seq });
+    try {
+      const hop = await this.#host.resolveHop(this.options.outboundProxy !== undefined ? proxyUri(this.options.outboundProxy) : stray.nextHopUri, this.options.transport);
+      const flow = await this.#host.openFlow(hop);
+      const ack = stray.createRequest("ACK", { seq: cseqOf(this.#invite).seq });
+      this.#addVia(ack, flow);
+      this.#host.sendStateless(ack, flow);
+      const bye = stray.createRequest("BYE");
+      this.#addVia(bye, flow);
+      this.#host.startClientTransaction(bye, flow, { onResponse: () => undefined, onRequestTimeout: () => undefined, onTransportError: () => undefined });
+    } catch {
+      // Best effort: the far end's timer H ends that dialog anyway.
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Our re-INVITE to T.38
+
+  /**
+   * Offers T.38 in a re-INVITE. Resolves "switched" when the far end accepts, "refused" when it
+   * answers 488/415/606 (or another non-2xx that leaves the session as it was; the call stays on
+   * audio), "ended" when the call ends first. Already on T.38: resolves "switched" at once.
+   */
+  switchToT38(): Promise<T38SwitchResult> {
+    if (!this.options.t38) return Promise.reject(new Error("switchToT38() on a call placed with t38: false"));
+    if (this.#media?.kind === "t38") return Promise.resolve({ result: "switched", media: this.#media });
+    if (this.#state !== SipCallState.Confirmed) return Promise.resolve({ result: "ended" });
+    if (this.#reinvite !== null) return new Promise((resolve) => this.#afterReinvite.push(resolve));
+    return new Promise((resolve) => {
+      this.#timers.cancel("t38-delay");
+      this.#reinvite = {
+        purpose: "t38",
+        lines: [buildT38Media(this.options.localMedia.t38Port, t38OfferParams(this.#host.t38Capabilities))],
+        resolve,
+        glareRetries: 0,
+        authTries: 0,
+        request: null,
+        ack: null,
+        transaction: null,
+      };
+      this.#runWhenIdle(() => void this.#sendReinvite());
+    });
+  }
+
+  readonly #afterReinvite: ((result: T38SwitchResult) => void)[] = [];
+
+  /** Runs `fn` now, or after the ACK of the far end's pending re-INVITE (§14.1: one INVITE at a time). */
+  #runWhenIdle(fn: () => void): void {
+    if (this.#incomingInvite !== null && !this.#incomingInvite.tx.acked) this.#afterIncomingAck.push(fn);
+    else fn();
+  }
+
+  async #sendReinvite(): Promise<void> {
+    const pending = this.#reinvite;
+    if (pending === null || this.#state !== SipCallState.Confirmed || this.#dialog === null) {
+      this.#finishReinvite({ result: "ended" });
+      return;
+    }
+    let flow: SipFlow;
+    try {
+      flow = await this.#flowForDialog();
+    } catch (error) {
+      this.#reinviteEndsDialog(503, `Service Unavailable (${(error as Error).message})`, SipFailureCause.Transport, false);
+      return;
+    }
+    const request = this.#dialog.createRequest("INVITE");
+    request.headers.append("contact", this.#contact(flow));
+    request.headers.append("allow", ALLOW);
+    request.headers.append("content-type", "application/sdp");
+    request.body = this.#sdp.describe(pending.lines);
+    this.#addVia(request, flow);
+    this.#authorize(request);
+    pending.request = request;
+    pending.transaction = this.#host.startClientTransaction(request, flow, {
+      onResponse: (response) => this.#onReinviteResponse(pending, response),
+      onRequestTimeout: () => this.#reinviteEndsDialog(408, "Request Timeout", SipFailureCause.Timeout, true),
+      onTransportError: (error) => this.#reinviteEndsDialog(503, `Service Unavailable (${error.message})`, SipFailureCause.Transport, false),
+    }) as InviteClientTransaction;
+  }
+
+  #onReinviteResponse(pending: PendingReinvite, response: SipResponse): void {
+    const status = response.status;
+    if (status < 200) return;
+    if (status < 300) {
+      if (pending.ack !== null) {
+        // Retransmitted 2xx: ACK again.
+        if (this.#dialogFlow !== null) this.#host.sendStateless(pending.ack, this.#dialogFlow);
+        return;
+      }
+      const ack = this.#dialog!.createRequest("ACK", { seq: cseqOf(pending.request!).seq });
+      this.#copyAuthorization(pending.request!, ack);
+      if (this.#dialogFlow !== null) {
+        this.#addVia(ack, this.#dialogFlow);
+        this.#host.sendStateless(ack, this.#dialogFlow);
+      }
+      pending.ack = ack;
+      if (this.#reinvite !== pending || this.#state !== SipCallState.Confirmed) return;
+      this.#applyReinviteAnswer(pending, response);
+      return;
+    }
+    if (this.#reinvite !== pending) return;
+    if ((status === 401 || status === 407) && this.#answerChallenge(response, pending.request!)) {
+      void this.#sendReinvite();
+      return;
+    }
+    if (status === 491 && pending.glareRetries < MAX_GLARE_RETRIES) {
+      pending.glareRetries++;
+      const wait = GLARE_RETRY_MIN_MS + this.#host.random() * (GLARE_RETRY_MAX_MS - GLARE_RETRY_MIN_MS);
+      this.#timers.start("glare", wait, () => {
+        if (this.#reinvite !== pending) return;
+        // The far end's own re-INVITE may have switched us meanwhile.
+        if (pending.purpose === "t38" && this.#media?.kind === "t38") {
+          this.#finishReinvite({ result: "switched", media: this.#media });
+          return;
+        }
+        this.#runWhenIdle(() => void this.#sendReinvite());
+      });
+      return;
+    }
+    if (status === 408 || status === 481) {
+      // §14.1: "If the response is a 481 or 408 … the UAC will terminate the dialog."
+      this.#reinviteEndsDialog(status, response.reason, SipFailureCause.Rejected, status === 408);
+      return;
+    }
+    // §14.1: "If a UA receives a non-2xx final response to a re-INVITE, the session parameters
+    // MUST remain unchanged, as if no re-INVITE had been issued."
+    this.#refuseT38(pending, status, response.reason);
+  }
+
+  #applyReinviteAnswer(pending: PendingReinvite, response: SipResponse): void {
+    let session: SessionDescription | null = null;
+    try {
+      session = response.body !== "" && isSdp(response) ? parseSdp(response.body) : null;
+    } catch {
+      session = null;
+    }
+    if (pending.purpose === "restore-audio") {
+      const audio = session !== null ? readNegotiatedMedia(session, this.#codecs) : null;
+      if (session !== null) this.#lastRemoteOrigin = originKey(session);
+      if (audio !== null && audio.kind === "audio") {
+        this.#media = audio;
+        this.#localLines = pending.lines;
+      }
+      this.#finishReinvite({ result: "ended" });
+      return;
+    }
+    const t38 = session !== null ? session.media.map((m) => readT38(session, m)).find((m) => m !== null) ?? null : null;
+    if (session !== null) this.#lastRemoteOrigin = originKey(session);
+    if (t38 === null) {
+      // The 2xx rejected the image stream (port 0) or answered without SDP: the session now has
+      // no usable stream. Offer audio again, then report the refusal.
+      const reason = "T.38 stream rejected in the answer";
+      const previous = this.#media?.kind === "audio" ? this.#media : null;
+      this.#reinvite = null;
+      const restore: PendingReinvite = {
+        purpose: "restore-audio",
+        lines: [this.#audioLine()],
+        resolve: () => {
+          const audio = this.#media?.kind === "audio" ? this.#media : previous;
+          let result: T38SwitchResult = { result: "ended" };
+          if (audio !== null && this.#state === SipCallState.Confirmed) {
+            this.#emit({ type: "t38Refused", sipStatus: response.status, reasonPhrase: reason, media: audio });
+            result = { result: "refused", sipStatus: response.status, reasonPhrase: reason, media: audio };
+          }
+          pending.resolve(result);
+          for (const r of this.#afterReinvite.splice(0)) r(result);
+        },
+        glareRetries: 0,
+        authTries: 0,
+        request: null,
+        ack: null,
+        transaction: null,
+      };
+      this.#reinvite = restore;
+      this.#runWhenIdle(() => void this.#sendReinvite());
+      return;
+    }
+    // What we speak: their answer's version/EC (≤ our offer), their limits.
+    const media: T38Media = t38;
+    this.#media = media;
+    this.#localLines = pending.lines;
+    this.#emit({ type: "t38Switched", media, initiatedBy: "local" });
+    this.#finishReinvite({ result: "switched", media });
+  }
+
+  #refuseT38(pending: PendingReinvite, status: number, reasonPhrase: string): void {
+    if (pending.purpose === "restore-audio") {
+      this.#finishReinvite({ result: "ended" });
+      return;
+    }
+    const audio = this.#media?.kind === "audio" ? this.#media : null;
+    if (audio === null) {
+      this.#finishReinvite(this.#media?.kind === "t38" ? { result: "switched", media: this.#media } : { result: "ended" });
+      return;
+    }
+    const phrase = T38_REFUSAL_STATUSES.has(status) ? reasonPhrase : `${reasonPhrase} (T.38 re-INVITE not accepted)`;
+    this.#emit({ type: "t38Refused", sipStatus: status, reasonPhrase: phrase, media: audio });
+    this.#finishReinvite({ result: "refused", sipStatus: status, reasonPhrase: phrase, media: audio });
+  }
+
+  #finishReinvite(result: T38SwitchResult): void {
+    const pending = this.#reinvite;
+    this.#reinvite = null;
+    this.#timers.cancel("glare");
+    pending?.resolve(result);
+    if (pending?.purpose === "t38") for (const r of this.#afterReinvite.splice(0)) r(result);
+  }
+
+  /** Whether a re-INVITE of ours is on the wire, waiting for its final response. */
+  #ourInvitePending(): boolean {
+    const tx = this.#reinvite?.transaction ?? null;
+    return tx !== null && (tx.state === "calling" || tx.state === "proceeding");
+  }
+
+  #reinviteEndsDialog(sipStatus: number, reasonPhrase: string, cause: SipFailureCause, sendBye: boolean): void {
+    if (this.#state !== SipCallState.Confirmed) {
+      this.#finishReinvite({ result: "ended" });
+      return;
+    }
+    this.#finishReinvite({ result: "ended" });
+    this.#state = SipCallState.Terminating;
+    const end = (): void => this.#fail({ sipStatus, reasonPhrase, phase: SipFailurePhase.Reinvite, cause, answered: true });
+    if (sendBye) void this.#sendBye().then(end);
+    else end();
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // In-dialog OPTIONS from us
+
+  /** Sends OPTIONS inside the dialog (a keep-alive); resolves with the final status (408 on timeout). */
+  async ping(): Promise<{ sipStatus: number; reasonPhrase: string }> {
+    if (this.#state !== SipCallState.Confirmed) return { sipStatus: 481, reasonPhrase: "No dialog" };
+    try {
+      const response = await this.#nonInviteRequest("OPTIONS");
+      return { sipStatus: response.status, reasonPhrase: response.reason };
+    } catch (error) {
+      return { sipStatus: (error as { sipStatus?: number }).sipStatus ?? 503, reasonPhrase: (error as Error).message };
+    }
+  }
+
+  /** A non-INVITE request in the dialog, answering one digest challenge. Rejects on timeout/transport error. */
+  async #nonInviteRequest(method: "BYE" | "OPTIONS"): Promise<SipResponse> {
+    const dialog = this.#dialog;
+    if (dialog === null) throw Object.assign(new Error("no dialog"), { sipStatus: 481 });
+    const flow = await this.#flowForDialog();
+    let challenged = 0;
+    for (;;) {
+      const request = dialog.createRequest(method);
+      if (method === "OPTIONS") request.headers.append("accept", "application/sdp");
+      this.#addVia(request, flow);
+      this.#authorize(request);
+      const response = await new Promise<SipResponse>((resolve, reject) => {
+        this.#host.startClientTransaction(request, flow, {
+          onResponse: (r) => {
+            if (r.status >= 200) resolve(r);
+          },
+          onRequestTimeout: () => reject(Object.assign(new Error("Request Timeout"), { sipStatus: 408 })),
+          onTransportError: (error) => reject(Object.assign(error, { sipStatus: 503 })),
+        });
+      });
+      if ((response.status === 401 || response.status === 407) && challenged < 2 && this.#answerChallenge(response, request)) {
+        challenged++;
+        continue;
+      }
+      return response;
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Requests from the far end (routed here by the user agent)
+
+  /** An in-dialog request (not ACK, not CANCEL) with its server transaction. */
+  receiveRequest(request: SipRequest, tx: ServerTransaction, _source: SipSource): void {
+    const dialog = this.#dialog;
+    const fromTag = tagOf(request.headers.get("from"));
+    const toTag = tagOf(request.headers.get("to"));
+    if (dialog === null || this.#state === SipCallState.Terminated || fromTag !== dialog.id.remoteTag || toTag !== dialog.id.localTag) {
+      tx.respond(this.#response(request, 481));
+      return;
+    }
+    if (!dialog.acceptRemoteSeq(cseqOf(request).seq)) {
+      tx.respond(this.#response(request, 500, "CSeq out of order"));
+      return;
+    }
+    switch (request.method) {
+      case "BYE": {
+        tx.respond(this.#response(request, 200));
+        if (this.#state === SipCallState.Terminating) return;
+        const reason = parseReasonHeader(request.headers.get("reason"));
+        this.#emit({ type: "remoteBye", reason });
+        this.#finishReinvite({ result: "ended" });
+        this.#complete("remote", reason);
+        return;
+      }
+      case "OPTIONS": {
+        const response = this.#response(request, 200);
+        response.headers.append("accept", "application/sdp");
+        tx.respond(response);
+        this.#emit({ type: "requestReceived", method: "OPTIONS" });
+        return;
+      }
+      case "INFO":
+        tx.respond(this.#response(request, 200));
+        this.#emit({ type: "requestReceived", method: "INFO" });
+        return;
+      case "INVITE":
+      case "UPDATE":
+        this.#receiveOffer(request, tx);
+        return;
+      default:
+        tx.respond(this.#response(request, 501));
+    }
+  }
+
+  /** The far end's re-INVITE or UPDATE (RFC 3311): a session refresh or a new offer. */
+  #receiveOffer(request: SipRequest, tx: ServerTransaction): void {
+    const method = request.method as "INVITE" | "UPDATE";
+    if (this.#state !== SipCallState.Confirmed) {
+      // We have sent BYE: the dialog is over for us.
+      tx.respond(this.#response(request, 481));
+      return;
+    }
+    // §14.2: "A UAS that receives a second INVITE before it sends the final response to a first
+    // INVITE with a lower CSeq sequence number on the same dialog MUST return a 500"; one that
+    // receives an INVITE while its own INVITE is pending "MUST return a 491".
+    if (this.#ourInvitePending()) {
+      tx.respond(this.#response(request, 491));
+      return;
+    }
+    if (method === "INVITE" && this.#incomingInvite !== null && !this.#incomingInvite.tx.acked) {
+      tx.respond(this.#response(request, 500, "Server Internal Error"));
+      return;
+    }
+    if (request.body === "") {
+      if (method === "UPDATE") {
+        this.#respondWithSdp(request, tx, null);
+        this.#emit({ type: "sessionRefreshed", method, sdpChanged: false });
+      } else {
+        // Offer in our 2xx, answer in the ACK (RFC 3264 via RFC 3261 §13.3.1).
+        this.#respondWithSdp(request, tx, this.#sdp.describe(this.#localLines));
+        this.#trackIncomingInvite(tx, true);
+      }
+      return;
+    }
+    if (!isSdp(request)) {
+      const response = this.#response(request, 415);
+      response.headers.append("accept", "application/sdp");
+      tx.respond(response);
+      return;
+    }
+    let offer: SessionDescription;
+    try {
+      offer = parseSdp(request.body);
+    } catch {
+      tx.respond(this.#response(request, 400, "Bad SDP"));
+      return;
+    }
+    const origin = originKey(offer);
+    if (origin === this.#lastRemoteOrigin) {
+      // RFC 3264 §8: unchanged version, unchanged session. Answer with what we have.
+      this.#respondWithSdp(request, tx, this.#sdp.describe(this.#localLines));
+      if (method === "INVITE") this.#trackIncomingInvite(tx, false);
+      this.#emit({ type: "sessionRefreshed", method, sdpChanged: false });
+      return;
+    }
+    const answer = answerOffer(offer, {
+      ports: this.options.localMedia,
+      t38: this.options.t38,
+      codecs: this.#codecs,
+      telephoneEventPayloadType: this.options.telephoneEvent ? TELEPHONE_EVENT_PT : null,
+      t38Capabilities: this.#host.t38Capabilities,
+    });
+    if (answer === null) {
+      tx.respond(this.#response(request, 488));
+      return;
+    }
+    this.#lastRemoteOrigin = origin;
+    this.#localLines = answer.media;
+    this.#respondWithSdp(request, tx, this.#sdp.describe(answer.media));
+    if (method === "INVITE") this.#trackIncomingInvite(tx, false);
+    this.#applyRemoteMedia(answer.negotiated, method);
+  }
+
+  #applyRemoteMedia(media: NegotiatedMedia, method: "INVITE" | "UPDATE"): void {
+    const previous = this.#media;
+    if (sameMedia(previous, media)) {
+      this.#emit({ type: "sessionRefreshed", method, sdpChanged: true });
+      return;
+    }
+    this.#media = media;
+    if (media.kind === "t38" && previous?.kind !== "t38") {
+      this.#timers.cancel("t38-delay");
+      this.#emit({ type: "t38Switched", media, initiatedBy: "remote" });
+      // A switch of ours waiting (glare) is done: the far end's got there first.
+      if (this.#reinvite?.purpose === "t38" && !this.#ourInvitePending()) {
+        this.#finishReinvite({ result: "switched", media });
+      }
+    } else {
+      this.#emit({ type: "mediaChanged", media });
+    }
+  }
+
+  #trackIncomingInvite(tx: ServerTransaction, answerInAck: boolean): void {
+    this.#incomingInvite = { tx, answerInAck };
+  }
+
+  /** The ACK for our 2xx to the far end's re-INVITE. */
+  receiveAck(request: SipRequest): void {
+    const incoming = this.#incomingInvite;
+    if (incoming === null || cseqOf(request).seq !== cseqOf(incoming.tx.request).seq) return;
+    incoming.tx.ackReceived();
+    this.#incomingInvite = null;
+    if (incoming.answerInAck && request.body !== "" && isSdp(request)) {
+      try {
+        const session = parseSdp(request.body);
+        const media = readNegotiatedMedia(session, this.#codecs);
+        this.#lastRemoteOrigin = originKey(session);
+        if (media !== null && (media.kind === "audio" || this.options.t38)) this.#applyRemoteMedia(media, "INVITE");
+      } catch {
+        // A bad answer in an ACK cannot be refused (§13.2.1); keep the session as it was.
+      }
+    } else if (incoming.answerInAck) {
+      this.#emit({ type: "sessionRefreshed", method: "INVITE", sdpChanged: false });
+    }
+    for (const fn of this.#afterIncomingAck.splice(0)) fn();
+  }
+
+  /** §13.3.1.4: no ACK for our 2xx within 64*T1 — end the session with BYE. */
+  ackTimedOut(tx: ServerTransaction): void {
+    if (this.#incomingInvite?.tx !== tx || this.#state !== SipCallState.Confirmed) return;
+    this.#incomingInvite = null;
+    this.#state = SipCallState.Terminating;
+    void this.#sendBye().then(() =>
+      this.#fail({ sipStatus: null, reasonPhrase: "No ACK for our 2xx to the re-INVITE", phase: SipFailurePhase.Reinvite, cause: SipFailureCause.NoAck, answered: true }),
+    );
+  }
+
+  /** A 2xx to our INVITE that arrived after its transaction ended (stray or retransmitted). */
+  receiveStray2xx(response: SipResponse): void {
+    if (cseqOf(response).method !== "INVITE") return;
+    if (this.#invite !== null && cseqOf(response).seq === cseqOf(this.#invite).seq) this.#on2xx(response);
+    else if (this.#reinvite?.request && cseqOf(response).seq === cseqOf(this.#reinvite.request).seq) this.#onReinviteResponse(this.#reinvite, response);
+    else if (this.#dialogFlow !== null && this.#dialog !== null && tagOf(response.headers.get("to")) === this.#dialog.id.remoteTag) {
+      // A late 2xx to a re-INVITE already handled: re-ACK with its sequence number.
+      const ack = this.#dialog.createRequest("ACK", { seq: cseqOf(response).seq });
+      this.#addVia(ack, this.#dialogFlow);
+      this.#host.sendStateless(ack, this.#dialogFlow);
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Helpers
+
+  #respondWithSdp(request: SipRequest, tx: ServerTransaction, sdp: string | null): void {
+    const response = this.#response(request, 200);
+    if (this.#dialogFlow !== null) response.headers.append("contact", this.#contact(this.#dialogFlow));
+    response.headers.append("allow", ALLOW);
+    if (sdp !== null) {
+      response.headers.append("content-type", "application/sdp");
+      response.body = sdp;
+    }
+    tx.respond(response);
+  }
+
+  #response(request: SipRequest, status: number, reason?: string): SipResponse {
+    const response = createResponse(request, status, reason ?? REASON_PHRASES[status] ?? "Unknown", this.#localTag);
+    response.headers.append("server", this.#host.userAgent);
+    if (status === 200 && request.method === "OPTIONS") response.headers.append("allow", ALLOW);
+    return response;
+  }
+
+  #audioLine(): MediaDescription {
+    return buildAudioMedia({
+      port: this.options.localMedia.audioPort,
+      codecs: this.#codecs,
+      telephoneEventPayloadType: this.options.telephoneEvent ? TELEPHONE_EVENT_PT : null,
+    });
+  }
+
+  #contact(flow: SipFlow): string {
+    const user = parseSipUri(this.options.from).user;
+    const host = this.#host.advertisedAddress ?? flow.local.address;
+    const h = host.includes(":") ? `[${host}]` : host;
+    const transport = flow.protocol === "udp" ? "" : `;transport=${flow.protocol}`;
+    return `<sip:${user !== null ? `${user}@` : ""}${h}:${flow.local.port}${transport}>`;
+  }
+
+  #addVia(request: SipRequest, flow: SipFlow): void {
+    const via = viaFor(flow.protocol, this.#host.advertisedAddress ?? flow.local.address, flow.local.port);
+    request.headers.remove("via");
+    const rest = request.headers.entries().map(([n, v]) => [n, v] as const);
+    const headers = new SipHeaders([["via", via.value], ...rest]);
+    if (!headers.has("user-agent")) headers.append("user-agent", this.#host.userAgent);
+    request.headers = headers;
+  }
+
+  /** The flow for requests inside the dialog: the outbound proxy's, else the next hop of the route set/remote target. */
+  async #flowForDialog(): Promise<SipFlow> {
+    if (this.#dialogFlow !== null) return this.#dialogFlow;
+    if (this.options.outboundProxy !== undefined || this.#dialog === null) {
+      this.#dialogFlow = this.#flow!;
+      return this.#dialogFlow;
+    }
+    const hop = await this.#host.resolveHop(this.#dialog.nextHopUri, this.options.transport);
+    const current = this.#flow!;
+    this.#dialogFlow =
+      hop.address === current.remote.address && hop.port === current.remote.port && hop.protocol === current.protocol ? current : await this.#host.openFlow(hop);
+    return this.#dialogFlow;
+  }
+
+  /**
+   * Takes a 401/407 challenge for the next request; false when we cannot answer it: no
+   * credentials, no digest challenge we support, or the request already carried our answer and
+   * the challenge is not `stale` (the credentials were refused).
+   */
+  #answerChallenge(response: SipResponse, request: SipRequest): boolean {
+    const credentials = this.options.credentials;
+    if (credentials === undefined || this.#authTries >= MAX_AUTH_TRIES) return false;
+    const challenge = selectChallenge(response, credentials);
+    if (challenge === null) return false;
+    if (request.headers.has(challenge.authorizationHeader) && !challenge.stale) return false;
+    this.#authTries++;
+    this.#auth = { challenge, nc: 0 };
+    return true;
+  }
+
+  /** Adds our credentials (answering the last challenge, with the next nonce count). */
+  #authorize(request: SipRequest): void {
+    const auth = this.#auth;
+    const credentials = this.options.credentials;
+    if (auth === null || credentials === undefined) return;
+    auth.nc++;
+    request.headers.set(
+      auth.challenge.authorizationHeader,
+      sipDigestAuthorization(auth.challenge.challenge, { method: request.method, uri: request.uri }, credentials, undefined, auth.nc),
+    );
+  }
+
+  #copyAuthorization(from: SipRequest, to: SipRequest): void {
+    for (const name of ["authorization", "proxy-authorization"]) {
+      const value = from.headers.get(name);
+      if (value !== undefined) to.headers.set(name, value);
+    }
+  }
+
+  #emit(event: SipCallEvent): void {
+    this.#events.push(event);
+    for (const listener of [...this.#listeners]) {
+      try {
+        listener(event);
+      } catch (error) {
+        // A listener's bug must not corrupt the SIP state; surface it as an uncaught error.
+        queueMicrotask(() => {
+          throw error;
+        });
+      }
+    }
+  }
+
+  #fail(failure: Omit<SipCallFailure, "result" | "reason" | "answered" | "setupMs" | "credentialsSent"> & { reason?: SipReason | null; answered?: boolean }): void {
+    if (this.#outcome !== null) return;
+    const answered = failure.answered ?? this.#answeredAt !== 0;
+    const outcome: SipCallFailure = {
+      result: "failed",
+      sipStatus: failure.sipStatus,
+      reasonPhrase: failure.reasonPhrase,
+      phase: failure.phase,
+      cause: failure.cause,
+      reason: failure.reason ?? null,
+      answered,
+      credentialsSent: this.#authTries > 0,
+      setupMs: this.#answeredAt !== 0 ? this.#answeredAt - this.#inviteSentAt : null,
+    };
+    this.#emit({ type: "failed", failure: outcome });
+    this.#end(outcome);
+  }
+
+  #complete(endedBy: "local" | "remote", reason: SipReason | null): void {
+    if (this.#outcome !== null) return;
+    this.#end({
+      result: "completed",
+      endedBy,
+      setupMs: this.#answeredAt - this.#inviteSentAt,
+      connectedMs: this.#host.clock.now() - this.#answeredAt,
+      reason,
+    });
+  }
+
+  #end(outcome: SipCallOutcome): void {
+    this.#outcome = outcome;
+    this.#state = SipCallState.Terminated;
+    this.#timers.cancelAll();
+    this.options.signal?.removeEventListener("abort", this.#onAbort);
+    const pending = this.#reinvite;
+    this.#reinvite = null;
+    pending?.resolve({ result: "ended" });
+    for (const r of this.#afterReinvite.splice(0)) r({ result: "ended" });
+    this.#emit({ type: "ended", outcome });
+    this.#resolveOutcome(outcome);
+    this.#host.callEnded(this);
+  }
+}
+
+function isSdp(message: SipRequest | SipResponse): boolean {
+  return (message.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase() === "application/sdp";
+}
+
+/** The o= line's identity and version: equal means "unchanged" (RFC 3264 §8). */
+function originKey(session: SessionDescription): string {
+  const o = session.origin;
+  return `${o.username} ${o.sessionId} ${o.sessionVersion} ${o.address}`;
+}
+
+/** `host`, `host:port` or a SIP URI → a SIP URI. */
+function proxyUri(proxy: string): SipUri {
+  return parseSipUri(/^sips?:/i.test(proxy) ? proxy : `sip:${proxy}`);
+}

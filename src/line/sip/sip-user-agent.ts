@@ -1,0 +1,304 @@
+/**
+ * The SIP user agent for outgoing fax calls: owns the transports (UDP socket, TCP/TLS
+ * connections), the client and server transaction tables, and the calls, and routes every
+ * message received to its transaction or call.
+ *
+ * Routing (RFC 3261 §17.1.3, §17.2.3, §12.2.2):
+ *  - a response goes to the client transaction with its top Via branch and CSeq method; a 2xx to
+ *    INVITE that no transaction claims any more goes to the call with its Call-ID (the ACK is the
+ *    UA core's job, §13.2.2.4);
+ *  - a request goes to the server transaction with its branch, sent-by and method (an ACK matches
+ *    the INVITE's); a retransmission gets the last response again. A new request is given a
+ *    server transaction and handed to the call with its Call-ID, which checks the tags. An ACK
+ *    for a 2xx goes to the call. A CANCEL for a request we already answered gets 200 (§9.2).
+ *  - requests outside any call: OPTIONS gets 200 (a carrier's trunk keep-alive), a new INVITE
+ *    gets 603 (we take no incoming calls), anything else 481.
+ *
+ * ### Examples
+ * ```ts
+ * const ua = new SipUserAgent({ localAddress: "192.0.2.10" });
+ * await ua.start();
+ * const call = ua.placeCall({
+ *   target: "sip:+4930123456@trunk.example", from: "sip:+4940999@trunk.example",
+ *   credentials: { username: "fax", password: "…" }, transport: "udp", t38: true,
+ *   ringTimeoutMs: 60_000, localMedia: { address: "192.0.2.10", audioPort: 40000, t38Port: 40002 },
+ * });
+ * const answered = await call.next("answered");   // null when the call failed
+ * const t38 = await call.switchToT38();           // "switched" | "refused" | "ended"
+ * await call.hangup();                            // → SipCallOutcome
+ * ```
+ */
+import { randomInt } from "node:crypto";
+import dns from "node:dns/promises";
+import net from "node:net";
+import type tls from "node:tls";
+import { systemClock, type Clock } from "../../lib/clock.ts";
+import { InviteClientTransaction, NonInviteClientTransaction, TransactionState, type ClientTransactionUser } from "./client-transaction.ts";
+import { SipCall, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
+import { SipRegistration, type RegisterOptions } from "./sip-registration.ts";
+import { createResponse, cseqOf, newCallId, newTag, REASON_PHRASES, topVia, type SipMessage, type SipRequest, type SipResponse } from "./sip-message.ts";
+import { ServerTransaction } from "./server-transaction.ts";
+import { DEFAULT_T38_CAPABILITIES, type T38Capabilities } from "./sdp.ts";
+import { DEFAULT_SIP_TIMERS, type SipTimerValues } from "./sip-timers.ts";
+import type { SipUri } from "./sip-uri.ts";
+import { SipTransportLayer, type SipFlow, type SipHop, type SipSource, type SipTraceEntry, type SipTransportProtocol, type SipTransportStats } from "./transports.ts";
+
+export type { PlaceCallOptions, RegisterOptions };
+
+export interface SipUserAgentOptions {
+  /** Local IP address to bind the UDP socket and stream connections to. */
+  localAddress: string;
+  /** The address to write into Via and Contact when it is not `localAddress` (static NAT). (Default: the local one) */
+  advertisedAddress?: string;
+  /** UDP port to bind; 0 takes a free port. (Default: 5060 would clash with a local PBX, so: 0) */
+  udpPort?: number;
+  /** TLS client options (`ca`, `rejectUnauthorized`, client `cert`/`key`). */
+  tls?: tls.ConnectionOptions;
+  /** (Default: the system clock) */
+  clock?: Clock;
+  /** RFC 3261 timer overrides, for tests and odd networks only. (Default: T1 500, T2 4000, T4 5000, D 32 000 ms) */
+  timers?: Partial<SipTimerValues>;
+  /** User-Agent and Server header value. (Default: "Faxline") */
+  userAgent?: string;
+  /** What our T.38 stack can do. (Default: version 0, 14 400 bit/s, redundancy, 400-byte datagrams) */
+  t38Capabilities?: Partial<T38Capabilities>;
+  /** Called for every SIP message sent and received. */
+  trace?: (entry: SipTraceEntry) => void;
+  /** Host name resolution for targets and proxies. (Default: dns.lookup, A/AAAA only: no SRV/NAPTR) */
+  lookup?: (host: string) => Promise<string>;
+}
+
+type AnyClientTransaction = InviteClientTransaction | NonInviteClientTransaction;
+
+export class SipUserAgent {
+  readonly #options: SipUserAgentOptions;
+  readonly #transports: SipTransportLayer;
+  readonly #clock: Clock;
+  readonly #timers: SipTimerValues;
+  readonly #t38: T38Capabilities;
+  readonly #clientTransactions = new Map<string, AnyClientTransaction>();
+  readonly #serverTransactions = new Map<string, { tx: ServerTransaction; source: SipSource }>();
+  readonly #calls = new Map<string, SipCall>();
+  readonly #registrations = new Set<SipRegistration>();
+  readonly #host: SipCallHost;
+  #started = false;
+  #closed = false;
+
+  constructor(options: SipUserAgentOptions) {
+    this.#options = options;
+    this.#clock = options.clock ?? systemClock;
+    this.#timers = { ...DEFAULT_SIP_TIMERS, ...options.timers };
+    this.#t38 = { ...DEFAULT_T38_CAPABILITIES, ...options.t38Capabilities };
+    this.#transports = new SipTransportLayer({
+      localAddress: options.localAddress,
+      udpPort: options.udpPort ?? 0,
+      ...(options.tls !== undefined ? { tls: options.tls } : {}),
+      ...(options.trace !== undefined ? { trace: options.trace } : {}),
+    });
+    this.#transports.onMessage((message, source) => this.#receive(message, source));
+    const ua = this;
+    this.#host = {
+      clock: this.#clock,
+      timers: this.#timers,
+      userAgent: options.userAgent ?? "Faxline",
+      t38Capabilities: this.#t38,
+      advertisedAddress: options.advertisedAddress ?? null,
+      random: () => randomInt(0, 1_000_000) / 1_000_000,
+      resolveHop: (uri, protocol) => ua.#resolveHop(uri, protocol),
+      openFlow: (hop) => ua.#transports.open(hop),
+      startClientTransaction: (request, flow, user) => ua.#startClientTransaction(request, flow, user),
+      sendStateless: (request, flow) => flow.send(request),
+      callEnded: (call) => ua.#calls.delete(call.callId),
+    };
+  }
+
+  /** Binds the UDP socket. */
+  async start(): Promise<void> {
+    if (this.#started) return;
+    await this.#transports.start();
+    this.#started = true;
+  }
+
+  /** The bound UDP endpoint. */
+  get udpLocal(): { address: string; port: number } {
+    return this.#transports.udpLocal;
+  }
+
+  get stats(): SipTransportStats & { calls: number; clientTransactions: number; serverTransactions: number } {
+    return { ...this.#transports.stats, calls: this.#calls.size, clientTransactions: this.#clientTransactions.size, serverTransactions: this.#serverTransactions.size };
+  }
+
+  /**
+   * Places a call; the returned call reports its progress through events and `outcome`. Throws
+   * (SipParseError) only when `target`, `from` or `outboundProxy` is not a SIP URI.
+   */
+  placeCall(options: PlaceCallOptions): SipCall {
+    if (!this.#started || this.#closed) throw new Error("SipUserAgent is not started");
+    const callId = newCallId(this.#options.advertisedAddress ?? this.#options.localAddress);
+    const call = new SipCall(this.#host, options, callId);
+    this.#calls.set(callId, call);
+    void call.start();
+    return call;
+  }
+
+  /** Registers with a trunk's registrar and keeps the binding refreshed until `unregister()`. */
+  register(options: RegisterOptions): SipRegistration {
+    if (!this.#started || this.#closed) throw new Error("SipUserAgent is not started");
+    const registration = new SipRegistration(this.#host, options, newCallId(this.#options.advertisedAddress ?? this.#options.localAddress));
+    this.#registrations.add(registration);
+    registration.onEvent((event) => {
+      if (event.type === "unregistered") this.#registrations.delete(registration);
+    });
+    registration.start();
+    return registration;
+  }
+
+  /**
+   * Hangs up every call and removes every registration (waiting up to `graceMs` for their BYE,
+   * CANCEL and REGISTER), then closes the transports.
+   */
+  async close(graceMs = 2000): Promise<void> {
+    if (this.#closed) return;
+    const calls = [...this.#calls.values()];
+    const registrations = [...this.#registrations];
+    await Promise.race([
+      Promise.all([...calls.map((c) => c.hangup()), ...registrations.map((r) => r.unregister())]),
+      new Promise((r) => setTimeout(r, graceMs).unref()),
+    ]);
+    this.#closed = true;
+    for (const tx of this.#clientTransactions.values()) tx.dispose();
+    for (const { tx } of this.#serverTransactions.values()) tx.dispose();
+    this.#clientTransactions.clear();
+    this.#serverTransactions.clear();
+    await this.#transports.close();
+  }
+
+  async #resolveHop(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop> {
+    const host = uri.host;
+    const address = net.isIP(host) !== 0 ? host : await (this.#options.lookup ?? defaultLookup)(host);
+    const port = uri.port ?? (protocol === "tls" ? 5061 : 5060);
+    return net.isIP(host) !== 0 ? { protocol, address, port } : { protocol, address, port, serverName: host };
+  }
+
+  #startClientTransaction(request: SipRequest, flow: SipFlow, user: ClientTransactionUser): AnyClientTransaction {
+    const key = `${topVia(request).params.get("branch")}|${request.method}`;
+    let tx: AnyClientTransaction;
+    const ctx = {
+      clock: this.#clock,
+      timers: this.#timers,
+      reliable: flow.reliable,
+      send: (message: SipRequest) => flow.send(message, (error) => tx.transportError(error)),
+    };
+    const wrapped: ClientTransactionUser = {
+      onResponse: (r) => user.onResponse(r),
+      onRequestTimeout: () => user.onRequestTimeout(),
+      onTransportError: (e) => user.onTransportError(e),
+      onTerminated: () => {
+        if (this.#clientTransactions.get(key) === tx) this.#clientTransactions.delete(key);
+        user.onTerminated?.();
+      },
+    };
+    tx = request.method === "INVITE" ? new InviteClientTransaction(request, ctx, wrapped) : new NonInviteClientTransaction(request, ctx, wrapped);
+    this.#clientTransactions.set(key, tx);
+    tx.start();
+    return tx;
+  }
+
+  #receive(message: SipMessage, source: SipSource): void {
+    if (this.#closed) return;
+    if (message.kind === "response") this.#receiveResponse(message);
+    else this.#receiveRequest(message, source);
+  }
+
+  #receiveResponse(response: SipResponse): void {
+    let branch: string | undefined;
+    let method: string;
+    try {
+      branch = topVia(response).params.get("branch") ?? undefined;
+      method = cseqOf(response).method;
+    } catch {
+      return;
+    }
+    const tx = this.#clientTransactions.get(`${branch}|${method}`);
+    if (tx !== undefined && tx.state !== TransactionState.Terminated) {
+      tx.receiveResponse(response);
+      return;
+    }
+    if (method === "INVITE" && response.status >= 200 && response.status < 300) {
+      this.#calls.get(response.headers.get("call-id") ?? "")?.receiveStray2xx(response);
+    }
+  }
+
+  #receiveRequest(request: SipRequest, source: SipSource): void {
+    let key: string;
+    try {
+      const via = topVia(request);
+      const method = request.method === "ACK" || request.method === "CANCEL" ? "INVITE" : request.method;
+      key = `${via.params.get("branch") ?? cseqOf(request).seq}|${via.host}:${via.port ?? ""}|${method}`;
+    } catch {
+      return;
+    }
+    const callId = request.headers.get("call-id") ?? "";
+    const existing = this.#serverTransactions.get(key);
+    if (request.method === "ACK") {
+      if (existing !== undefined && existing.tx.lastResponse !== null && existing.tx.lastResponse.status >= 300) {
+        existing.tx.ackReceived();
+        return;
+      }
+      this.#calls.get(callId)?.receiveAck(request);
+      return;
+    }
+    if (request.method === "CANCEL") {
+      // §9.2: we answer every INVITE at once, so the CANCEL finds it answered: 200 to the CANCEL,
+      // nothing else; without a matching transaction, 481.
+      const status = existing !== undefined ? 200 : 481;
+      this.#transports.sendResponse(this.#statelessResponse(request, status), source);
+      return;
+    }
+    if (existing !== undefined) {
+      existing.tx.receiveRetransmission();
+      return;
+    }
+    const reliable = source.protocol !== "udp";
+    let tx: ServerTransaction;
+    const entry = { tx: null as unknown as ServerTransaction, source };
+    tx = new ServerTransaction(request, {
+      clock: this.#clock,
+      timers: this.#timers,
+      reliable,
+      send: (response) => this.#transports.sendResponse(response, source),
+      onTerminated: () => {
+        if (this.#serverTransactions.get(key) === entry) this.#serverTransactions.delete(key);
+      },
+      onAckTimeout: () => this.#calls.get(callId)?.ackTimedOut(tx),
+    });
+    entry.tx = tx;
+    this.#serverTransactions.set(key, entry);
+    const call = this.#calls.get(callId);
+    if (call !== undefined) {
+      call.receiveRequest(request, tx, source);
+      return;
+    }
+    const toTag = request.headers.get("to")?.match(/;\s*tag=([^;\s]+)/i)?.[1] ?? null;
+    if (request.method === "OPTIONS" && toTag === null) {
+      const response = createResponse(request, 200, "OK", newTag());
+      response.headers.append("allow", "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO");
+      response.headers.append("accept", "application/sdp");
+      tx.respond(response);
+    } else if (request.method === "INVITE" && toTag === null) {
+      tx.respond(createResponse(request, 603, REASON_PHRASES[603]!, newTag()));
+    } else {
+      tx.respond(createResponse(request, 481, REASON_PHRASES[481]!, newTag()));
+    }
+  }
+
+  #statelessResponse(request: SipRequest, status: number): SipResponse {
+    const response = createResponse(request, status, REASON_PHRASES[status] ?? "OK", null);
+    response.headers.append("server", this.#host.userAgent);
+    return response;
+  }
+}
+
+async function defaultLookup(host: string): Promise<string> {
+  return (await dns.lookup(host)).address;
+}
