@@ -12,6 +12,7 @@ import { documentTypeFromName } from "../render/document-types.ts";
 import { normalizeCharset } from "../render/decode-text.ts";
 import { checkReferenceUrl } from "../documents/fetch-reference.ts";
 import { parseHeaderTemplate } from "../render/header/header-template.ts";
+import { OVERLAY_MODES } from "../render/overlay/overlay-pages.ts";
 import { missingConverterMessage } from "../render/convert/converter-availability.ts";
 import { normalizeStatusReportOptions, type StoredStatusReportOptions } from "../notifications/report-snapshot.ts";
 import type { FaxJobRequest } from "./schemas/fax-job-request.ts";
@@ -65,16 +66,6 @@ export interface IntakeLimits {
   numberContext: NumberContext;
 }
 
-export const OVERLAY_MODES = [
-  "ALL_PAGES",
-  "NO_OVERLAY",
-  "FIRST_PAGE",
-  "LAST_PAGE",
-  "ALL_BUT_FIRST_PAGE",
-  "ALL_BUT_LAST_PAGE",
-  "ALL_BUT_FIRST_AND_LAST_PAGE",
-  "FIRST_FILE",
-] as const;
 const IMAGE_MODES = ["NEVER", "SUCCESS_ONLY", "FAILURE_ONLY", "ALWAYS"] as const;
 const IMAGE_FORMATS = ["TIFF", "PDF", "PDF_WITH_OCR"] as const;
 const AUTH_METHODS = ["NONE", "HTTP_BASIC", "HTTP_DIGEST", "OAUTH2"] as const;

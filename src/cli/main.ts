@@ -49,8 +49,7 @@ import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-
 import { openStore, startNode } from "../roles/start-node.ts";
 import { DataDirLockedError } from "../roles/data-dir-lock.ts";
 import { renderFiles } from "./render-files.ts";
-import { OVERLAY_MODES } from "../api/fax-job-intake.ts";
-import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
+import { OVERLAY_MODES, type OverlayMode } from "../render/overlay/overlay-pages.ts";
 
 const USAGE = `Usage:
   faxline serve [--config FILE]
