@@ -23,7 +23,7 @@ import { coverPageProperties, fillCoverTemplate, formatCoverPageDate } from "./c
 import { defaultCoverProperties, defaultCoverTemplate } from "./cover/default-cover-template.ts";
 import { officeToPdf } from "./convert/libreoffice-to-pdf.ts";
 import { encodeG4Page } from "./fax-image/encode-g4-page.ts";
-import { encodeFaxPage } from "./fax-image/encode-fax-page.ts";
+import { encodeFaxPage, g4Bytes, thresholdPage } from "./fax-image/encode-fax-page.ts";
 import { packBilevel, unpackBilevel, type PackedBilevel } from "./fax-image/packed-bilevel.ts";
 import { readTiffPages } from "./fax-image/tiff-structure.ts";
 import { writeTiffF, type G4Page } from "./fax-image/write-tiff-f.ts";
@@ -127,7 +127,8 @@ interface DocumentPage {
   g4: G4Page | null;
   /** The bilevel pixels, when a header or overlay is drawn later. */
   packed: PackedBilevel | null;
-  preflight: PagePreflight;
+  /** The preflight of the final encoding (null until the second pass encodes the page). */
+  preflight: PagePreflight | null;
 }
 
 export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRenderResult> {
@@ -150,13 +151,15 @@ export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRend
             `${doc.name} brings the fax to more than the limit of ${input.limits.maxPages} ${input.limits.maxPages === 1 ? "page" : "pages"}`,
           );
         }
-        const encoded = await encodeFaxPage(grey);
-        pages.push({
-          documentIndex,
-          g4: drawsLater ? null : encoded.g4,
-          packed: drawsLater ? packBilevel(encoded.pixels, grey.width, grey.height) : null,
-          preflight: preflightPage(encoded.pixels, grey, g4Bytes(encoded.g4), preflightOptions),
-        });
+        if (drawsLater) {
+          // Encoded in the second pass, with its header and overlay. A text page needs no trial
+          // encoding here; a photo's does, to choose between dither, halftone and threshold.
+          const pixels = grey.tone === "text" ? thresholdPage(grey) : (await encodeFaxPage(grey)).pixels;
+          pages.push({ documentIndex, g4: null, packed: packBilevel(pixels, grey.width, grey.height), preflight: null });
+        } else {
+          const encoded = await encodeFaxPage(grey);
+          pages.push({ documentIndex, g4: encoded.g4, packed: null, preflight: preflightPage(encoded.pixels, grey, g4Bytes(encoded.g4), preflightOptions) });
+        }
       }
     }
 
@@ -190,7 +193,7 @@ export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRend
       }
       for (const [index, page] of pages.entries()) {
         current = input.documents[page.documentIndex ?? 0]?.name ?? "";
-        if (page.g4 !== null) {
+        if (page.g4 !== null && page.preflight !== null) {
           encoded.push(page.g4);
           preflight.push(page.preflight);
         } else if (page.packed !== null) {
@@ -212,10 +215,6 @@ function parseHeaderOrThrow(text: string): HeaderTemplate {
   // Intake refuses a bad header with 400; one that reaches rendering is a fault of Faxline.
   if (!parsed.ok) throw new Error(`the header line was accepted but does not parse: ${parsed.message}`);
   return parsed.template;
-}
-
-function g4Bytes(page: G4Page): number {
-  return page.strips.reduce((sum, strip) => sum + strip.length, 0);
 }
 
 function headerValues(spec: HeaderSpec, recipient: RecipientSpec, page: number, totalPages: number) {
