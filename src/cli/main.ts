@@ -23,6 +23,8 @@
  *                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
+ *   faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off]
+ *                  [--csid CSID] [--json] and the page options of render (src/cli/fax-send.ts)
  *
  * Every command reads the same configuration (--config FILE or FAXLINE_CONFIG, then FAXLINE_*
  * variables); commands other than serve work on the store of FAXLINE_DATA_DIR directly and may
@@ -48,7 +50,8 @@ import { testNumbersForDisplay } from "../line/test-numbers.ts";
 import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { openStore, startNode } from "../roles/start-node.ts";
 import { DataDirLockedError } from "../roles/data-dir-lock.ts";
-import { renderFiles } from "./render-files.ts";
+import { renderFiles, type RenderFilesRequest } from "./render-files.ts";
+import { faxSend } from "./fax-send.ts";
 import { OVERLAY_MODES, type OverlayMode } from "../render/overlay/overlay-pages.ts";
 
 const USAGE = `Usage:
@@ -73,6 +76,9 @@ const USAGE = `Usage:
   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
+  faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off] [--csid CSID] [--json]
+                 [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET] [--header TEXT] [--cover default|TEMPLATE]
+                 [--overlay FILE [--overlay-mode MODE]] [--property KEY=VALUE]...
 
 Configuration: --config FILE (YAML or JSON) or FAXLINE_CONFIG, and FAXLINE_* variables (docs/config.md).`;
 
@@ -162,6 +168,9 @@ export async function main(argv: string[]): Promise<number> {
       property: { type: "string", multiple: true },
       csid: { type: "string" },
       name: { type: "string" },
+      trunk: { type: "string" },
+      transport: { type: "string" },
+      ecm: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -298,6 +307,28 @@ export async function main(argv: string[]): Promise<number> {
         }
         throw new UsageError(`Unknown templates command "${sub ?? ""}"`);
       });
+    case "fax": {
+      if (sub !== "send") throw new UsageError(`Unknown fax command "${sub ?? ""}" (faxline fax send FILE... --to NUMBER)`);
+      const files = positionals.slice(2);
+      if (files.length === 0 && values.cover === undefined) throw new UsageError("faxline fax send needs at least one FILE (or --cover)");
+      const to = requireOption(values, "to");
+      const transport = values.transport?.toLowerCase();
+      if (transport !== undefined && transport !== "t38" && transport !== "g711") throw new UsageError(`--transport must be t38 or g711, not "${values.transport}"`);
+      const ecm = values.ecm?.toLowerCase();
+      if (ecm !== undefined && ecm !== "on" && ecm !== "off") throw new UsageError(`--ecm must be on or off, not "${values.ecm}"`);
+      const page = pageOptions(values);
+      return faxSend(config, {
+        files,
+        to,
+        trunk: values.trunk ?? null,
+        transport: transport ?? null,
+        ecm: ecm === undefined ? null : ecm === "on",
+        render: page.render,
+        csid: values.csid ?? null,
+        properties: page.properties,
+        json: values.json === true,
+      });
+    }
     case "render": {
       const files = positionals.slice(1);
       const paper = (values.paper ?? "A4").toUpperCase();
@@ -354,6 +385,42 @@ export async function main(argv: string[]): Promise<number> {
     default:
       throw new UsageError(`Unknown command "${command}"`);
   }
+}
+
+/** The page options of `fax send`, read as `render` reads them. */
+function pageOptions(values: {
+  paper?: string;
+  resolution?: string;
+  charset?: string;
+  header?: string;
+  cover?: string;
+  overlay?: string;
+  "overlay-mode"?: string;
+  property?: string[];
+}): { render: Omit<RenderFilesRequest, "files" | "out" | "recipient" | "csid">; properties: Record<string, string> } {
+  const paper = (values.paper ?? "A4").toUpperCase();
+  if (paper !== "A4" && paper !== "LETTER") throw new UsageError(`--paper must be A4 or LETTER, not "${values.paper}"`);
+  const resolution = (values.resolution ?? "HIGH").toUpperCase();
+  if (resolution !== "HIGH" && resolution !== "LOW") throw new UsageError(`--resolution must be HIGH or LOW, not "${values.resolution}"`);
+  const overlayMode = (values["overlay-mode"] ?? "ALL_PAGES").toUpperCase();
+  if (!(OVERLAY_MODES as readonly string[]).includes(overlayMode)) throw new UsageError(`--overlay-mode must be one of ${OVERLAY_MODES.join(", ")}`);
+  const properties: Record<string, string> = {};
+  for (const pair of values.property ?? []) {
+    const eq = pair.indexOf("=");
+    if (eq <= 0) throw new UsageError(`--property takes KEY=VALUE, got "${pair}"`);
+    properties[pair.slice(0, eq)] = pair.slice(eq + 1);
+  }
+  return {
+    render: {
+      paperFormat: paper,
+      resolution,
+      charset: values.charset ?? null,
+      header: values.header ?? null,
+      cover: values.cover ?? null,
+      overlay: values.overlay === undefined ? null : { file: values.overlay, mode: overlayMode as OverlayMode },
+    },
+    properties,
+  };
 }
 
 export async function runCli(argv: string[]): Promise<void> {

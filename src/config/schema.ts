@@ -72,6 +72,11 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "retry.internal", env: "FAXLINE_RETRY_INTERNAL", type: "durations", default: ["30s", "1m", "2m", "5m", "10m"], description: "Waits before each retry after a call set-up or node failure." }),
   k({ path: "lines.trunksFile", env: "FAXLINE_LINES_TRUNKS_FILE", type: "string", default: "", description: "YAML file listing the SIP trunks this node sends real faxes over (docs/trunks.md): proxy, credentials, caller number, dial format, route prefixes, call limit, T.38 and ECM. Read and checked at start; a relative path is taken from the working directory. Empty: no trunks, so only test accounts can send." }),
   k({ path: "lines.capabilityMaxAge", env: "FAXLINE_LINES_CAPABILITY_MAX_AGE", type: "duration", default: "30d", description: "How long what a destination's fax machine was last seen to do (the transport, ECM and speed that worked, or the fallback step that failed) is trusted. Older knowledge is ignored: the next call starts again with T.38 and ECM." }),
+  k({ path: "lines.localAddress", env: "FAXLINE_LINES_LOCAL_ADDRESS", type: "string", default: "", description: "Local IPv4 address the SIP line binds its SIP and media (RTP, UDPTL) sockets to and writes into Via, Contact and SDP. Empty: the first non-loopback IPv4 address of the host. Only used when trunks are configured." }),
+  k({ path: "lines.advertisedAddress", env: "FAXLINE_LINES_ADVERTISED_ADDRESS", type: "string", default: "", description: "Address written into Via, Contact and SDP instead of lines.localAddress, for a node behind static NAT (its public address). Empty: the local address." }),
+  k({ path: "lines.sipPort", env: "FAXLINE_LINES_SIP_PORT", type: "integer", min: 0, max: 65535, default: 5060, description: "UDP port of the SIP line (TCP and TLS connect out from ephemeral ports). 0 takes a free port." }),
+  k({ path: "lines.mediaPorts", env: "FAXLINE_LINES_MEDIA_PORTS", type: "string", default: "20000-29999", description: "UDP port range FIRST-LAST for media: each call takes four ports, an even one for RTP (G.711) and the next even one for UDPTL (T.38), used symmetrically (sent from where they receive). Open it in the firewall towards the carriers." }),
+  k({ path: "lines.clockSpeed", env: "FAXLINE_LINES_CLOCK_SPEED", type: "integer", min: 1, max: 1000, default: 1, description: "For tests only: runs the fax engine's clock this many times faster than real time, against a test peer running at the same speed. Anything but 1 breaks calls to real fax machines." }),
   k({ path: "testLine.timeScale", env: "FAXLINE_TEST_LINE_TIME_SCALE", type: "string", default: "1", description: "Factor applied to the simulated call time of test accounts (0.01 runs a 60 s call in 0.6 s; reports still show the unscaled duration)." }),
   k({ path: "auth.maxFailures", env: "FAXLINE_AUTH_MAX_FAILURES", type: "integer", min: 1, default: 5, description: "Failed logins from one address for one login before further tries are refused for auth.lockout." }),
   k({ path: "auth.lockout", env: "FAXLINE_AUTH_LOCKOUT", type: "duration", default: "5m", description: "How long a login is refused (429) from an address after auth.maxFailures failures; doubles on each further lockout, up to 1 hour." }),
@@ -122,8 +127,17 @@ export interface FaxlineConfig {
     protocol: number[];
     internal: number[];
   };
-  /** Real lines: the trunks (read from `lines.trunksFile`, not a key of its own) and the capability cache. */
-  lines: { trunksFile: string; capabilityMaxAge: number; trunks: readonly TrunkConfig[] };
+  /** Real lines: the trunks (read from `lines.trunksFile`, not a key of its own), the capability cache, the SIP line's addresses and ports. */
+  lines: {
+    trunksFile: string;
+    capabilityMaxAge: number;
+    localAddress: string;
+    advertisedAddress: string;
+    sipPort: number;
+    mediaPorts: string;
+    clockSpeed: number;
+    trunks: readonly TrunkConfig[];
+  };
   testLine: { timeScale: string };
   auth: { maxFailures: number; lockout: number; cacheTtl: number };
   retention: { defaultDays: number; interval: number; batchSize: number };

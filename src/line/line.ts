@@ -6,8 +6,8 @@
  * `failed` outcome with a failure reason from errors/failure-reasons.ts and the raw cause (SIP
  * response, Q.850 cause or SpanDSP `T30_ERR_*` name). A Line throws only for internal faults.
  *
- * Lines: `TestLine` (simulated, for test accounts: line/test-line.ts). The SIP/T.38 line of a
- * later issue implements the same interface.
+ * Lines: `TestLine` (simulated, for test accounts: line/test-line.ts) and `SipFaxLine` (real
+ * calls over the SIP trunks, T.38 or G.711, with SpanDSP: line/sip-fax-line/).
  */
 import type { FailureReasonCode } from "../errors/failure-reasons.ts";
 
@@ -22,11 +22,19 @@ export interface CallRequest {
   /** 1 for the recipient's first attempt, over all of its numbers. */
   attemptNo: number;
   e164: string;
+  /** The dial string stored at intake (00-style); a SIP line dials its trunk's own dial string instead. */
   dialString: string;
-  /** Our fax id (TSI/CSID) sent to the far end. */
+  /** Our fax id (TSI/CSID) sent to the far end: the job's, else the node's `sender.csid`. */
   csid: string;
+  /** The job's own CSID, null when it names none: a SIP line then uses its trunk's `csid`, else `csid`. (Default: null) */
+  jobCsid?: string | null;
   resolution: "HIGH" | "LOW";
   pages: readonly LinePage[];
+  /**
+   * Loads the recipient's fax image (TIFF-F, the bytes of its `fax_images` row). Real lines need
+   * it; the test line does not call it. Absent: the line has no image and fails the attempt.
+   */
+  loadImage?: () => Promise<Uint8Array>;
 }
 
 export type AttemptOutcome =
@@ -37,6 +45,8 @@ export type AttemptOutcome =
       remoteCsid: string;
       /** Bit rate the pages were sent at. */
       bitRate: number;
+      /** The number actually dialled (the trunk's dial string): the report's sentToNumber. Absent: the stored dial string. */
+      sentToNumber?: string;
     }
   | {
       result: "failed";
@@ -47,6 +57,8 @@ export type AttemptOutcome =
       rawCause: string | null;
       /** False when no call was placed (do-not-fax list, no line): the report then shows no sentTs. */
       dialled?: boolean;
+      /** The number actually dialled, as for a delivered outcome. */
+      sentToNumber?: string;
     };
 
 export interface Line {

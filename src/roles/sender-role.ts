@@ -10,9 +10,11 @@
  * hard deadline ended the recipient), the call is aborted and its outcome only closes the
  * attempt.
  *
- * Test accounts always use the test line. Other jobs use the production line; while none is
- * configured (real transmission arrives with the SIP/T.38 work), they fail with
- * no_line_configured rather than wait for ever.
+ * Test accounts always use the test line. Other jobs use the production line, the SIP line over
+ * the configured trunks (line/sip-fax-line/); with no trunks configured there is none, and they
+ * fail with no_line_configured rather than wait for ever. The line gets the recipient's fax image
+ * on demand (`loadImage`), the job's own CSID (the trunk's applies when it names none), and
+ * reports the number it actually dialled (`sentToNumber`).
  */
 import { setMaxListeners } from "node:events";
 import { coerceError } from "../errors/internal-error.ts";
@@ -83,11 +85,19 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
         outcome = { result: "failed", reasonCode: "no_line_configured", pagesSent: 0, durationSecs: 0, remoteCsid: null, rawCause: null, dialled: false };
       } else {
         // The recipient's own image (its cover page and header line); the job's as a fallback.
+        const imageId = recipient.fax_image_id;
         const image =
-          recipient.fax_image_id === null
+          imageId === null
             ? undefined
-            : await ctx.store.db.selectFrom("fax_images").select("page_sizes").where("id", "=", recipient.fax_image_id).executeTakeFirst();
+            : await ctx.store.db.selectFrom("fax_images").select("page_sizes").where("id", "=", imageId).executeTakeFirst();
         const pageSizes = JSON.parse(image?.page_sizes ?? job.page_sizes ?? "[]") as number[];
+        const loadImage =
+          image === undefined || imageId === null
+            ? undefined
+            : async (): Promise<Uint8Array> => {
+                const row = await ctx.store.db.selectFrom("fax_images").select("content").where("id", "=", imageId).executeTakeFirstOrThrow();
+                return row.content;
+              };
         outcome = await line.call(
           {
             jobId: job.id,
@@ -96,8 +106,10 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
             e164: target.e164,
             dialString: target.dialString,
             csid: job.csid ?? ctx.config.sender.csid,
+            jobCsid: job.csid,
             resolution: job.resolution as "HIGH" | "LOW",
             pages: pageSizes.map((encodedBytes) => ({ encodedBytes })),
+            ...(loadImage !== undefined ? { loadImage } : {}),
           },
           callController.signal,
         );

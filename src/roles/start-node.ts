@@ -13,6 +13,11 @@ import { randomToken } from "../lib/ids.ts";
 import type { Logger } from "../lib/logger.ts";
 import { Wakeup } from "../lib/wakeup.ts";
 import { TestLine } from "../line/test-line.ts";
+import { SipFaxLine } from "../line/sip-fax-line/sip-fax-line.ts";
+import { parsePortRange } from "../line/sip-fax-line/media-ports.ts";
+import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
+import { getDestinationCapability, recordAttemptCapability } from "../store/queries/destination-capabilities.ts";
+import { ConfigError } from "../config/schema.ts";
 import { openSqliteStore } from "../store/dialects/sqlite.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "../api/build-app.ts";
@@ -53,6 +58,37 @@ export function resolveNodeId(config: FaxlineConfig): string {
   return id;
 }
 
+/**
+ * The production line: the SIP line over the configured trunks, or null when there are none
+ * (jobs of live accounts then fail with no_line_configured). Not started yet.
+ */
+export function buildSipLine(config: FaxlineConfig, store: Store | null, logger: Logger, clock: Clock = systemClock): SipFaxLine | null {
+  if (config.lines.trunks.length === 0) return null;
+  const range = parsePortRange(config.lines.mediaPorts);
+  if ("error" in range) throw new ConfigError(`Invalid configuration lines.mediaPorts: ${range.error}.`);
+  return new SipFaxLine({
+    trunks: config.lines.trunks,
+    region: REGION_NUMBER_CONTEXT[config.node.region],
+    localAddress: config.lines.localAddress,
+    advertisedAddress: config.lines.advertisedAddress,
+    sipPort: config.lines.sipPort,
+    mediaPorts: range,
+    clockSpeed: config.lines.clockSpeed,
+    capabilityMaxAgeMs: config.lines.capabilityMaxAge,
+    capabilities:
+      store === null
+        ? null
+        : {
+            get: (e164) => getDestinationCapability(store.db, e164),
+            record: async (e164, report) => {
+              await recordAttemptCapability(store.db, e164, report, clock.now());
+            },
+          },
+    logger: logger.child({ line: "sip" }),
+    clock,
+  });
+}
+
 export async function startNode(config: FaxlineConfig, logger: Logger, options: { clock?: Clock } = {}): Promise<RunningNode> {
   const clock = options.clock ?? systemClock;
   const dataDir = resolve(config.store.dataDir);
@@ -62,8 +98,15 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
   const lock = acquireNodeLock(dataDir, nodeId);
   let store: Store | null = null;
   let app: FastifyInstance | null = null;
+  let sipLine: SipFaxLine | null = null;
   try {
     store = await openStore(config);
+    const enabled = new Set(config.node.roles);
+    // Real calls need trunks and a sender; test accounts always keep the test line.
+    if (enabled.has("sender")) {
+      sipLine = buildSipLine(config, store, logger.child({ node: nodeId, dc: config.node.datacenter }), clock);
+      await sipLine?.start();
+    }
     const context: NodeContext = {
       config,
       store,
@@ -72,9 +115,8 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       nodeId,
       holder: `${nodeId}:${randomToken(8)}`,
       wake: { render: new Wakeup(), send: new Wakeup(), notify: new Wakeup() },
-      lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: null },
+      lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: sipLine },
     };
-    const enabled = new Set(config.node.roles);
 
     // Listen before taking over any work: a node that cannot bind its port changes nothing.
     let url: string | null = null;
@@ -106,6 +148,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
 
     const runningApp = app;
     const runningStore = store;
+    const runningLine = sipLine;
     let stopping: Promise<void> | null = null;
     return {
       context,
@@ -116,6 +159,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
           drain();
           try {
             await Promise.all(roles.map((r) => r.stop()));
+            await runningLine?.close();
             if (runningApp) await runningApp.close();
             await runningStore.close();
           } finally {
@@ -128,6 +172,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     };
   } catch (err) {
     if (app) await app.close().catch(() => {});
+    if (sipLine) await sipLine.close().catch(() => {});
     if (store) await store.close().catch(() => {});
     lock.release();
     throw err;

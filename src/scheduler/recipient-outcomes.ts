@@ -104,6 +104,8 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
         pages_sent: outcome.pagesSent,
         duration_secs: outcome.durationSecs,
         remote_csid: outcome.remoteCsid,
+        // A SIP line dials its trunk's dial string, which may differ from the one stored at intake.
+        ...(outcome.sentToNumber !== undefined ? { dial_string: outcome.sentToNumber } : {}),
       })
       .where("id", "=", args.attemptId)
       .where("result", "=", "in_progress")
@@ -135,7 +137,7 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
           reason_text: DELIVERED_REASON,
           sent_at: now,
           duration_secs: outcome.durationSecs,
-          sent_to_number: target.dialString,
+          sent_to_number: outcome.sentToNumber ?? target.dialString,
           remote_csid: outcome.remoteCsid,
           pages_sent: outcome.pagesSent,
           finished_at: now,
@@ -153,6 +155,7 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
       remoteCsid: outcome.remoteCsid,
       pagesSent: outcome.pagesSent,
       expectState: "sending",
+      ...(outcome.sentToNumber !== undefined ? { sentToNumber: outcome.sentToNumber } : {}),
     });
   });
 }
@@ -167,7 +170,15 @@ export async function applyFailure(
   reasonCode: FailureReasonCode,
   now: number,
   schedule: RetrySchedule,
-  details: { attempted: boolean; durationSecs: number; remoteCsid: string | null; pagesSent: number; expectState: string },
+  details: {
+    attempted: boolean;
+    durationSecs: number;
+    remoteCsid: string | null;
+    pagesSent: number;
+    expectState: string;
+    /** The number the attempt actually dialled; absent: the target's stored dial string. */
+    sentToNumber?: string;
+  },
 ): Promise<"retry" | "failed"> {
   const reason = failureReason(reasonCode);
   const job = await trx.selectFrom("jobs").select(["valid_until"]).where("id", "=", recipient.job_id).executeTakeFirstOrThrow();
@@ -186,6 +197,7 @@ export async function applyFailure(
     job.valid_until,
   );
   const target = targets[recipient.target_index]!;
+  const dialled = details.sentToNumber ?? target.dialString;
   assertRecipientTransition(details.expectState as RecipientState, decision.kind === "retry" ? "ready" : "failed");
   if (decision.kind === "retry") {
     await trx
@@ -203,7 +215,7 @@ export async function applyFailure(
         reason_code: reasonCode,
         sent_at: details.attempted ? now : recipient.sent_at,
         duration_secs: details.attempted ? details.durationSecs : recipient.duration_secs,
-        sent_to_number: details.attempted ? target.dialString : recipient.sent_to_number,
+        sent_to_number: details.attempted ? dialled : recipient.sent_to_number,
       })
       .where("id", "=", recipient.id)
       .where("state", "=", details.expectState)
@@ -223,7 +235,7 @@ export async function applyFailure(
       reason_text: finalReasonText(reason, recipient.attempt_count, decision.why),
       sent_at: details.attempted ? now : recipient.sent_at,
       duration_secs: details.attempted ? details.durationSecs : recipient.duration_secs,
-      sent_to_number: details.attempted ? target.dialString : recipient.sent_to_number,
+      sent_to_number: details.attempted ? dialled : recipient.sent_to_number,
       remote_csid: details.remoteCsid ?? recipient.remote_csid,
       pages_sent: details.pagesSent,
       finished_at: now,

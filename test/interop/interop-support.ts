@@ -23,7 +23,7 @@ export function requireNativeBuild(): void {
 }
 
 /** A plain-text letter that renders to two A4 pages: a full one and a short one. */
-const LETTER = Array.from({ length: 70 }, (_, i) => `Line ${i + 1}: The quick brown fox jumps over the lazy dog.`).join("\n") + "\n";
+export const LETTER = Array.from({ length: 70 }, (_, i) => `Line ${i + 1}: The quick brown fox jumps over the lazy dog.`).join("\n") + "\n";
 
 /** Faxline's own rendering of a two-page text letter: TIFF-F, G4, 1728 px wide, 204x196 or 204x98 dpi. */
 export async function renderTwoPageLetter(resolution: Resolution): Promise<Buffer> {

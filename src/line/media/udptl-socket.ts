@@ -25,6 +25,12 @@ export interface UdptlSocketOptions extends UdptlSenderOptions {
   localAddress?: string;
   /** Port to bind; 0 takes any free port. (Default: 0) */
   localPort?: number;
+  /**
+   * A UDP socket already bound (then `localAddress` and `localPort` are not used): a SIP line
+   * binds its media ports before its SDP names them (sip-fax-line/media-ports.ts). The
+   * UdptlSocket owns it from then on and closes it.
+   */
+  socket?: dgram.Socket;
   /** The far end; when absent, the source of the first datagram received. */
   remote?: UdpEndpoint;
   /** The far end's first sequence number, when known (`UdptlReceiver`). */
@@ -75,6 +81,7 @@ export class UdptlSocket {
 
   /** Binds a UDP socket for one T.38 stream. */
   static async open(options: UdptlSocketOptions = {}): Promise<UdptlSocket> {
+    if (options.socket !== undefined) return new UdptlSocket(options.socket, options);
     const socket = dgram.createSocket("udp4");
     await new Promise<void>((resolve, reject) => {
       socket.once("error", reject);

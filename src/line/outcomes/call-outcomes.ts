@@ -559,8 +559,9 @@ function watchdogReason(phase: CallPhase | "call", progress: FaxProgress): Failu
 /** The Line's AttemptOutcome for a call outcome, with the facts only the line knows. */
 export function toAttemptOutcome(
   outcome: CallOutcome,
-  facts: { durationSecs: number; remoteCsid: string | null; bitRate: number },
+  facts: { durationSecs: number; remoteCsid: string | null; bitRate: number; sentToNumber?: string; dialled?: boolean },
 ): AttemptOutcome {
+  const dialled = facts.sentToNumber !== undefined ? { sentToNumber: facts.sentToNumber } : {};
   if (outcome.result === "delivered") {
     return {
       result: "delivered",
@@ -568,6 +569,7 @@ export function toAttemptOutcome(
       durationSecs: facts.durationSecs,
       remoteCsid: facts.remoteCsid ?? "",
       bitRate: facts.bitRate,
+      ...dialled,
     };
   }
   return {
@@ -577,5 +579,7 @@ export function toAttemptOutcome(
     durationSecs: facts.durationSecs,
     remoteCsid: facts.remoteCsid,
     rawCause: outcome.rawCause,
+    ...dialled,
+    ...(facts.dialled === false ? { dialled: false } : {}),
   };
 }

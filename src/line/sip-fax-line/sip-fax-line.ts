@@ -1,0 +1,487 @@
+/**
+ * The SIP line: real fax calls over the node's SIP trunks (docs/trunks.md), T.38 or G.711, with
+ * SpanDSP as the fax engine. It implements `Line` for the sender role, and `send()` for the
+ * operator's `faxline fax send` (which names its target and mode itself).
+ *
+ * One call (`call`):
+ *  1. The dial plan (trunks/dial-plan.ts) normalises the number, picks the trunk by its longest
+ *     route prefix and writes the trunk's dial string; no route or a bad number fails the attempt
+ *     without a call (`dialled: false`). When every trunk of the route is at its `maxCalls`, the
+ *     call waits for one of them to end.
+ *  2. The fax mode comes from the fallback ladder and the destination's capability cache
+ *     (outcomes/fallback-ladder.ts `chooseFaxMode`), read and written through `capabilities`
+ *     (the store, wired by roles/start-node.ts: line/ knows no store).
+ *  3. The recipient's fax image is written to a temporary file (SpanDSP reads TIFF by path) and
+ *     removed after the call.
+ *  4. `runFaxCall` (fax-call.ts) places the call and runs the fax; its outcome, with the number
+ *     actually dialled as `sentToNumber`, is the attempt's. What the attempt taught about the
+ *     destination (what worked, which rung failed, a T.38 refusal) goes back into the cache.
+ *
+ * The line owns one SIP user agent (one UDP port, TCP/TLS connections on demand), the trunks'
+ * registrations (`start`, `close`), the pool of media ports and the count of calls per trunk.
+ */
+import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { networkInterfaces, tmpdir } from "node:os";
+import path from "node:path";
+import type { Logger } from "../../lib/logger.ts";
+import type { NumberContext } from "../../numbers/normalize-number.ts";
+import { normalizeFaxNumber } from "../../numbers/normalize-number.ts";
+import type { Engine, EngineEvent } from "../fax-engine/engine.ts";
+import { SpandspEngine } from "../fax-engine/spandsp-engine.ts";
+import type { AttemptOutcome, CallRequest, Line } from "../line.ts";
+import type { FaxTransport } from "../outcomes/call-outcomes.ts";
+import type { WatchdogLimits } from "../outcomes/call-watchdog.ts";
+import {
+  chooseFaxMode,
+  FALLBACK_LADDER,
+  modeOnTrunk,
+  type AttemptModeReport,
+  type DestinationCapability,
+  type FaxMode,
+  type ModeChoice,
+} from "../outcomes/fallback-ladder.ts";
+import type { SipTimerValues } from "../sip/sip-timers.ts";
+import { parseSipUri } from "../sip/sip-uri.ts";
+import { SipUserAgent } from "../sip/sip-user-agent.ts";
+import type { SipRegistration } from "../sip/sip-registration.ts";
+import type { SipTraceEntry, SipTransportProtocol } from "../sip/transports.ts";
+import { formatDialString, fromUriFor, planDial, proxyAddressFor, requestUriFor, type DialPlan } from "../trunks/dial-plan.ts";
+import { formatHost, type TrunkConfig } from "../trunks/trunk-config.ts";
+import { runFaxCall, type FaxCallReport, type FaxCallSetup, type FaxRoute } from "./fax-call.ts";
+import { MediaPortPool, NoFreeMediaPortError, type PortRange } from "./media-ports.ts";
+
+/** The capability cache, as the line needs it (store/queries/destination-capabilities.ts fills it). */
+export interface CapabilityCache {
+  get(e164: string): Promise<DestinationCapability | null>;
+  record(e164: string, report: AttemptModeReport): Promise<void>;
+}
+
+export interface SipFaxLineOptions {
+  trunks: readonly TrunkConfig[];
+  /** How numbers are read, and the country of the `national` dial format: the node's region. */
+  region: NumberContext;
+  /** Local IPv4 address for SIP and media; "" picks the first non-loopback interface address. */
+  localAddress: string;
+  /** The address written into Via, Contact and SDP when it is not the local one (static NAT); "" none. */
+  advertisedAddress?: string;
+  /** UDP port for SIP; 0 takes a free one. */
+  sipPort: number;
+  mediaPorts: PortRange;
+  /** Engine clock speed: 1 for real far ends; tests run a peer at the same speed (lines.clockSpeed). */
+  clockSpeed?: number;
+  /** lines.capabilityMaxAge, ms. */
+  capabilityMaxAgeMs: number;
+  capabilities?: CapabilityCache | null;
+  /** (Default: SpandspEngine.load()) */
+  engine?: Engine;
+  logger?: Logger;
+  /** Where the fax image files go during a call. (Default: the system's temporary directory) */
+  tmpDir?: string;
+  /** Our own T.38 re-INVITE after the answer when the far end has not switched. (Default: 1500 ms) */
+  t38ReinviteDelayMs?: number;
+  /** UDPTL redundancy. (Default: 3) */
+  redundancy?: number;
+  watchdogLimits?: WatchdogLimits;
+  /** SIP timer overrides, for tests only. */
+  sipTimers?: Partial<SipTimerValues>;
+  /** Host name resolution for proxies. (Default: dns.lookup) */
+  lookup?: (host: string) => Promise<string>;
+  trace?: (entry: SipTraceEntry) => void;
+  /** Wall clock for cache times, ms since the epoch. (Default: Date.now) */
+  clock?: { now(): number };
+}
+
+/** What `faxline fax send` asks for. */
+export interface SendFaxRequest {
+  /** A fax number in any accepted form, or a SIP URI (`sip:…`, `sips:…` is not supported). */
+  to: string;
+  /** Send over this trunk, whatever the routes say; null: routing (numbers), or directly (SIP URIs). */
+  trunk?: string | null;
+  /** Force the transport; null: the trunk's first rung. */
+  transport?: FaxTransport | null;
+  /** Force ECM on or off; null: the trunk's setting. */
+  ecm?: boolean | null;
+  /** Our fax id; null: the trunk's, else `defaultCsid`. */
+  csid?: string | null;
+  defaultCsid: string;
+  image: Uint8Array;
+  pageSizes: readonly number[];
+  signal?: AbortSignal;
+  onEngineEvent?: (event: EngineEvent) => void;
+  onProgress?: (what: string) => void;
+}
+
+export interface SendFaxReport {
+  route: FaxRoute;
+  /** The trunk's name, or null for a direct call. */
+  trunk: string | null;
+  report: FaxCallReport;
+}
+
+/** A request `faxline fax send` cannot place: unknown trunk, bad number, no route. */
+export class SendFaxError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SendFaxError";
+  }
+}
+
+const DEFAULT_T38_REINVITE_DELAY_MS = 1500;
+const DEFAULT_REDUNDANCY = 3;
+/** SpanDSP's T30_MAX_IDENT_LEN. */
+const MAX_IDENT = 20;
+
+/** A fax id SpanDSP takes: printable ASCII, at most 20 characters. */
+export function faxIdent(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, "?").slice(0, MAX_IDENT);
+}
+
+/** The first non-internal IPv4 address of this host, else 127.0.0.1. */
+export function defaultLocalAddress(): string {
+  for (const addresses of Object.values(networkInterfaces())) {
+    for (const a of addresses ?? []) if (a.family === "IPv4" && !a.internal) return a.address;
+  }
+  return "127.0.0.1";
+}
+
+export class SipFaxLine implements Line {
+  readonly name = "sip";
+  readonly #options: SipFaxLineOptions;
+  readonly #trunks: readonly TrunkConfig[];
+  readonly #localAddress: string;
+  readonly #mediaAddress: string;
+  readonly #ports: MediaPortPool;
+  readonly #active = new Map<string, number>();
+  #slotWaiters: (() => void)[] = [];
+  readonly #registrations: SipRegistration[] = [];
+  #ua: SipUserAgent | null = null;
+  #engine: Engine | null;
+  #starting: Promise<void> | null = null;
+  #closed = false;
+
+  constructor(options: SipFaxLineOptions) {
+    this.#options = options;
+    this.#trunks = options.trunks;
+    this.#localAddress = options.localAddress === "" ? defaultLocalAddress() : options.localAddress;
+    this.#mediaAddress = options.advertisedAddress ? options.advertisedAddress : this.#localAddress;
+    this.#ports = new MediaPortPool({ address: this.#localAddress, range: options.mediaPorts });
+    this.#engine = options.engine ?? null;
+  }
+
+  get trunks(): readonly TrunkConfig[] {
+    return this.#trunks;
+  }
+
+  /** The SIP UDP endpoint (after `start`). */
+  get sipLocal(): { address: string; port: number } | null {
+    return this.#ua?.udpLocal ?? null;
+  }
+
+  /** Calls running per trunk. */
+  get activeCalls(): ReadonlyMap<string, number> {
+    return this.#active;
+  }
+
+  /**
+   * Loads the fax engine (throws SpandspAddonError when the addon is not built), binds the SIP
+   * socket and registers the trunks that name a registrar. Idempotent.
+   */
+  start(): Promise<void> {
+    this.#starting ??= (async () => {
+      this.#engine ??= SpandspEngine.load();
+      const ua = new SipUserAgent({
+        localAddress: this.#localAddress,
+        ...(this.#options.advertisedAddress ? { advertisedAddress: this.#options.advertisedAddress } : {}),
+        udpPort: this.#options.sipPort,
+        ...(this.#options.sipTimers !== undefined ? { timers: this.#options.sipTimers } : {}),
+        ...(this.#options.lookup !== undefined ? { lookup: this.#options.lookup } : {}),
+        ...(this.#options.trace !== undefined ? { trace: this.#options.trace } : {}),
+      });
+      await ua.start();
+      this.#ua = ua;
+      for (const trunk of this.#trunks) {
+        if (trunk.registrar === null) continue;
+        const registration = ua.register({
+          registrar: `${formatHost(trunk.registrar.host)}:${trunk.registrar.port}`,
+          aor: fromUriFor(trunk),
+          ...(trunk.username !== "" ? { credentials: { username: trunk.username, password: trunk.password } } : {}),
+          transport: trunk.transport,
+          expiresMs: trunk.registerExpiresMs,
+        });
+        registration.onEvent((event) => this.#options.logger?.info({ trunk: trunk.name, registration: event }, "trunk registration"));
+        this.#registrations.push(registration);
+      }
+      this.#options.logger?.info(
+        { sip: ua.udpLocal, media: this.#options.mediaPorts, trunks: this.#trunks.map((t) => t.name), speed: this.#speed },
+        "SIP line started",
+      );
+    })();
+    return this.#starting;
+  }
+
+  /** Hangs up what still runs, unregisters and closes the SIP sockets. */
+  async close(): Promise<void> {
+    if (this.#closed) return;
+    this.#closed = true;
+    await this.#starting?.catch(() => undefined);
+    await this.#ua?.close();
+    for (const wake of this.#slotWaiters.splice(0)) wake();
+  }
+
+  get #speed(): number {
+    return this.#options.clockSpeed ?? 1;
+  }
+
+  #setup(): FaxCallSetup {
+    if (this.#ua === null || this.#engine === null) throw new Error("SipFaxLine.start() has not completed");
+    return {
+      ua: this.#ua,
+      engine: this.#engine,
+      ports: this.#ports,
+      mediaAddress: this.#mediaAddress,
+      speed: this.#speed,
+      t38ReinviteDelayMs: this.#options.t38ReinviteDelayMs ?? DEFAULT_T38_REINVITE_DELAY_MS,
+      redundancy: this.#options.redundancy ?? DEFAULT_REDUNDANCY,
+      ...(this.#options.watchdogLimits !== undefined ? { watchdogLimits: this.#options.watchdogLimits } : {}),
+    };
+  }
+
+  async call(request: CallRequest, signal: AbortSignal): Promise<AttemptOutcome> {
+    await this.start();
+    const notPlaced = (reasonCode: "no_route" | "invalid_number" | "call_failed" | "fax_image_error", rawCause: string): AttemptOutcome => ({
+      result: "failed",
+      reasonCode,
+      pagesSent: 0,
+      durationSecs: 0,
+      remoteCsid: null,
+      rawCause,
+      dialled: false,
+    });
+    if (request.loadImage === undefined) return notPlaced("fax_image_error", "The recipient has no fax image to send");
+
+    let plan: DialPlan;
+    for (;;) {
+      signal.throwIfAborted();
+      const planned = planDial(request.e164, this.#trunks, {
+        region: this.#options.region,
+        jobCsid: request.jobCsid ?? null,
+        defaultCsid: request.csid,
+        activeCalls: this.#active,
+      });
+      if (planned.ok) {
+        plan = planned;
+        break;
+      }
+      if (planned.reasonCode !== null) return notPlaced(planned.reasonCode, planned.message);
+      this.#options.logger?.debug({ jobId: request.jobId, recipientId: request.recipientId, why: planned.message }, "waiting for a free call slot");
+      await this.#slotFreed(signal);
+    }
+
+    const route = routeForPlan(plan);
+    const release = this.#takeSlot(plan.trunk.name);
+    try {
+      const cached = this.#options.capabilities ? await this.#options.capabilities.get(plan.e164) : null;
+      const choice = chooseFaxMode(plan.trunk, cached, this.#now(), this.#options.capabilityMaxAgeMs);
+      const log = this.#options.logger?.child({ jobId: request.jobId, recipientId: request.recipientId, attempt: request.attemptNo, trunk: plan.trunk.name });
+      log?.info({ dial: plan.dialString, mode: choice.mode, rung: choice.rung, basis: choice.basis }, "placing call");
+      const image = await request.loadImage();
+      const pageSizes = request.pages.map((p) => p.encodedBytes);
+      let report: FaxCallReport;
+      try {
+        report = await this.#withImageFile(image, (tiffPath) =>
+          runFaxCall(this.#setup(), { route, mode: choice.mode, tiffPath, pageSizes, signal }),
+        );
+      } catch (error) {
+        if (error instanceof NoFreeMediaPortError) return notPlaced("call_failed", error.message);
+        throw error;
+      }
+      log?.info(
+        {
+          result: report.attempt.result,
+          reason: report.outcome.reasonCode,
+          rawCause: report.outcome.rawCause,
+          transport: report.transport,
+          t38Refused: report.t38Refused,
+          pages: report.outcome.pagesDelivered,
+          bitRate: report.statistics?.bitRate,
+          durationSecs: report.durationSecs,
+          wallMs: Math.round(report.wallMs),
+        },
+        "call ended",
+      );
+      await this.#recordCapability(plan.e164, choice, report, log);
+      return report.attempt;
+    } finally {
+      release();
+    }
+  }
+
+  /**
+   * Sends one fax as the operator asks (`faxline fax send`): to a number (routed, or over
+   * `trunk`) or to a SIP URI (directly, or through `trunk`'s proxy), in the mode asked for.
+   * Throws SendFaxError for a request that cannot be placed; everything else is in the report.
+   * The capability cache is neither read nor written.
+   */
+  async send(request: SendFaxRequest): Promise<SendFaxReport> {
+    await this.start();
+    const trunk = request.trunk ? this.#trunks.find((t) => t.name.toLowerCase() === request.trunk!.toLowerCase()) : undefined;
+    if (request.trunk && trunk === undefined) {
+      const known = this.#trunks.map((t) => t.name).join(", ") || "none (lines.trunksFile)";
+      throw new SendFaxError(`There is no trunk named ${JSON.stringify(request.trunk)}; the trunks are: ${known}`);
+    }
+    const route = this.#routeForSend(request, trunk ?? null);
+    const allows = route.trunk ?? { t38: true, ecm: true };
+    const mode: FaxMode = {
+      ...modeOnTrunk(FALLBACK_LADDER[0]!, allows),
+      ...(request.transport ? { transport: request.transport } : {}),
+      ...(request.ecm !== undefined && request.ecm !== null ? { ecm: request.ecm } : {}),
+    };
+    const release = route.trunk ? this.#takeSlot(route.trunk.name) : () => undefined;
+    request.onProgress?.(
+      `calling ${route.target}${route.outboundProxy ? ` via ${route.outboundProxy}` : ""} (${route.transport.toUpperCase()}), ` +
+        `${mode.transport === "t38" ? "T.38" : "G.711"} with ECM ${mode.ecm ? "on" : "off"}, TSI ${JSON.stringify(route.csid)}`,
+    );
+    try {
+      const report = await this.#withImageFile(request.image, (tiffPath) =>
+        runFaxCall(this.#setup(), {
+          route,
+          mode,
+          tiffPath,
+          pageSizes: request.pageSizes,
+          ...(request.signal !== undefined ? { signal: request.signal } : {}),
+          ...(request.onEngineEvent !== undefined ? { onEngineEvent: request.onEngineEvent } : {}),
+          ...(request.onProgress !== undefined ? { onProgress: request.onProgress } : {}),
+        }),
+      );
+      return { route, trunk: route.trunk?.name ?? null, report };
+    } finally {
+      release();
+    }
+  }
+
+  #routeForSend(request: SendFaxRequest, trunk: TrunkConfig | null): FaxRoute {
+    const to = request.to.trim();
+    if (/^sips?:/i.test(to)) {
+      let uri;
+      try {
+        uri = parseSipUri(to);
+      } catch (error) {
+        throw new SendFaxError(`--to ${JSON.stringify(to)} is not a SIP URI: ${(error as Error).message}`);
+      }
+      if (uri.scheme === "sips") throw new SendFaxError("sips: URIs are not supported; use sip:…;transport=tls");
+      const csid = faxIdent(request.csid || trunk?.csid || request.defaultCsid);
+      if (trunk !== null) return { ...trunkRoute(trunk), target: to, csid, sentToNumber: to, e164: null };
+      const param = uri.params.get("transport")?.toLowerCase();
+      const transport: SipTransportProtocol = param === "tcp" || param === "tls" ? param : "udp";
+      return {
+        trunk: null,
+        target: to,
+        from: `sip:${encodeURIComponent(faxIdent(request.defaultCsid).replace(/\s+/g, "")) || "faxline"}@${formatHost(this.#mediaAddress)}`,
+        transport,
+        ringTimeoutMs: 55_000,
+        csid,
+        sentToNumber: to,
+        e164: null,
+      };
+    }
+    if (trunk === null) {
+      const planned = planDial(to, this.#trunks, { region: this.#options.region, jobCsid: request.csid ?? null, defaultCsid: request.defaultCsid });
+      if (planned.ok) return routeForPlan(planned);
+      if (planned.reasonCode === null) return routeForPlan(this.#firstOfFullRoute(to, request));
+      throw new SendFaxError(planned.message);
+    }
+    const normalized = normalizeFaxNumber(to, this.#options.region);
+    if (!normalized.ok) throw new SendFaxError(normalized.message);
+    const dialString = formatDialString(normalized.e164, trunk.dial, this.#options.region);
+    const target = requestUriFor(trunk, dialString);
+    return {
+      ...trunkRoute(trunk),
+      target,
+      csid: faxIdent(request.csid || trunk.csid || request.defaultCsid),
+      sentToNumber: dialString,
+      e164: normalized.e164,
+    };
+  }
+
+  /** The operator's command ignores this node's call limits (it runs in its own process). */
+  #firstOfFullRoute(to: string, request: SendFaxRequest): DialPlan {
+    const planned = planDial(to, this.#trunks, { region: this.#options.region, jobCsid: request.csid ?? null, defaultCsid: request.defaultCsid, activeCalls: new Map() });
+    if (!planned.ok) throw new SendFaxError(planned.message);
+    return planned;
+  }
+
+  async #recordCapability(e164: string, choice: ModeChoice, report: FaxCallReport, log: Logger | undefined): Promise<void> {
+    const cache = this.#options.capabilities;
+    if (!cache) return;
+    const ran: FaxMode = report.transport === "g711" && choice.mode.transport === "t38" ? { ...choice.mode, transport: "g711" } : choice.mode;
+    try {
+      await cache.record(e164, {
+        mode: ran,
+        delivered: report.outcome.result === "delivered",
+        advancesLadder: report.outcome.advancesLadder,
+        t38Refused: report.t38Refused,
+        bitRate: report.statistics?.bitRate ?? null,
+        reasonCode: report.outcome.reasonCode,
+      });
+    } catch (error) {
+      // The cache is advice: a failed write must not lose the attempt's outcome.
+      log?.warn({ err: error }, "could not record the destination's fax capability");
+    }
+  }
+
+  async #withImageFile<T>(image: Uint8Array, run: (tiffPath: string) => Promise<T>): Promise<T> {
+    const dir = await mkdtemp(path.join(this.#options.tmpDir ?? tmpdir(), "faxline-call-"));
+    try {
+      const file = path.join(dir, "fax.tif");
+      await writeFile(file, image, { mode: 0o600 });
+      return await run(file);
+    } finally {
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  #takeSlot(trunk: string): () => void {
+    this.#active.set(trunk, (this.#active.get(trunk) ?? 0) + 1);
+    let released = false;
+    return () => {
+      if (released) return;
+      released = true;
+      const left = (this.#active.get(trunk) ?? 1) - 1;
+      if (left <= 0) this.#active.delete(trunk);
+      else this.#active.set(trunk, left);
+      for (const wake of this.#slotWaiters.splice(0)) wake();
+    };
+  }
+
+  #slotFreed(signal: AbortSignal): Promise<void> {
+    return new Promise((resolve, reject) => {
+      const onAbort = (): void => reject(signal.reason);
+      const wake = (): void => {
+        signal.removeEventListener("abort", onAbort);
+        resolve();
+      };
+      signal.addEventListener("abort", onAbort, { once: true });
+      this.#slotWaiters.push(wake);
+    });
+  }
+
+  #now(): number {
+    return (this.#options.clock ?? Date).now();
+  }
+}
+
+function trunkRoute(trunk: TrunkConfig): Omit<FaxRoute, "target" | "csid" | "sentToNumber" | "e164"> {
+  return {
+    trunk,
+    from: fromUriFor(trunk),
+    transport: trunk.transport,
+    outboundProxy: proxyAddressFor(trunk),
+    ...(trunk.username !== "" ? { credentials: { username: trunk.username, password: trunk.password } } : {}),
+    ringTimeoutMs: trunk.ringTimeoutMs,
+  };
+}
+
+/** The route of a dial plan: the trunk's proxy, credentials and From, the plan's target and fax id. */
+export function routeForPlan(plan: DialPlan): FaxRoute {
+  return { ...trunkRoute(plan.trunk), target: plan.requestUri, csid: faxIdent(plan.csid), sentToNumber: plan.sentToNumber, e164: plan.e164 };
+}

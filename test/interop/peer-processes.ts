@@ -1,0 +1,213 @@
+/**
+ * The far ends of the end-to-end line tests, each in a process of its own: SIPp (Debian
+ * `sip-tester`) playing the carrier's trunk from a scenario in test/interop/sipp/, the SpanDSP
+ * T.38 receiver harness (test/peers/spandsp-receiver, built by scripts/build-native.sh) that the
+ * scenario's re-INVITE points the UDPTL at, and the SpanDSP G.711 receiver over RTP
+ * (test/interop/peers/g711_receiver.c, compiled here on first use into the temporary directory,
+ * keyed by the hash of its source). `cleanupPeers()` kills whatever is left.
+ */
+import { spawn, spawnSync } from "node:child_process";
+import { createHash } from "node:crypto";
+import dgram from "node:dgram";
+import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
+import { createInterface } from "node:readline";
+import { fileURLToPath } from "node:url";
+import { RECEIVER_PATH } from "./interop-support.ts";
+
+export const SCENARIOS = path.join(path.dirname(fileURLToPath(import.meta.url)), "sipp");
+export const HAVE_SIPP = spawnSync("sipp", ["-v"], { encoding: "utf8" }).stdout?.includes("SIPp") ?? false;
+
+const cleanups: (() => void)[] = [];
+
+export function cleanupPeers(): void {
+  for (const c of cleanups.splice(0)) c();
+}
+
+async function freeUdpPort(): Promise<number> {
+  const socket = dgram.createSocket("udp4");
+  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
+  const port = socket.address().port;
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
+  return port;
+}
+
+async function udpPortTaken(port: number): Promise<boolean> {
+  return new Promise((resolve) => {
+    const socket = dgram.createSocket("udp4");
+    socket.once("error", () => resolve(true));
+    socket.bind(port, "127.0.0.1", () => socket.close(() => resolve(false)));
+  });
+}
+
+export interface SippRun {
+  port: number;
+  exit: Promise<{ code: number | null; output: string }>;
+  /** What the scenario's <log> actions wrote. */
+  logs(): string;
+  errors(): string;
+  kill(): void;
+}
+
+type SippOptions = { keys?: Record<string, string>; calls?: number; timeoutSeconds?: number };
+
+/**
+ * Starts SIPp as a UAS on 127.0.0.1 (UDP) with `scenario`, for `calls` calls; `keys` become [key]
+ * in the scenario. The free port is found by binding port 0 and closing it, so another process
+ * may take it before SIPp binds it: then SIPp is started again on another port (3 tries).
+ */
+export async function startSipp(scenario: string, options: SippOptions = {}): Promise<SippRun> {
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startSippOnce(scenario, options);
+    } catch (error) {
+      if (attempt >= 3 || !/Unable to bind|Address already in use/.test(String((error as Error).message))) throw error;
+    }
+  }
+}
+
+async function startSippOnce(scenario: string, options: SippOptions): Promise<SippRun> {
+  const dir = mkdtempSync(path.join(tmpdir(), "faxline-sipp-"));
+  const port = await freeUdpPort();
+  const mediaPort = await freeUdpPort();
+  const args = [
+    "-sf", path.join(SCENARIOS, scenario),
+    "-nostdin",
+    "-i", "127.0.0.1",
+    "-p", String(port),
+    "-mp", String(mediaPort),
+    "-t", "u1",
+    "-m", String(options.calls ?? 1),
+    "-timeout", `${options.timeoutSeconds ?? 120}s`,
+    "-timeout_error",
+    "-trace_err", "-error_file", path.join(dir, "errors.log"),
+    "-trace_logs", "-log_file", path.join(dir, "logs.log"),
+  ];
+  for (const [k, v] of Object.entries(options.keys ?? {})) args.push("-key", k, v);
+  const child = spawn("sipp", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  const exit = new Promise<{ code: number | null; output: string }>((resolve) => child.on("close", (code) => resolve({ code, output })));
+  cleanups.push(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const deadline = Date.now() + 5000;
+  while (!(await udpPortTaken(port))) {
+    if (Date.now() > deadline || child.exitCode !== null) {
+      if (child.exitCode !== null) await exit;
+      throw new Error(`sipp did not start: ${output}`);
+    }
+    await new Promise((r) => setTimeout(r, 10));
+  }
+  const read = (name: string): string => {
+    try {
+      return readFileSync(path.join(dir, name), "utf8");
+    } catch {
+      return "";
+    }
+  };
+  return {
+    port,
+    exit,
+    logs: () => read("logs.log"),
+    errors: () => read("errors.log") + readdirSync(dir).join(" "),
+    kill: () => child.kill("SIGKILL"),
+  };
+}
+
+/** The receiver harness's RESULT line. */
+export interface ReceiverResult {
+  code: number;
+  text: string;
+  pages_rx: number;
+  bit_rate: number;
+  ecm: number;
+  encoding: string;
+  width: number;
+  length: number;
+  bad_rows: number;
+  remote_ident: string;
+  local_ident: string;
+  virtual_s: number;
+  wall_s: number;
+  /** The T.38 receiver's UDPTL counters. */
+  udptl?: { tx_datagrams: number; tx_dropped: number; rx_datagrams: number; rx_recovered: number; rx_lost: number; rx_duplicates: number };
+  /** The G.711 receiver's RTP counters. */
+  rtp?: { tx_packets: number; rx_packets: number; rx_ignored: number; rx_malformed: number; late_samples: number; missing_ticks: number; played_ticks: number };
+}
+
+export interface ReceiverRun {
+  port: number;
+  /** Where the received pages are written (TIFF). */
+  rxFile: string;
+  /** Resolves with the RESULT line (null when the harness printed none), its exit code and its log. */
+  result: Promise<{ result: ReceiverResult | null; exitCode: number | null; log: string }>;
+  kill(): void;
+}
+
+/** Starts the SpanDSP T.38 receiver on 127.0.0.1, a free port, at `speed` (it starts its clock on our first datagram). */
+export async function startT38Receiver(options: { speed: number; ecm: boolean; ident: string; redundancy?: number; wallSeconds?: number }): Promise<ReceiverRun> {
+  const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
+  if (options.ecm) args.push("-e");
+  return startReceiver(RECEIVER_PATH, args);
+}
+
+const G711_SOURCE = fileURLToPath(new URL("./peers/g711_receiver.c", import.meta.url));
+export const HAVE_CC = spawnSync("pkg-config", ["--exists", "spandsp"]).status === 0 && spawnSync("cc", ["--version"]).status === 0;
+
+/** Compiles the G.711 receiver (about a second) unless a build of this very source exists. */
+export function buildG711Receiver(): string {
+  const source = readFileSync(G711_SOURCE);
+  const hash = createHash("sha256").update(source).digest("hex").slice(0, 16);
+  const dir = path.join(tmpdir(), `faxline-g711-receiver-${hash}`);
+  const binary = path.join(dir, "g711_receiver");
+  if (existsSync(binary)) return binary;
+  mkdirSync(dir, { recursive: true });
+  const flags = (what: string): string[] => spawnSync("pkg-config", [what, "spandsp"], { encoding: "utf8" }).stdout.trim().split(/\s+/).filter((f) => f !== "");
+  const partial = `${binary}.${process.pid}`;
+  const built = spawnSync("cc", ["-std=gnu11", "-O2", "-Wall", ...flags("--cflags"), "-o", partial, G711_SOURCE, ...flags("--libs"), "-ltiff", "-lm"], { encoding: "utf8" });
+  if (built.status !== 0) throw new Error(`cannot build ${G711_SOURCE} (needs cc and libspandsp-dev):\n${built.stderr}`);
+  renameSync(partial, binary);
+  return binary;
+}
+
+/** Starts the SpanDSP G.711 receiver over RTP on 127.0.0.1, a free port, at `speed`. */
+export async function startG711Receiver(options: {
+  speed: number;
+  ecm: boolean;
+  ident: string;
+  law?: "A" | "U";
+  playoutDelayMs?: number;
+  wallSeconds?: number;
+}): Promise<ReceiverRun> {
+  const args = ["-s", String(options.speed), "-c", options.law ?? "A", "-D", String(options.playoutDelayMs ?? Math.max(60, 20 * options.speed)), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
+  if (options.ecm) args.push("-e");
+  return startReceiver(buildG711Receiver(), args);
+}
+
+async function startReceiver(binary: string, extraArgs: string[]): Promise<ReceiverRun> {
+  const dir = mkdtempSync(path.join(tmpdir(), "faxline-rx-"));
+  const rxFile = path.join(dir, "rx.tif");
+  const args = ["-f", rxFile, "-l", "127.0.0.1:0", ...extraArgs];
+  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
+  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
+  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  cleanups.push(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+  const listening = (await lines.next()).value as string | undefined;
+  const port = Number(/^LISTENING (\d+)$/.exec(listening ?? "")?.[1]);
+  if (!(port > 0)) throw new Error(`the receiver did not say where it listens: ${listening}\n${log}`);
+  const result = (async () => {
+    const line = (await lines.next()).value as string | undefined;
+    const exitCode = await exited;
+    return { result: line?.startsWith("RESULT ") ? (JSON.parse(line.slice("RESULT ".length)) as ReceiverResult) : null, exitCode, log };
+  })();
+  return { port, rxFile, result, kill: () => child.kill("SIGTERM") };
+}
