@@ -13,7 +13,9 @@
 # Ghostscript for PostScript, and poppler-utils (pdftotext, used by the tests).
 # libspandsp-dev, libtiff-dev and pkg-config build the fax engine (an N-API addon binding
 # SpanDSP, scripts/build-native.sh) and the SpanDSP receiver the interop tests fax to; SIPp
-# (sip-tester) is the SIP peer of the interop tests, openssl makes their TLS certificate.
+# (sip-tester) is the SIP peer of the interop tests, rtpengine (rtpengine-daemon) their
+# T.38/G.711 gateway with a UDPTL of its own, and openssl makes their TLS certificate.
+# (Installing rtpengine-daemon enables its system service; the tests start their own instance.)
 # A node without LibreOffice or Ghostscript still runs; it refuses those document types with
 # a 400 that names the missing package (set FAXLINE_INSTALL_CONVERTERS=0 to skip them).
 set -euo pipefail
@@ -33,7 +35,7 @@ if [ "$NODE_MAJOR" -lt 20 ]; then
 fi
 
 missing=()
-tools=(python3 make g++ tiffinfo pkg-config sipp openssl)
+tools=(python3 make g++ tiffinfo pkg-config sipp rtpengine openssl)
 [ "${FAXLINE_INSTALL_CONVERTERS:-1}" = "1" ] && tools+=(soffice gs pdftotext)
 for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 # The fax font and the SpanDSP and libtiff headers are files, not commands.
@@ -48,7 +50,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
       tiffinfo) pkgs+=(libtiff-tools) ;; DejaVuSansMono.ttf) pkgs+=(fonts-dejavu-core) ;;
       soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
       gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
-      sipp) pkgs+=(sip-tester) ;; openssl) pkgs+=(openssl) ;;
+      sipp) pkgs+=(sip-tester) ;; rtpengine) pkgs+=(rtpengine-daemon) ;; openssl) pkgs+=(openssl) ;;
       pkg-config) pkgs+=(pkg-config) ;; libspandsp-dev) pkgs+=(libspandsp-dev) ;; tiffio.h) pkgs+=(libtiff-dev) ;;
     esac
   done
