@@ -98,6 +98,7 @@ describe("SpanDSP engine addon", () => {
     const file = letters.get("LOW")!.path;
     assert.throws(() => engine.openT38Session({ tiffPath: file, localIdent: "x".repeat(21) }), /longer than 20/);
     assert.throws(() => engine.openT38Session({ tiffPath: file, localIdent: "ok", compressions: [] }), /at least one compression/);
+    assert.throws(() => engine.openAudioSession({ tiffPath: file, localIdent: "ok", maxBitRate: 12_000 as 9_600 }), /maxBitRate must be one of 14400, 9600, 4800/);
     const session = engine.openT38Session({ tiffPath: file, localIdent: "ok" });
     assert.throws(() => session.receiveIfp(Uint8Array.of(0), 70_000), RangeError);
     session.close();
@@ -136,6 +137,7 @@ describe("SpanDSP engine addon", () => {
         assert.equal(result.receiver?.name, "T30_ERR_OK");
         const stats = sender.statistics();
         assert.equal(stats.pagesTx, 2);
+        assert.equal(stats.bitRate, 14_400, "V.17 at its top rate when nothing caps it");
         assert.equal(stats.ecm, ecm);
         assert.equal(stats.encoding, ecm ? "T.6" : "T.4 2-D");
         assert.equal(stats.remoteIdent, "AUDIO-RX");
@@ -144,6 +146,26 @@ describe("SpanDSP engine addon", () => {
           result.senderEvents.filter((e) => e.type === "phaseD").map((e) => e.name),
           ["MCF", "MCF"],
         );
+        const pages = await comparePages(letter.bytes, readFileSync(rxPath), 2);
+        assert.ok(identical(pages), JSON.stringify(pages));
+      } finally {
+        sender.close();
+        receiver.close();
+      }
+    });
+  }
+
+  for (const maxBitRate of [9_600, 4_800] as const) {
+    it(`caps the modem at ${maxBitRate} bit/s when asked (the ladder's lower rungs), pages still identical`, async () => {
+      const letter = letters.get("LOW")!;
+      const rxPath = path.join(workDir, `audio-cap-${maxBitRate}.tif`);
+      const sender = engine.openAudioSession({ tiffPath: letter.path, localIdent: "+49 89 1234567", ecm: false, maxBitRate });
+      const receiver = engine.openAudioSession({ mode: "receive", calling: false, tiffPath: rxPath, localIdent: "AUDIO-RX", ecm: false });
+      try {
+        const result = runLockstep(sender, receiver);
+        assert.equal(result.sender?.name, "T30_ERR_OK");
+        assert.equal(sender.statistics().bitRate, maxBitRate);
+        assert.equal(receiver.statistics().bitRate, maxBitRate);
         const pages = await comparePages(letter.bytes, readFileSync(rxPath), 2);
         assert.ok(identical(pages), JSON.stringify(pages));
       } finally {

@@ -14,6 +14,7 @@ import {
   type FaxMode,
 } from "../../src/line/outcomes/fallback-ladder.ts";
 import { outcomeOfCall, type CallEnd } from "../../src/line/outcomes/call-outcomes.ts";
+import { bitRateCap } from "../../src/line/fax-engine/engine.ts";
 
 const E164 = "+4930123456";
 const DAY = 86_400_000;
@@ -173,5 +174,14 @@ describe("fallback ladder: choosing the mode", () => {
       const choice = chooseFaxMode(BOTH, next, T0 + 1, MAX_AGE);
       assert.equal(choice.rung > 0, moves, JSON.stringify(end));
     }
+  });
+});
+
+describe("the engine's bit rate cap for a rung", () => {
+  it("every rung's maxBitRate is a cap the engine takes, and an SDP's T38MaxBitRate rounds down to one", () => {
+    for (const mode of FALLBACK_LADDER) assert.equal(bitRateCap(mode.maxBitRate), mode.maxBitRate, label(mode));
+    assert.equal(bitRateCap(Math.min(14_400, 12_000)), 9_600, "a far end that takes at most 12 000 gets V.29");
+    assert.equal(bitRateCap(7_200), 4_800);
+    assert.equal(bitRateCap(33_600), 14_400, "V.34 rates are not spoken: V.17 at most");
   });
 });

@@ -362,6 +362,7 @@ typedef struct {
     char local_ident[T30_MAX_IDENT_LEN + 1];
     int ecm;
     int compressions;
+    int max_bit_rate;
     int log_level;
     int report_image_frames;
     /* T.38 only */
@@ -381,6 +382,7 @@ static int parse_options(napi_env env, napi_value obj, session_options_t *o)
     o->calling = 1;
     o->ecm = 1;
     o->compressions = T30_SUPPORT_T4_1D_COMPRESSION | T30_SUPPORT_T4_2D_COMPRESSION | T30_SUPPORT_T6_COMPRESSION;
+    o->max_bit_rate = 14400;
     o->t38_version = 0;
     o->max_datagram = 400;
     o->pacing = 1;
@@ -406,7 +408,8 @@ static int parse_options(napi_env env, napi_value obj, session_options_t *o)
     if (read_string(env, obj, "localIdent", o->local_ident, sizeof(o->local_ident)) < 0)
         return -1;
     if (read_bool(env, obj, "calling", &o->calling) < 0 || read_bool(env, obj, "ecm", &o->ecm) < 0
-        || read_int(env, obj, "compressions", &o->compressions) < 0 || read_int(env, obj, "logLevel", &o->log_level) < 0
+        || read_int(env, obj, "compressions", &o->compressions) < 0 || read_int(env, obj, "maxBitRate", &o->max_bit_rate) < 0
+        || read_int(env, obj, "logLevel", &o->log_level) < 0
         || read_bool(env, obj, "reportImageFrames", &o->report_image_frames) < 0
         || read_int(env, obj, "t38Version", &o->t38_version) < 0 || read_int(env, obj, "maxDatagram", &o->max_datagram) < 0
         || read_bool(env, obj, "pacing", &o->pacing) < 0)
@@ -417,6 +420,10 @@ static int parse_options(napi_env env, napi_value obj, session_options_t *o)
     }
     if (o->compressions == 0) {
         throw_type_error(env, "option compressions must name at least one compression");
+        return -1;
+    }
+    if (o->max_bit_rate != 14400 && o->max_bit_rate != 9600 && o->max_bit_rate != 4800) {
+        throw_type_error(env, "option maxBitRate must be 14400 (V.17), 9600 (V.29) or 4800 (V.27ter)");
         return -1;
     }
     return 0;
@@ -433,6 +440,14 @@ static void configure_t30(session_t *s, const session_options_t *o)
         t30_set_tx_file(t30, o->tiff_path, -1, -1);
     t30_set_ecm_capability(t30, o->ecm);
     t30_set_supported_compressions(t30, o->compressions);
+    /* The modems offered in DIS/DCS bound the bit rate: V.17 up to 14400, V.29 up to 9600, V.27ter
+       up to 4800. Lower rates within a modem come from the T.30 fallback after FTT. */
+    int modems = T30_SUPPORT_V27TER;
+    if (o->max_bit_rate >= 9600)
+        modems |= T30_SUPPORT_V29;
+    if (o->max_bit_rate >= 14400)
+        modems |= T30_SUPPORT_V17;
+    t30_set_supported_modems(t30, modems);
     t30_set_phase_b_handler(t30, phase_b_handler, s);
     t30_set_phase_d_handler(t30, phase_d_handler, s);
     t30_set_phase_e_handler(t30, phase_e_handler, s);

@@ -25,6 +25,15 @@ export const ALL_COMPRESSIONS: readonly FaxCompression[] = ["T.4 1-D", "T.4 2-D"
 /** 8000 samples per second: the engine clock. */
 export const SAMPLES_PER_SECOND = 8000;
 
+/** The modem bit rates a session can be capped at (`T30SessionOptions.maxBitRate`). */
+export const FAX_BIT_RATE_CAPS = [14_400, 9_600, 4_800] as const;
+export type FaxBitRateCap = (typeof FAX_BIT_RATE_CAPS)[number];
+
+/** The highest cap that does not exceed `bitRate` (a ladder rung's or an SDP's T38MaxBitRate); 4800 below that. */
+export function bitRateCap(bitRate: number): FaxBitRateCap {
+  return FAX_BIT_RATE_CAPS.find((cap) => cap <= bitRate) ?? 4_800;
+}
+
 export interface T30SessionOptions {
   /** "send" transmits `tiffPath`; "receive" writes what arrives to it (test peers only). (Default: "send") */
   mode?: "send" | "receive";
@@ -38,6 +47,12 @@ export interface T30SessionOptions {
   ecm?: boolean;
   /** Compressions this terminal may use. (Default: all of `ALL_COMPRESSIONS`) */
   compressions?: readonly FaxCompression[];
+  /**
+   * The highest modem bit rate to offer: 14400 (V.17, V.29 and V.27ter), 9600 (V.29 and V.27ter:
+   * the fallback ladder's rung for lines that garble V.17) or 4800 (V.27ter only). The T.30
+   * fallback after a failed training still goes lower. (Default: 14400)
+   */
+  maxBitRate?: FaxBitRateCap;
   /** Engine log verbosity on stderr, 0 for none; for SpanDSP 5 is FLOW. (Default: 0) */
   logLevel?: number;
   /** Report ECM image frames (FCD, RCP) as `frame` events too: hundreds per page. (Default: false) */

@@ -15,6 +15,7 @@ import { fileURLToPath } from "node:url";
 import path from "node:path";
 import {
   ALL_COMPRESSIONS,
+  FAX_BIT_RATE_CAPS,
   type AudioSession,
   type AudioSessionOptions,
   type AudioStep,
@@ -48,6 +49,7 @@ interface AddonOptions {
   localIdent: string;
   ecm: boolean;
   compressions: number;
+  maxBitRate: number;
   logLevel: number;
   reportImageFrames: boolean;
   t38Version?: number;
@@ -144,6 +146,8 @@ function addonOptions(options: T30SessionOptions): AddonOptions {
   if (!/^[\x20-\x7e]*$/.test(options.localIdent)) {
     throw new RangeError(`localIdent ${JSON.stringify(options.localIdent)} must be printable ASCII`);
   }
+  const maxBitRate = options.maxBitRate ?? 14_400;
+  if (!(FAX_BIT_RATE_CAPS as readonly number[]).includes(maxBitRate)) throw new RangeError(`maxBitRate must be one of ${FAX_BIT_RATE_CAPS.join(", ")}, got ${maxBitRate}`);
   return {
     mode: options.mode ?? "send",
     calling: options.calling ?? true,
@@ -151,6 +155,7 @@ function addonOptions(options: T30SessionOptions): AddonOptions {
     localIdent: options.localIdent,
     ecm: options.ecm ?? true,
     compressions: compressions.reduce((bits, c) => bits | COMPRESSION_BITS[c], 0),
+    maxBitRate,
     logLevel: options.logLevel ?? 0,
     reportImageFrames: options.reportImageFrames ?? false,
   };

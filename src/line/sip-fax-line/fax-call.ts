@@ -27,7 +27,7 @@
  * Aborting `signal` (node stopping, lease lost) hangs up and rejects with its reason.
  */
 import type { AudioSession, Engine, EngineEvent, PhaseEEvent, T38Session, TransferStatistics } from "../fax-engine/engine.ts";
-import { SAMPLES_PER_SECOND } from "../fax-engine/engine.ts";
+import { bitRateCap, SAMPLES_PER_SECOND } from "../fax-engine/engine.ts";
 import { runAudioSession } from "../fax-engine/run-audio-session.ts";
 import { runT38Session, type T38SessionResult } from "../fax-engine/run-t38-session.ts";
 import type { AttemptOutcome } from "../line.ts";
@@ -446,12 +446,20 @@ async function runFax(
         maxDatagram,
         redundancy: media.params.errorCorrection === "none" ? 0 : setup.redundancy,
       });
-      t38Session = setup.engine.openT38Session({ tiffPath: input.tiffPath, localIdent, ecm: mode.ecm, t38Version: media.params.version, maxDatagram: Math.max(32, maxDatagram) });
+      t38Session = setup.engine.openT38Session({
+        tiffPath: input.tiffPath,
+        localIdent,
+        ecm: mode.ecm,
+        // The rung's cap, lowered further by the far end's T38MaxBitRate.
+        maxBitRate: bitRateCap(Math.min(mode.maxBitRate, media.params.maxBitRate)),
+        t38Version: media.params.version,
+        maxDatagram: Math.max(32, maxDatagram),
+      });
       result = await runT38Session(t38Session, udptl, runOptions);
     } else {
       const { media } = faxMedia;
       rtp = await RtpSocket.open({ socket: ports.take("audio"), remote: media.remote, codec: media.codec, payloadType: media.payloadType });
-      audioSession = setup.engine.openAudioSession({ tiffPath: input.tiffPath, localIdent, ecm: mode.ecm });
+      audioSession = setup.engine.openAudioSession({ tiffPath: input.tiffPath, localIdent, ecm: mode.ecm, maxBitRate: bitRateCap(mode.maxBitRate) });
       const audio = await runAudioSession(audioSession, rtp, runOptions);
       playout = audio.playout;
       result = audio;
