@@ -2,7 +2,8 @@
 # Builds Faxline's native parts against Debian's libspandsp 0.0.6:
 #   native/spandsp-engine/build/Release/spandsp_engine.node   the N-API addon (src/line/fax-engine/spandsp-engine.ts)
 #   test/peers/spandsp-receiver/build/t38_receiver           the T.38 receiver the interop tests fax to
-# Both build in about a second, offline: node-gyp is the copy bundled with npm, and it takes
+#   test/peers/spandsp-receiver/build/g711_receiver          the G.711 (RTP) receiver of the audio tests
+# All build in about two seconds, offline: node-gyp is the copy bundled with npm, and it takes
 # Node's headers from the local installation (--nodedir), never from the network.
 #
 # Needs (Debian 12): apt-get install -y --no-install-recommends libspandsp-dev libtiff-dev pkg-config
@@ -39,8 +40,10 @@ echo "building native/spandsp-engine (nodedir $nodedir)"
 
 echo "building test/peers/spandsp-receiver"
 mkdir -p test/peers/spandsp-receiver/build
-# shellcheck disable=SC2046
-cc -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter $(pkg-config --cflags spandsp) \
-  -o test/peers/spandsp-receiver/build/t38_receiver test/peers/spandsp-receiver/t38_receiver.c \
-  $(pkg-config --libs spandsp) -ltiff -lm
+for receiver in t38_receiver g711_receiver; do
+  # shellcheck disable=SC2046
+  cc -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter $(pkg-config --cflags spandsp) \
+    -o "test/peers/spandsp-receiver/build/$receiver" "test/peers/spandsp-receiver/$receiver.c" \
+    $(pkg-config --libs spandsp) -ltiff -lm
+done
 echo "ok"

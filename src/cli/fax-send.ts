@@ -1,5 +1,5 @@
 /**
- * `faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off]`:
+ * `faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off] [--max-rate 14400|9600|4800]`:
  * renders the files as `faxline render` does (same pipeline, worker and limits) and sends the fax
  * at once over the SIP line, without the store or the job engine: one call, no retries, no
  * capability cache. It prints how the call goes and, at the end, the outcome with the transfer
@@ -13,7 +13,7 @@
  */
 import type { FaxlineConfig } from "../config/schema.ts";
 import { failureReason } from "../errors/failure-reasons.ts";
-import type { EngineEvent } from "../line/fax-engine/engine.ts";
+import type { EngineEvent, FaxBitRateCap } from "../line/fax-engine/engine.ts";
 import type { FaxTransport } from "../line/outcomes/call-outcomes.ts";
 import { parsePortRange } from "../line/sip-fax-line/media-ports.ts";
 import { SendFaxError, SipFaxLine, type SendFaxReport } from "../line/sip-fax-line/sip-fax-line.ts";
@@ -27,6 +27,8 @@ export interface FaxSendRequest {
   trunk: string | null;
   transport: FaxTransport | null;
   ecm: boolean | null;
+  /** Cap the modem rate; null: the first rung's (14 400). */
+  maxBitRate: FaxBitRateCap | null;
   render: Omit<RenderFilesRequest, "files" | "out" | "recipient" | "csid">;
   /** Our fax id; null: the trunk's, else sender.csid. */
   csid: string | null;
@@ -195,6 +197,7 @@ export async function faxSend(config: FaxlineConfig, request: FaxSendRequest): P
         trunk: request.trunk,
         transport: request.transport,
         ecm: request.ecm,
+        maxBitRate: request.maxBitRate,
         csid: request.csid,
         defaultCsid: config.sender.csid,
         image: image.tiff,

@@ -53,6 +53,7 @@ import { DataDirLockedError } from "../roles/data-dir-lock.ts";
 import { renderFiles, type RenderFilesRequest } from "./render-files.ts";
 import { faxSend } from "./fax-send.ts";
 import { OVERLAY_MODES, type OverlayMode } from "../render/overlay/overlay-pages.ts";
+import { FAX_BIT_RATE_CAPS, type FaxBitRateCap } from "../line/fax-engine/engine.ts";
 
 const USAGE = `Usage:
   faxline serve [--config FILE]
@@ -76,7 +77,7 @@ const USAGE = `Usage:
   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
-  faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off] [--csid CSID] [--json]
+  faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off] [--max-rate 14400|9600|4800] [--csid CSID] [--json]
                  [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET] [--header TEXT] [--cover default|TEMPLATE]
                  [--overlay FILE [--overlay-mode MODE]] [--property KEY=VALUE]...
 
@@ -171,6 +172,7 @@ export async function main(argv: string[]): Promise<number> {
       trunk: { type: "string" },
       transport: { type: "string" },
       ecm: { type: "string" },
+      "max-rate": { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -316,6 +318,10 @@ export async function main(argv: string[]): Promise<number> {
       if (transport !== undefined && transport !== "t38" && transport !== "g711") throw new UsageError(`--transport must be t38 or g711, not "${values.transport}"`);
       const ecm = values.ecm?.toLowerCase();
       if (ecm !== undefined && ecm !== "on" && ecm !== "off") throw new UsageError(`--ecm must be on or off, not "${values.ecm}"`);
+      const maxRate = values["max-rate"] === undefined ? null : Number(values["max-rate"]);
+      if (maxRate !== null && !(FAX_BIT_RATE_CAPS as readonly number[]).includes(maxRate)) {
+        throw new UsageError(`--max-rate must be one of ${FAX_BIT_RATE_CAPS.join(", ")} (bit/s), not "${values["max-rate"]}"`);
+      }
       const page = pageOptions(values);
       return faxSend(config, {
         files,
@@ -323,6 +329,7 @@ export async function main(argv: string[]): Promise<number> {
         trunk: values.trunk ?? null,
         transport: transport ?? null,
         ecm: ecm === undefined ? null : ecm === "on",
+        maxBitRate: maxRate as FaxBitRateCap | null,
         render: page.render,
         csid: values.csid ?? null,
         properties: page.properties,

@@ -12,7 +12,7 @@
  * have taken both pages with T30_ERR_OK, pixel for pixel what was rendered.
  *
  * The same over G.711: a trunk with `t38: false`, SIPp answering with the SDP of a SpanDSP G.711
- * receiver over RTP (test/interop/peers/g711_receiver.c); and a far end that refuses our T.38
+ * receiver over RTP (test/peers/spandsp-receiver/g711_receiver.c); and a far end that refuses our T.38
  * re-INVITE with 488, where the fax must go on as G.711 in the same call and the capability
  * cache must remember the refusal.
  *
@@ -26,7 +26,7 @@ import { after, before, describe, it } from "node:test";
 import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { api, createTestLogin, startTestNode, tempDir, waitForFinalReport, type TestNode } from "../support/test-node.ts";
 import { comparePages, LETTER, requireNativeBuild } from "./interop-support.ts";
-import { cleanupPeers, HAVE_CC, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver, type ReceiverResult, type ReceiverRun, type SippRun } from "./peer-processes.ts";
+import { cleanupPeers, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver, type ReceiverResult, type ReceiverRun, type SippRun } from "./peer-processes.ts";
 
 const SPEED = 50;
 /**
@@ -186,7 +186,7 @@ describe("a live account's fax over a SIP trunk (SIPp) to a SpanDSP receiver, T.
     }
   });
 
-  it("over G.711 (a trunk with t38: false): arrives pixel-identical", { timeout: 180_000, skip: HAVE_CC ? false : "cc or libspandsp-dev missing (the G.711 receiver is compiled on first use)" }, async (t) => {
+  it("over G.711 (a trunk with t38: false): arrives pixel-identical", { timeout: 180_000 }, async (t) => {
     const receiver = await startG711Receiver({ speed: G711_SPEED, ecm: true, ident: RECEIVER_IDENT });
     const sipp = await startSipp("uas-fax-g711.xml", { keys: { rx_host: "127.0.0.1", rx_port: String(receiver.port) } });
     const node = await liveNode(dir.path, sipp.port, { "lines.clockSpeed": G711_SPEED, "retry.maxAttempts": 1 }, false);
@@ -201,7 +201,7 @@ describe("a live account's fax over a SIP trunk (SIPp) to a SpanDSP receiver, T.
     }
   });
 
-  it("T.38 refused (488): the fax goes on as G.711 in the same call, and the refusal is remembered", { timeout: 180_000, skip: HAVE_CC ? false : "cc or libspandsp-dev missing" }, async (t) => {
+  it("T.38 refused (488): the fax goes on as G.711 in the same call, and the refusal is remembered", { timeout: 180_000 }, async (t) => {
     const receiver = await startG711Receiver({ speed: G711_SPEED, ecm: true, ident: RECEIVER_IDENT });
     const sipp = await startSipp("uas-fax-refuse-t38.xml", { keys: { rx_host: "127.0.0.1", rx_port: String(receiver.port) } });
     const node = await liveNode(dir.path, sipp.port, { "lines.clockSpeed": G711_SPEED, "retry.maxAttempts": 1 });

@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import { runFaxlineCli } from "../support/child-node.ts";
 import { tempDir } from "../support/test-node.ts";
 import { comparePages, LETTER, renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
-import { cleanupPeers, HAVE_CC, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver } from "./peer-processes.ts";
+import { cleanupPeers, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver } from "./peer-processes.ts";
 
 const RECEIVER_IDENT = "FAXLINE-CLI-RX";
 
@@ -54,7 +54,7 @@ describe("faxline fax send", { skip: HAVE_SIPP ? false : "sipp is not installed 
     t.diagnostic(run.stdout);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     assert.match(run.stdout, /Rendered 2 pages \(A4 HIGH/);
-    assert.match(run.stdout, /calling sip:49301234567@127\.0\.0\.1:\d+ via 127\.0\.0\.1:\d+ \(UDP\), T\.38 with ECM on, TSI "CLI SENDER"/);
+    assert.match(run.stdout, /calling sip:49301234567@127\.0\.0\.1:\d+ via 127\.0\.0\.1:\d+ \(UDP\), T\.38 with ECM on up to 14400 bit\/s, TSI "CLI SENDER"/);
     assert.match(run.stdout, /switched to T\.38 \(the far end's re-INVITE\)/);
     assert.match(run.stdout, /T\.30 phase B: the receiver's DIS/);
     assert.match(run.stdout, /result\s+OK \(delivered\)/);
@@ -72,11 +72,11 @@ describe("faxline fax send", { skip: HAVE_SIPP ? false : "sipp is not installed 
     assert.equal((await sipp.exit).code, 0);
   });
 
-  it("calls a SIP URI directly over G.711 without ECM and prints JSON", { timeout: 120_000, skip: HAVE_CC ? false : "cc or libspandsp-dev missing" }, async (t) => {
+  it("calls a SIP URI directly over G.711 without ECM at 9600 bit/s at most, and prints JSON", { timeout: 120_000 }, async (t) => {
     const receiver = await startG711Receiver({ speed: 20, ecm: false, ident: RECEIVER_IDENT });
     const sipp = await startSipp("uas-fax-g711.xml", { keys: { rx_host: "127.0.0.1", rx_port: String(receiver.port) } });
     const target = `sip:fax@127.0.0.1:${sipp.port}`;
-    const run = await runFaxlineCli(["fax", "send", letter, "--to", target, "--transport", "g711", "--ecm", "off", "--csid", "+49 30 999", "--json"], env(sipp.port, 20), 90_000);
+    const run = await runFaxlineCli(["fax", "send", letter, "--to", target, "--transport", "g711", "--ecm", "off", "--max-rate", "9600", "--csid", "+49 30 999", "--json"], env(sipp.port, 20), 90_000);
     assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
     const out = JSON.parse(run.stdout);
     t.diagnostic(JSON.stringify({ ...out, sip: undefined, media: undefined }));
@@ -87,6 +87,7 @@ describe("faxline fax send", { skip: HAVE_SIPP ? false : "sipp is not installed 
     assert.equal(out.transport, "g711");
     assert.equal(out.ecm, false);
     assert.equal(out.encoding, "T.4 2-D", "without ECM SpanDSP sends T.4 2-D");
+    assert.equal(out.bitRate, 9600, "V.29: the cap kept V.17 out");
     assert.equal(out.pagesDelivered, 2);
     assert.equal(out.remoteCsid, RECEIVER_IDENT);
     assert.equal(out.t30.name, "T30_ERR_OK");
@@ -111,5 +112,8 @@ describe("faxline fax send", { skip: HAVE_SIPP ? false : "sipp is not installed 
     const badTransport = await runFaxlineCli(["fax", "send", letter, "--to", "+4930123456", "--transport", "v34"], e);
     assert.equal(badTransport.code, 2);
     assert.match(badTransport.stderr, /--transport must be t38 or g711/);
+    const badRate = await runFaxlineCli(["fax", "send", letter, "--to", "+4930123456", "--max-rate", "12000"], e);
+    assert.equal(badRate.code, 2);
+    assert.match(badRate.stderr, /--max-rate must be one of 14400, 9600, 4800 \(bit\/s\), not "12000"/);
   });
 });

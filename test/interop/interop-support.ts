@@ -11,10 +11,11 @@ import { decodePage, type PagePixels } from "../support/fax-page-pixels.ts";
 
 export const ADDON_PATH = fileURLToPath(new URL("../../native/spandsp-engine/build/Release/spandsp_engine.node", import.meta.url));
 export const RECEIVER_PATH = fileURLToPath(new URL("../peers/spandsp-receiver/build/t38_receiver", import.meta.url));
+export const G711_RECEIVER_PATH = fileURLToPath(new URL("../peers/spandsp-receiver/build/g711_receiver", import.meta.url));
 
-/** Fails with a message naming the build script when the addon or the receiver harness is not built. */
+/** Fails with a message naming the build script when the addon or a receiver harness is not built. */
 export function requireNativeBuild(): void {
-  const missing = [ADDON_PATH, RECEIVER_PATH].filter((path) => !existsSync(path));
+  const missing = [ADDON_PATH, RECEIVER_PATH, G711_RECEIVER_PATH].filter((path) => !existsSync(path));
   if (missing.length > 0) {
     throw new Error(
       `not built: ${missing.join(", ")}. Run scripts/build-native.sh (needs the Debian packages libspandsp-dev, libtiff-dev and pkg-config).`,

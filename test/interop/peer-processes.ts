@@ -3,18 +3,17 @@
  * `sip-tester`) playing the carrier's trunk from a scenario in test/interop/sipp/, the SpanDSP
  * T.38 receiver harness (test/peers/spandsp-receiver, built by scripts/build-native.sh) that the
  * scenario's re-INVITE points the UDPTL at, and the SpanDSP G.711 receiver over RTP
- * (test/interop/peers/g711_receiver.c, compiled here on first use into the temporary directory,
- * keyed by the hash of its source). `cleanupPeers()` kills whatever is left.
+ * (test/peers/spandsp-receiver/g711_receiver.c, also built by scripts/build-native.sh).
+ * `cleanupPeers()` kills whatever is left.
  */
 import { spawn, spawnSync } from "node:child_process";
-import { createHash } from "node:crypto";
 import dgram from "node:dgram";
-import { existsSync, mkdirSync, mkdtempSync, readFileSync, readdirSync, renameSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
-import { RECEIVER_PATH } from "./interop-support.ts";
+import { G711_RECEIVER_PATH, RECEIVER_PATH } from "./interop-support.ts";
 
 export const SCENARIOS = path.join(path.dirname(fileURLToPath(import.meta.url)), "sipp");
 export const HAVE_SIPP = spawnSync("sipp", ["-v"], { encoding: "utf8" }).stdout?.includes("SIPp") ?? false;
@@ -149,29 +148,10 @@ export interface ReceiverRun {
 }
 
 /** Starts the SpanDSP T.38 receiver on 127.0.0.1, a free port, at `speed` (it starts its clock on our first datagram). */
-export async function startT38Receiver(options: { speed: number; ecm: boolean; ident: string; redundancy?: number; wallSeconds?: number }): Promise<ReceiverRun> {
+export async function startT38Receiver(options: { speed: number; ecm: boolean; ident: string; redundancy?: number; wallSeconds?: number; cpus?: string }): Promise<ReceiverRun> {
   const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
   if (options.ecm) args.push("-e");
-  return startReceiver(RECEIVER_PATH, args);
-}
-
-const G711_SOURCE = fileURLToPath(new URL("./peers/g711_receiver.c", import.meta.url));
-export const HAVE_CC = spawnSync("pkg-config", ["--exists", "spandsp"]).status === 0 && spawnSync("cc", ["--version"]).status === 0;
-
-/** Compiles the G.711 receiver (about a second) unless a build of this very source exists. */
-export function buildG711Receiver(): string {
-  const source = readFileSync(G711_SOURCE);
-  const hash = createHash("sha256").update(source).digest("hex").slice(0, 16);
-  const dir = path.join(tmpdir(), `faxline-g711-receiver-${hash}`);
-  const binary = path.join(dir, "g711_receiver");
-  if (existsSync(binary)) return binary;
-  mkdirSync(dir, { recursive: true });
-  const flags = (what: string): string[] => spawnSync("pkg-config", [what, "spandsp"], { encoding: "utf8" }).stdout.trim().split(/\s+/).filter((f) => f !== "");
-  const partial = `${binary}.${process.pid}`;
-  const built = spawnSync("cc", ["-std=gnu11", "-O2", "-Wall", ...flags("--cflags"), "-o", partial, G711_SOURCE, ...flags("--libs"), "-ltiff", "-lm"], { encoding: "utf8" });
-  if (built.status !== 0) throw new Error(`cannot build ${G711_SOURCE} (needs cc and libspandsp-dev):\n${built.stderr}`);
-  renameSync(partial, binary);
-  return binary;
+  return startReceiver(RECEIVER_PATH, args, options.cpus);
 }
 
 /** Starts the SpanDSP G.711 receiver over RTP on 127.0.0.1, a free port, at `speed`. */
@@ -182,17 +162,19 @@ export async function startG711Receiver(options: {
   law?: "A" | "U";
   playoutDelayMs?: number;
   wallSeconds?: number;
+  /** Runs the receiver on these CPUs only (`taskset -c`), e.g. "1" (bench:lines keeps it off the sender's core). */
+  cpus?: string;
 }): Promise<ReceiverRun> {
   const args = ["-s", String(options.speed), "-c", options.law ?? "A", "-D", String(options.playoutDelayMs ?? Math.max(60, 20 * options.speed)), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
   if (options.ecm) args.push("-e");
-  return startReceiver(buildG711Receiver(), args);
+  return startReceiver(G711_RECEIVER_PATH, args, options.cpus);
 }
 
-async function startReceiver(binary: string, extraArgs: string[]): Promise<ReceiverRun> {
+async function startReceiver(binary: string, extraArgs: string[], cpus?: string): Promise<ReceiverRun> {
   const dir = mkdtempSync(path.join(tmpdir(), "faxline-rx-"));
   const rxFile = path.join(dir, "rx.tif");
   const args = ["-f", rxFile, "-l", "127.0.0.1:0", ...extraArgs];
-  const child = spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] });
+  const child = cpus === undefined ? spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] }) : spawn("taskset", ["-c", cpus, binary, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));

@@ -26,7 +26,7 @@ import path from "node:path";
 import type { Logger } from "../../lib/logger.ts";
 import type { NumberContext } from "../../numbers/normalize-number.ts";
 import { normalizeFaxNumber } from "../../numbers/normalize-number.ts";
-import type { Engine, EngineEvent } from "../fax-engine/engine.ts";
+import type { Engine, EngineEvent, FaxBitRateCap } from "../fax-engine/engine.ts";
 import { SpandspEngine } from "../fax-engine/spandsp-engine.ts";
 import type { AttemptOutcome, CallRequest, Line } from "../line.ts";
 import type { FaxTransport } from "../outcomes/call-outcomes.ts";
@@ -101,6 +101,8 @@ export interface SendFaxRequest {
   transport?: FaxTransport | null;
   /** Force ECM on or off; null: the trunk's setting. */
   ecm?: boolean | null;
+  /** Cap the modem rate; null: the first rung's (14 400). */
+  maxBitRate?: FaxBitRateCap | null;
   /** Our fax id; null: the trunk's, else `defaultCsid`. */
   csid?: string | null;
   defaultCsid: string;
@@ -335,11 +337,12 @@ export class SipFaxLine implements Line {
       ...modeOnTrunk(FALLBACK_LADDER[0]!, allows),
       ...(request.transport ? { transport: request.transport } : {}),
       ...(request.ecm !== undefined && request.ecm !== null ? { ecm: request.ecm } : {}),
+      ...(request.maxBitRate !== undefined && request.maxBitRate !== null ? { maxBitRate: request.maxBitRate } : {}),
     };
     const release = route.trunk ? this.#takeSlot(route.trunk.name) : () => undefined;
     request.onProgress?.(
       `calling ${route.target}${route.outboundProxy ? ` via ${route.outboundProxy}` : ""} (${route.transport.toUpperCase()}), ` +
-        `${mode.transport === "t38" ? "T.38" : "G.711"} with ECM ${mode.ecm ? "on" : "off"}, TSI ${JSON.stringify(route.csid)}`,
+        `${mode.transport === "t38" ? "T.38" : "G.711"} with ECM ${mode.ecm ? "on" : "off"} up to ${mode.maxBitRate} bit/s, TSI ${JSON.stringify(route.csid)}`,
     );
     try {
       const report = await this.#withImageFile(request.image, (tiffPath) =>

@@ -21,7 +21,7 @@
  *   -D  playout delay behind the first packet, virtual ms (default 60; at 50x use 600 or more)
  *   others as t38_receiver
  *
- * Built on demand by the tests (cc, pkg-config spandsp); see test/interop/peer-processes.ts.
+ * Built by scripts/build-native.sh; started by test/interop/peer-processes.ts.
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
