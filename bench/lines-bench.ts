@@ -25,13 +25,21 @@
  * the line at 14 400 bit/s with ECM. SIP signalling is not included (a call set-up against SIPp
  * on loopback takes about 3 ms of the same event loop).
  *
+ * Columns: pacing error p50/p99/max (and when the worst tick came, seconds into the step), the
+ * share of ticks 5 ms late or more, this process's CPU (of one core, and per call), peak RSS, the
+ * longest GC pause, the longest single call into the engine (SpanDSP prepares a page's T.4/T.6
+ * data at the start of phase C in one go: every other call waits meanwhile), wall time.
+ *
  * Options: --t38-calls 1,50,100,200,300,400  --g711-calls 1,10  --ecm on|off (on)
+ *          --spread S: the calls start evenly over the first S seconds (1). With 1 they all reach
+ *          phase C within a second, the worst case; with 20 or more they overlap as calls that
+ *          come and go do.
  */
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { performance } from "node:perf_hooks";
+import { performance, PerformanceObserver } from "node:perf_hooks";
 import type { AudioSession, T38Session } from "../src/line/fax-engine/engine.ts";
 import { runAudioSession } from "../src/line/fax-engine/run-audio-session.ts";
 import { runT38Session } from "../src/line/fax-engine/run-t38-session.ts";
@@ -50,6 +58,7 @@ const { values: args } = parseArgs({
     "t38-calls": { type: "string", default: "1,50,100,200,300,400" },
     "g711-calls": { type: "string", default: "1,10" },
     ecm: { type: "string", default: "on" },
+    spread: { type: "string", default: "1" },
   },
 });
 const list = (text: string): number[] => text.split(",").filter((x) => x.trim() !== "").map((x) => {
@@ -60,6 +69,8 @@ const list = (text: string): number[] => text.split(",").filter((x) => x.trim() 
 const t38Steps = list(args["t38-calls"]);
 const g711Steps = list(args["g711-calls"]);
 const ecm = args.ecm !== "off";
+const spreadS = Number(args.spread);
+if (!(spreadS >= 0)) throw new Error(`--spread must be seconds >= 0, not ${args.spread}`);
 
 /** The CPUs this process may run on, from /proc/self/status. */
 function ownCpus(): string {
@@ -83,23 +94,62 @@ function percentile(sorted: Float64Array, p: number): number {
   return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
 }
 
-/** Collects how late each 20 ms tick of a session ran. */
+/** Collects how late each 20 ms tick of a session ran, and when in the step the worst one came. */
 class PacingRecorder {
+  readonly #stepStart = performance.now();
   #values: number[] = [];
+  #worst = { late: -Infinity, atS: 0 };
   /** Records a tick that ended at engine sample `sampleEnd` of a session started at wall time `startedAt`. */
   tick(startedAt: number, sampleEnd: number): void {
-    this.#values.push(performance.now() - (startedAt + sampleEnd / 8));
+    const now = performance.now();
+    const late = now - (startedAt + sampleEnd / 8);
+    this.#values.push(late);
+    if (late > this.#worst.late) this.#worst = { late, atS: (now - this.#stepStart) / 1000 };
   }
-  summary(): { ticks: number; p50: number; p99: number; max: number; overLimit: number } {
+  summary(): { ticks: number; p50: number; p99: number; max: number; maxAtS: number; overLimit: number } {
     const sorted = Float64Array.from(this.#values).sort();
     let over = 0;
     for (const v of sorted) if (v >= PACING_LIMIT_MS) over += 1;
-    return { ticks: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, overLimit: over };
+    return { ticks: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, maxAtS: this.#worst.atS, overLimit: over };
+  }
+}
+
+/** Garbage collection pauses during a step: count, total and longest (PerformanceObserver "gc"). */
+class GcRecorder {
+  #count = 0;
+  #totalMs = 0;
+  #longestMs = 0;
+  readonly #observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      this.#count += 1;
+      this.#totalMs += entry.duration;
+      this.#longestMs = Math.max(this.#longestMs, entry.duration);
+    }
+  });
+  constructor() {
+    this.#observer.observe({ entryTypes: ["gc"] });
+  }
+  stop(): { count: number; totalMs: number; longestMs: number } {
+    this.#observer.disconnect();
+    return { count: this.#count, totalMs: this.#totalMs, longestMs: this.#longestMs };
+  }
+}
+
+/** The longest single call into the engine (it runs on the event loop and holds up every other call meanwhile). */
+class EngineCallTimer {
+  longestMs = 0;
+  time<T>(call: () => T): T {
+    const started = performance.now();
+    try {
+      return call();
+    } finally {
+      this.longestMs = Math.max(this.longestMs, performance.now() - started);
+    }
   }
 }
 
 /** A T.38 session whose ticks are timed: `startedAt` is set just before the runner starts. */
-function timedT38(session: T38Session, pacing: PacingRecorder): { session: T38Session; start(): void } {
+function timedT38(session: T38Session, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: T38Session; start(): void } {
   let startedAt = 0;
   let samples = 0;
   return {
@@ -108,16 +158,16 @@ function timedT38(session: T38Session, pacing: PacingRecorder): { session: T38Se
       advance(n) {
         samples += n;
         pacing.tick(startedAt, samples);
-        return session.advance(n);
+        return engineCalls.time(() => session.advance(n));
       },
-      receiveIfp: (ifp, seq) => session.receiveIfp(ifp, seq),
+      receiveIfp: (ifp, seq) => engineCalls.time(() => session.receiveIfp(ifp, seq)),
       statistics: () => session.statistics(),
       close: () => session.close(),
     },
   };
 }
 
-function timedAudio(session: AudioSession, pacing: PacingRecorder): { session: AudioSession; start(): void } {
+function timedAudio(session: AudioSession, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: AudioSession; start(): void } {
   let startedAt = 0;
   let samples = 0;
   return {
@@ -126,7 +176,7 @@ function timedAudio(session: AudioSession, pacing: PacingRecorder): { session: A
       process(rx) {
         samples += typeof rx === "number" ? rx : rx.length;
         pacing.tick(startedAt, samples);
-        return session.process(rx);
+        return engineCalls.time(() => session.process(rx));
       },
       statistics: () => session.statistics(),
       close: () => session.close(),
@@ -140,6 +190,8 @@ interface StepResult {
   wallS: number;
   cpuMs: number;
   pacing: ReturnType<PacingRecorder["summary"]>;
+  gc: ReturnType<GcRecorder["stop"]>;
+  longestEngineCallMs: number;
   maxRssMiB: number;
   failures: string[];
 }
@@ -151,17 +203,19 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
     receivers.push(await (kind === "t38" ? startT38Receiver(common) : startG711Receiver(common)));
   }
   const pacing = new PacingRecorder();
+  const gc = new GcRecorder();
+  const engineCalls = new EngineCallTimer();
   let peakRss = process.memoryUsage.rss();
   const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 250);
   const cpuBefore = process.cpuUsage();
   const started = performance.now();
   const failures: string[] = [];
   const one = async (i: number): Promise<boolean> => {
-    await new Promise((r) => setTimeout(r, (i / calls) * 1000));
+    await new Promise((r) => setTimeout(r, (i / calls) * spreadS * 1000));
     const remote = { address: "127.0.0.1", port: receivers[i]!.port };
     if (kind === "t38") {
       const socket = await UdptlSocket.open({ localAddress: "127.0.0.1", remote, redundancy: 3, maxDatagram: 400 });
-      const timed = timedT38(engine.openT38Session({ tiffPath, localIdent: `TX-${i}`, ecm }), pacing);
+      const timed = timedT38(engine.openT38Session({ tiffPath, localIdent: `TX-${i}`, ecm }), pacing, engineCalls);
       try {
         timed.start();
         const result = await runT38Session(timed.session, socket, { maxSeconds: 150 });
@@ -173,7 +227,7 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
       }
     }
     const socket = await RtpSocket.open({ localAddress: "127.0.0.1", remote, codec: "PCMA", payloadType: 8 });
-    const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent: `TX-${i}`, ecm }), pacing);
+    const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent: `TX-${i}`, ecm }), pacing, engineCalls);
     try {
       timed.start();
       const result = await runAudioSession(timed.session, socket, { maxSeconds: 150 });
@@ -199,6 +253,8 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
     wallS,
     cpuMs: (cpu.user + cpu.system) / 1000,
     pacing: pacing.summary(),
+    gc: gc.stop(),
+    longestEngineCallMs: engineCalls.longestMs,
     maxRssMiB: peakRss / 2 ** 20,
     failures,
   };
@@ -212,17 +268,19 @@ function row(r: StepResult): string {
     `${r.ok}/${r.calls}`.padStart(8),
     r.pacing.p50.toFixed(2).padStart(7),
     r.pacing.p99.toFixed(2).padStart(7),
-    r.pacing.max.toFixed(1).padStart(7),
+    `${r.pacing.max.toFixed(1)} @${r.pacing.maxAtS.toFixed(0)}s`.padStart(12),
     `${((r.pacing.overLimit / Math.max(1, r.pacing.ticks)) * 100).toFixed(2)}%`.padStart(8),
     `${cpuPct.toFixed(1)}%`.padStart(8),
     `${(cpuPct / r.calls).toFixed(2)}%`.padStart(9),
     r.maxRssMiB.toFixed(0).padStart(6),
+    r.gc.longestMs.toFixed(1).padStart(6),
+    r.longestEngineCallMs.toFixed(1).padStart(10),
     r.wallS.toFixed(1).padStart(6),
     sustained ? "yes" : "NO",
   ].join("  ");
 }
 
-const HEADER = "calls  faxes OK  p50 ms  p99 ms  max ms  >=5 ms  CPU core  per call  RSS MiB  wall s  sustained";
+const HEADER = "calls  faxes OK  p50 ms  p99 ms  max ms @ when  >=5 ms  CPU core  per call  RSS MiB  GC max  engine max  wall s  sustained";
 
 async function main(): Promise<void> {
   requireNativeBuild();

@@ -8,6 +8,7 @@
  */
 import { spawn, spawnSync } from "node:child_process";
 import dgram from "node:dgram";
+import net from "node:net";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
@@ -24,7 +25,14 @@ export function cleanupPeers(): void {
   for (const c of cleanups.splice(0)) c();
 }
 
-async function freeUdpPort(): Promise<number> {
+async function freePort(kind: "udp" | "tcp"): Promise<number> {
+  if (kind === "tcp") {
+    const server = net.createServer();
+    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
+    const port = (server.address() as net.AddressInfo).port;
+    await new Promise((resolve) => server.close(resolve));
+    return port;
+  }
   const socket = dgram.createSocket("udp4");
   await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
   const port = socket.address().port;
@@ -32,16 +40,25 @@ async function freeUdpPort(): Promise<number> {
   return port;
 }
 
-async function udpPortTaken(port: number): Promise<boolean> {
+/** Whether something already holds `port` (SIPp has bound it). */
+async function portTaken(kind: "udp" | "tcp", port: number): Promise<boolean> {
   return new Promise((resolve) => {
-    const socket = dgram.createSocket("udp4");
-    socket.once("error", () => resolve(true));
-    socket.bind(port, "127.0.0.1", () => socket.close(() => resolve(false)));
+    if (kind === "tcp") {
+      const server = net.createServer();
+      server.once("error", () => resolve(true));
+      server.listen(port, "127.0.0.1", () => server.close(() => resolve(false)));
+    } else {
+      const socket = dgram.createSocket("udp4");
+      socket.once("error", () => resolve(true));
+      socket.bind(port, "127.0.0.1", () => socket.close(() => resolve(false)));
+    }
   });
 }
 
 export interface SippRun {
   port: number;
+  /** Where SIPp's own media (-mp) would be: the address its SDP names unless a scenario says otherwise. */
+  mediaPort: number;
   exit: Promise<{ code: number | null; output: string }>;
   /** What the scenario's <log> actions wrote. */
   logs(): string;
@@ -49,12 +66,14 @@ export interface SippRun {
   kill(): void;
 }
 
-type SippOptions = { keys?: Record<string, string>; calls?: number; timeoutSeconds?: number };
+type SippOptions = { keys?: Record<string, string>; calls?: number; timeoutSeconds?: number; transport?: "udp" | "tcp" };
 
 /**
- * Starts SIPp as a UAS on 127.0.0.1 (UDP) with `scenario`, for `calls` calls; `keys` become [key]
- * in the scenario. The free port is found by binding port 0 and closing it, so another process
- * may take it before SIPp binds it: then SIPp is started again on another port (3 tries).
+ * Starts SIPp as a UAS on 127.0.0.1 with `scenario` over `transport` (UDP), for `calls` calls;
+ * `keys` become [key] in the scenario. It resolves once SIPp holds its port, so the first INVITE
+ * (or TCP connect) is not lost. The free port is found by binding port 0 and closing it, so
+ * another process may take it before SIPp binds it: then SIPp is started again on another port
+ * (3 tries).
  */
 export async function startSipp(scenario: string, options: SippOptions = {}): Promise<SippRun> {
   for (let attempt = 1; ; attempt++) {
@@ -68,15 +87,16 @@ export async function startSipp(scenario: string, options: SippOptions = {}): Pr
 
 async function startSippOnce(scenario: string, options: SippOptions): Promise<SippRun> {
   const dir = mkdtempSync(path.join(tmpdir(), "faxline-sipp-"));
-  const port = await freeUdpPort();
-  const mediaPort = await freeUdpPort();
+  const transport = options.transport ?? "udp";
+  const port = await freePort(transport);
+  const mediaPort = await freePort("udp");
   const args = [
     "-sf", path.join(SCENARIOS, scenario),
     "-nostdin",
     "-i", "127.0.0.1",
     "-p", String(port),
     "-mp", String(mediaPort),
-    "-t", "u1",
+    "-t", transport === "tcp" ? "t1" : "u1",
     "-m", String(options.calls ?? 1),
     "-timeout", `${options.timeoutSeconds ?? 120}s`,
     "-timeout_error",
@@ -94,7 +114,7 @@ async function startSippOnce(scenario: string, options: SippOptions): Promise<Si
     rmSync(dir, { recursive: true, force: true });
   });
   const deadline = Date.now() + 5000;
-  while (!(await udpPortTaken(port))) {
+  while (!(await portTaken(transport, port))) {
     if (Date.now() > deadline || child.exitCode !== null) {
       if (child.exitCode !== null) await exit;
       throw new Error(`sipp did not start: ${output}`);
@@ -110,6 +130,7 @@ async function startSippOnce(scenario: string, options: SippOptions): Promise<Si
   };
   return {
     port,
+    mediaPort,
     exit,
     logs: () => read("logs.log"),
     errors: () => read("errors.log") + readdirSync(dir).join(" "),
@@ -147,9 +168,23 @@ export interface ReceiverRun {
   kill(): void;
 }
 
-/** Starts the SpanDSP T.38 receiver on 127.0.0.1, a free port, at `speed` (it starts its clock on our first datagram). */
-export async function startT38Receiver(options: { speed: number; ecm: boolean; ident: string; redundancy?: number; wallSeconds?: number; cpus?: string }): Promise<ReceiverRun> {
-  const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
+/**
+ * Starts the SpanDSP T.38 receiver on 127.0.0.1, a free port, at `speed` (it starts its clock on
+ * our first datagram). `lossPercent` drops that share of what it sends, in a pattern fixed by `seed`.
+ */
+export async function startT38Receiver(options: {
+  speed: number;
+  ecm: boolean;
+  ident: string;
+  redundancy?: number;
+  lossPercent?: number;
+  seed?: number;
+  virtualSeconds?: number;
+  wallSeconds?: number;
+  cpus?: string;
+}): Promise<ReceiverRun> {
+  const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", String(options.virtualSeconds ?? 600), "-W", String(options.wallSeconds ?? 120)];
+  if (options.lossPercent !== undefined) args.push("-x", String(options.lossPercent), "-S", String(options.seed ?? 1));
   if (options.ecm) args.push("-e");
   return startReceiver(RECEIVER_PATH, args, options.cpus);
 }

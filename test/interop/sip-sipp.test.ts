@@ -9,125 +9,33 @@
  * port, with a throw-away certificate made by `openssl` (skipped when openssl is missing).
  */
 import assert from "node:assert/strict";
-import { spawn, spawnSync } from "node:child_process";
+import { spawnSync } from "node:child_process";
 import { createHash } from "node:crypto";
-import dgram from "node:dgram";
-import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
+import { mkdtempSync, readFileSync, rmSync } from "node:fs";
 import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import tls from "node:tls";
 import { after, describe, it } from "node:test";
-import { fileURLToPath } from "node:url";
+import { cleanupPeers, HAVE_SIPP, startSipp as startSippPeer, type SippRun } from "./peer-processes.ts";
 import type { SipCall } from "../../src/line/sip/sip-call.ts";
 import { SipUserAgent, type PlaceCallOptions } from "../../src/line/sip/sip-user-agent.ts";
 import type { SipTraceEntry, SipTransportProtocol } from "../../src/line/sip/transports.ts";
 
-const SCENARIOS = path.join(path.dirname(fileURLToPath(import.meta.url)), "sipp");
-const HAVE_SIPP = spawnSync("sipp", ["-v"], { encoding: "utf8" }).stdout?.includes("SIPp") ?? false;
 const HAVE_OPENSSL = spawnSync("openssl", ["version"], { encoding: "utf8" }).status === 0;
 const SKIP_SIPP = HAVE_SIPP ? false : "sipp is not installed (Debian package sip-tester)";
 
 /** Call setup times (INVITE sent → 2xx), for the summary line. */
 const setupTimes: { scenario: string; transport: string; setupMs: number; wallMs: number }[] = [];
 
-interface SippRun {
-  port: number;
-  mediaPort: number;
-  /** Resolves when SIPp exits. */
-  exit: Promise<{ code: number | null; output: string }>;
-  /** The lines SIPp's <log> actions wrote. */
-  logs(): string;
-  /** SIPp's unexpected-message log, for failure messages. */
-  errors(): string;
-  kill(): void;
-}
-
-async function freePort(kind: "udp" | "tcp"): Promise<number> {
-  if (kind === "tcp") {
-    const server = net.createServer();
-    await new Promise<void>((resolve) => server.listen(0, "127.0.0.1", resolve));
-    const port = (server.address() as net.AddressInfo).port;
-    await new Promise((resolve) => server.close(resolve));
-    return port;
-  }
-  const socket = dgram.createSocket("udp4");
-  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
-  const port = socket.address().port;
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
-
-/** Whether something already holds `port` (SIPp has bound it). */
-async function portTaken(kind: "udp" | "tcp", port: number): Promise<boolean> {
-  return new Promise((resolve) => {
-    if (kind === "tcp") {
-      const server = net.createServer();
-      server.once("error", () => resolve(true));
-      server.listen(port, "127.0.0.1", () => server.close(() => resolve(false)));
-    } else {
-      const socket = dgram.createSocket("udp4");
-      socket.once("error", () => resolve(true));
-      socket.bind(port, "127.0.0.1", () => socket.close(() => resolve(false)));
-    }
-  });
-}
-
-async function startSipp(scenario: string, options: { transport?: "udp" | "tcp"; keys?: Record<string, string> } = {}): Promise<SippRun> {
-  const transport = options.transport ?? "udp";
-  const dir = mkdtempSync(path.join(tmpdir(), "faxline-sipp-"));
-  const port = await freePort(transport);
-  const mediaPort = await freePort("udp");
-  const args = [
-    "-sf", path.join(SCENARIOS, scenario),
-    "-nostdin",
-    "-i", "127.0.0.1",
-    "-p", String(port),
-    "-mp", String(mediaPort),
-    "-t", transport === "tcp" ? "t1" : "u1",
-    "-m", "1",
-    "-timeout", "20s",
-    "-timeout_error",
-    "-trace_err", "-error_file", path.join(dir, "errors.log"),
-    "-trace_logs", "-log_file", path.join(dir, "logs.log"),
-  ];
-  for (const [k, v] of Object.entries(options.keys ?? {})) args.push("-key", k, v);
-  const child = spawn("sipp", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
-  let output = "";
-  child.stdout.on("data", (d: Buffer) => (output += d.toString()));
-  child.stderr.on("data", (d: Buffer) => (output += d.toString()));
-  const exit = new Promise<{ code: number | null; output: string }>((resolve) => child.on("close", (code) => resolve({ code, output })));
-  // Wait until SIPp has bound its port, so the first INVITE (or TCP connect) is not lost.
-  const deadline = Date.now() + 5000;
-  while (!(await portTaken(transport, port))) {
-    if (Date.now() > deadline || child.exitCode !== null) throw new Error(`sipp did not start: ${output}`);
-    await new Promise((r) => setTimeout(r, 10));
-  }
-  const read = (name: string): string => {
-    try {
-      return readFileSync(path.join(dir, name), "utf8");
-    } catch {
-      return "";
-    }
-  };
-  cleanups.push(() => {
-    if (child.exitCode === null) child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  });
-  return {
-    port,
-    mediaPort,
-    exit,
-    logs: () => read("logs.log"),
-    errors: () => read("errors.log") + readdirSync(dir).join(" "),
-    kill: () => child.kill("SIGKILL"),
-  };
-}
-
 const cleanups: (() => void)[] = [];
 after(() => {
   for (const c of cleanups.splice(0)) c();
+  cleanupPeers();
 });
+
+/** SIPp for these scenarios: a call that is not over in 20 s is a failure. */
+const startSipp = (scenario: string, options: { transport?: "udp" | "tcp" } = {}): Promise<SippRun> => startSippPeer(scenario, { ...options, timeoutSeconds: 20 });
 
 interface Harness {
   ua: SipUserAgent;

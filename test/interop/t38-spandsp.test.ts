@@ -15,41 +15,25 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawn } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { createInterface } from "node:readline";
 import type { T38Session } from "../../src/line/fax-engine/engine.ts";
 import { SpandspEngine } from "../../src/line/fax-engine/spandsp-engine.ts";
 import { runT38Session, type T38SessionResult } from "../../src/line/fax-engine/run-t38-session.ts";
 import { isFcf } from "../../src/line/fax-engine/t30-fcf.ts";
 import { UdptlSocket, type UdptlSocketStats } from "../../src/line/media/udptl-socket.ts";
 import type { Resolution } from "../../src/render/pages/grey-page.ts";
-import { comparePages, identical, RECEIVER_PATH, renderTwoPageLetter, requireNativeBuild, seededRandom, type PageComparison } from "./interop-support.ts";
+import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, seededRandom, type PageComparison } from "./interop-support.ts";
+import { cleanupPeers, startT38Receiver, type ReceiverResult } from "./peer-processes.ts";
 
 /** 50× was reliable in every run we measured (and 100× and 200× too); it keeps a 2-page fax near 1 s. */
 const SPEED = 50;
 const OUR_IDENT = "+49 89 1234567";
 const RECEIVER_IDENT = "FAXLINE-TEST-RX";
 
-/** The harness's RESULT line. */
-interface ReceiverResult {
-  code: number;
-  text: string;
-  pages_rx: number;
-  bit_rate: number;
-  ecm: number;
-  encoding: string;
-  width: number;
-  length: number;
-  bad_rows: number;
-  remote_ident: string;
-  local_ident: string;
-  virtual_s: number;
-  wall_s: number;
-  udptl: { tx_datagrams: number; tx_dropped: number; rx_datagrams: number; rx_recovered: number; rx_lost: number; rx_duplicates: number };
-}
+/** The receiver's RESULT line, with the T.38 harness's UDPTL counters. */
+type T38ReceiverResult = ReceiverResult & { udptl: NonNullable<ReceiverResult["udptl"]> };
 
 interface FaxCase {
   ecm: boolean;
@@ -61,7 +45,7 @@ interface FaxCase {
 interface FaxRun {
   sender: T38SessionResult;
   senderUdptl: UdptlSocketStats;
-  receiver: ReceiverResult;
+  receiver: T38ReceiverResult;
   receiverExit: number | null;
   receiverLog: string;
   pages: PageComparison[];
@@ -72,26 +56,25 @@ let workDir: string;
 const sentTiff = new Map<Resolution, { path: string; bytes: Buffer }>();
 
 async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
-  const rxPath = path.join(workDir, `rx-${seed}.tif`);
-  const args = ["-f", rxPath, "-l", "127.0.0.1:0", "-s", String(SPEED), "-R", String(c.redundancy), "-x", String(c.lossPercent), "-S", String(seed), "-i", RECEIVER_IDENT, "-T", "240", "-W", "60"];
-  if (c.ecm) args.push("-e");
-  const child = spawn(RECEIVER_PATH, args, { stdio: ["ignore", "pipe", "pipe"] });
-  const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  let receiverLog = "";
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (receiverLog += chunk));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
+  const receiverRun = await startT38Receiver({
+    speed: SPEED,
+    ecm: c.ecm,
+    ident: RECEIVER_IDENT,
+    redundancy: c.redundancy,
+    lossPercent: c.lossPercent,
+    seed,
+    virtualSeconds: 240,
+    wallSeconds: 60,
+  });
   let socket: UdptlSocket | null = null;
   let session: T38Session | null = null;
   try {
-    const listening = (await lines.next()).value as string | undefined;
-    const port = Number(/^LISTENING (\d+)$/.exec(listening ?? "")?.[1]);
-    assert.ok(port > 0, `the receiver did not say where it listens: ${listening}\n${receiverLog}`);
     // Our side of the loss: the same seeded pattern on every run of a case.
     const random = seededRandom(seed * 7919);
     const lossRate = c.lossPercent / 100;
     socket = await UdptlSocket.open({
       localAddress: "127.0.0.1",
-      remote: { address: "127.0.0.1", port },
+      remote: { address: "127.0.0.1", port: receiverRun.port },
       redundancy: c.redundancy,
       maxDatagram: 400,
       dropOutgoing: () => random() < lossRate,
@@ -102,19 +85,19 @@ async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
     const sender = await runT38Session(session, socket, { speed: SPEED, maxSeconds: 240 });
     // A receiver left waiting by a broken call (its last frames lost) may sit in a T.30 state
     // without a timer; give it 2 s of wall time after we are done, then end it (it still reports).
-    const stopReceiver = setTimeout(() => child.kill("SIGTERM"), 2_000);
-    const resultLine = (await lines.next()).value as string | undefined;
-    const receiverExit = await exited;
+    const stopReceiver = setTimeout(() => receiverRun.kill(), 2_000);
+    const { result, exitCode, log } = await receiverRun.result;
     clearTimeout(stopReceiver);
     const wallMs = performance.now() - started;
-    if (!resultLine?.startsWith("RESULT ")) assert.fail(`the receiver printed no RESULT line (exit ${receiverExit}):\n${receiverLog}`);
-    const receiver = JSON.parse(resultLine.slice("RESULT ".length)) as ReceiverResult;
-    const pages = receiver.pages_rx > 0 ? await comparePages(sent.bytes, readFileSync(rxPath), receiver.pages_rx) : [];
-    return { sender, senderUdptl: socket.stats, receiver, receiverExit, receiverLog, pages, wallMs };
+    if (result === null) assert.fail(`the receiver printed no RESULT line (exit ${exitCode}):\n${log}`);
+    if (result.udptl === undefined) assert.fail(`the T.38 receiver reported no UDPTL counters: ${JSON.stringify(result)}`);
+    const receiver: T38ReceiverResult = { ...result, udptl: result.udptl };
+    const pages = receiver.pages_rx > 0 ? await comparePages(sent.bytes, readFileSync(receiverRun.rxFile), receiver.pages_rx) : [];
+    return { sender, senderUdptl: socket.stats, receiver, receiverExit: exitCode, receiverLog: log, pages, wallMs };
   } finally {
     session?.close();
     await socket?.close();
-    child.kill();
+    receiverRun.kill();
   }
 }
 
@@ -142,6 +125,7 @@ describe(`T.38 over UDPTL to a SpanDSP receiver in another process (${SPEED}x vi
   });
 
   after(() => {
+    cleanupPeers();
     if (workDir) rmSync(workDir, { recursive: true, force: true });
   });
 

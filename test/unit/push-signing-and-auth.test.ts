@@ -1,7 +1,7 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { isSigningSecret, newSigningSecret, signWebhook, verifyWebhook } from "../../src/notifications/push/sign-webhook.ts";
-import { digestAuthorization, parseDigestChallenge } from "../../src/notifications/push/digest-auth.ts";
+import { digestAuthorization, parseDigestChallenge } from "../../src/net/digest-auth.ts";
 import { pushAddressGuard } from "../../src/notifications/push/push-address-guard.ts";
 import { ConfigError } from "../../src/config/schema.ts";
 

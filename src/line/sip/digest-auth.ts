@@ -3,13 +3,13 @@
  * `WWW-Authenticate` or 407 `Proxy-Authenticate` challenge with an `Authorization` or
  * `Proxy-Authorization` header.
  *
- * The hashing is HTTP digest's (RFC 7616), so it reuses notifications/push/digest-auth.ts; SIP
+ * The hashing is HTTP digest's (RFC 7616), so it reuses net/digest-auth.ts; SIP
  * adds only the choice of header, the Request-URI as `uri`, and the choice among several
  * challenges (RFC 8760 §2.4: a server may offer SHA-256 and MD5 side by side; we take the
  * strongest we support). qop "auth" is used when offered; "auth-int" alone falls back to the
  * RFC 2069 form, which servers offering only auth-int will refuse.
  */
-import { digestAuthorization, isSupportedDigestAlgorithm, parseDigestChallenge, type DigestChallenge } from "../../notifications/push/digest-auth.ts";
+import { digestAuthorization, isSupportedDigestAlgorithm, parseDigestChallenge, type DigestChallenge } from "../../net/digest-auth.ts";
 import type { SipResponse } from "./sip-message.ts";
 
 export type { DigestChallenge };

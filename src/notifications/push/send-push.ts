@@ -24,7 +24,7 @@ import type { IncomingHttpHeaders } from "node:http";
 import { describeLookupError, describeNetworkError, bareHostname, pinnedLookup, systemLookup, type ResolvedAddress } from "../../net/pinned-lookup.ts";
 import { displayUrl } from "../../net/url-display.ts";
 import { parseRetryAfter, type DeliveryResult } from "../delivery-policy.ts";
-import { digestAuthorization, isSupportedDigestAlgorithm, parseDigestChallenge } from "./digest-auth.ts";
+import { digestAuthorization, isSupportedDigestAlgorithm, parseDigestChallenge } from "../../net/digest-auth.ts";
 import type { PushAuthMethod } from "../report-snapshot.ts";
 
 export const RESPONSE_EXCERPT_BYTES = 1024;

@@ -1,6 +1,7 @@
 /**
- * HTTP Digest authentication, client side (RFC 7616): the answer to a receiver's
- * `WWW-Authenticate: Digest …` challenge. MD5 and SHA-256 (and their -sess variants), qop
+ * HTTP Digest authentication, client side (RFC 7616): the answer to a server's
+ * `WWW-Authenticate: Digest …` challenge (a push receiver's; SIP builds on it in
+ * line/sip/digest-auth.ts). MD5 and SHA-256 (and their -sess variants), qop
  * "auth" or none (RFC 2069 style). Pure.
  */
 import { createHash, randomBytes } from "node:crypto";
