@@ -42,7 +42,7 @@ import { parseArgs } from "node:util";
 import { performance, PerformanceObserver } from "node:perf_hooks";
 import type { AudioSession, T38Session } from "../src/line/fax-engine/engine.ts";
 import { runAudioSession } from "../src/line/fax-engine/run-audio-session.ts";
-import { runT38Session } from "../src/line/fax-engine/run-t38-session.ts";
+import { runT38Session, type T38SessionResult } from "../src/line/fax-engine/run-t38-session.ts";
 import { SpandspEngine } from "../src/line/fax-engine/spandsp-engine.ts";
 import { RtpSocket } from "../src/line/media/rtp.ts";
 import { UdptlSocket } from "../src/line/media/udptl-socket.ts";
@@ -213,28 +213,29 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
   const one = async (i: number): Promise<boolean> => {
     await new Promise((r) => setTimeout(r, (i / calls) * spreadS * 1000));
     const remote = { address: "127.0.0.1", port: receivers[i]!.port };
-    if (kind === "t38") {
-      const socket = await UdptlSocket.open({ localAddress: "127.0.0.1", remote, redundancy: 3, maxDatagram: 400 });
-      const timed = timedT38(engine.openT38Session({ tiffPath, localIdent: `TX-${i}`, ecm }), pacing, engineCalls);
-      try {
-        timed.start();
-        const result = await runT38Session(timed.session, socket, { maxSeconds: 150 });
-        if (result.phaseE?.name !== "T30_ERR_OK") failures.push(`call ${i}: ${result.phaseE?.name ?? "no phase E"}`);
-        return result.phaseE?.name === "T30_ERR_OK";
-      } finally {
-        timed.session.close();
-        await socket.close();
-      }
-    }
-    const socket = await RtpSocket.open({ localAddress: "127.0.0.1", remote, codec: "PCMA", payloadType: 8 });
-    const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent: `TX-${i}`, ecm }), pacing, engineCalls);
+    const socket = kind === "t38"
+      ? await UdptlSocket.open({ localAddress: "127.0.0.1", remote, redundancy: 3, maxDatagram: 400 })
+      : await RtpSocket.open({ localAddress: "127.0.0.1", remote, codec: "PCMA", payloadType: 8 });
+    const localIdent = `TX-${i}`;
+    let close = (): void => {};
     try {
-      timed.start();
-      const result = await runAudioSession(timed.session, socket, { maxSeconds: 150 });
-      if (result.phaseE?.name !== "T30_ERR_OK") failures.push(`call ${i}: ${result.phaseE?.name ?? "no phase E"}`);
-      return result.phaseE?.name === "T30_ERR_OK";
+      let result: T38SessionResult;
+      if (socket instanceof UdptlSocket) {
+        const timed = timedT38(engine.openT38Session({ tiffPath, localIdent, ecm }), pacing, engineCalls);
+        close = () => timed.session.close();
+        timed.start();
+        result = await runT38Session(timed.session, socket, { maxSeconds: 150 });
+      } else {
+        const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent, ecm }), pacing, engineCalls);
+        close = () => timed.session.close();
+        timed.start();
+        result = await runAudioSession(timed.session, socket, { maxSeconds: 150 });
+      }
+      const ok = result.phaseE?.name === "T30_ERR_OK";
+      if (!ok) failures.push(`call ${i}: ${result.phaseE?.name ?? "no phase E"}`);
+      return ok;
     } finally {
-      timed.session.close();
+      close();
       await socket.close();
     }
   };

@@ -5,6 +5,7 @@
  */
 import { existsSync } from "node:fs";
 import { fileURLToPath } from "node:url";
+import type { CallRequest } from "../../src/line/line.ts";
 import { renderFaxJob } from "../../src/render/render-fax-job.ts";
 import type { Resolution } from "../../src/render/pages/grey-page.ts";
 import { decodePage, type PagePixels } from "../support/fax-page-pixels.ts";
@@ -26,11 +27,11 @@ export function requireNativeBuild(): void {
 /** A plain-text letter that renders to two A4 pages: a full one and a short one. */
 export const LETTER = Array.from({ length: 70 }, (_, i) => `Line ${i + 1}: The quick brown fox jumps over the lazy dog.`).join("\n") + "\n";
 
-/** Faxline's own rendering of a two-page text letter: TIFF-F, G4, 1728 px wide, 204x196 or 204x98 dpi. */
-export async function renderTwoPageLetter(resolution: Resolution): Promise<Buffer> {
+/** Faxline's own rendering of a two-page text letter: TIFF-F, G4, 1728 px wide, 204x196 or 204x98 dpi, A4 or US Letter. */
+export async function renderTwoPageLetter(resolution: Resolution, paperFormat: "A4" | "LETTER" = "A4"): Promise<Buffer> {
   const result = await renderFaxJob({
     documents: [{ name: "letter.txt", bytes: Buffer.from(LETTER) }],
-    paperFormat: "A4",
+    paperFormat,
     resolution,
     header: null,
     cover: null,
@@ -42,6 +43,22 @@ export async function renderTwoPageLetter(resolution: Resolution): Promise<Buffe
   const image = result.images[0]!;
   if (image.pageSizes.length !== 2) throw new Error(`the test letter rendered to ${image.pageSizes.length} pages, expected 2`);
   return image.tiff;
+}
+
+/** One attempt of a job to +49 30 123456 with the two-page LOW letter (`renderTwoPageLetter("LOW")`) as its image. */
+export function twoPageLowCallRequest(image: Uint8Array): CallRequest {
+  return {
+    jobId: "job",
+    recipientId: "rcp",
+    attemptNo: 1,
+    e164: "+4930123456",
+    dialString: "004930123456",
+    csid: "Faxline",
+    jobCsid: null,
+    resolution: "LOW",
+    pages: [{ encodedBytes: 20_000 }, { encodedBytes: 5_000 }],
+    loadImage: async () => image,
+  };
 }
 
 export interface PageComparison {

@@ -179,12 +179,15 @@ export async function startT38Receiver(options: {
   redundancy?: number;
   lossPercent?: number;
   seed?: number;
+  /** The compressions its DIS offers. (Default: all three) */
+  compressions?: readonly ("MH" | "MR" | "MMR")[];
   virtualSeconds?: number;
   wallSeconds?: number;
   cpus?: string;
 }): Promise<ReceiverRun> {
   const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", String(options.virtualSeconds ?? 600), "-W", String(options.wallSeconds ?? 120)];
   if (options.lossPercent !== undefined) args.push("-x", String(options.lossPercent), "-S", String(options.seed ?? 1));
+  if (options.compressions !== undefined) args.push("-C", options.compressions.join(","));
   if (options.ecm) args.push("-e");
   return startReceiver(RECEIVER_PATH, args, options.cpus);
 }

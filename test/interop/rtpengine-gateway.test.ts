@@ -21,35 +21,13 @@ import { readFileSync } from "node:fs";
 import { after, before, describe, it } from "node:test";
 import type { CallRequest } from "../../src/line/line.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
-import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
-import { comparePages, identical, renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
+import { testTrunk } from "../support/sip-trunk.ts";
+import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, twoPageLowCallRequest } from "./interop-support.ts";
 import { cleanupPeers, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver, type ReceiverRun } from "./peer-processes.ts";
 import { HAVE_RTPENGINE, mediaPort, startRtpengine, type Bencodable, type RtpengineRun } from "./rtpengine-peer.ts";
 
 const RECEIVER_IDENT = "FAXLINE-RTPE-RX";
-
-function trunk(sippPort: number, t38: boolean): TrunkConfig {
-  return {
-    name: "sipp",
-    proxy: { host: "127.0.0.1", port: sippPort },
-    registrar: null,
-    registerExpiresMs: 3_600_000,
-    domain: "carrier.test",
-    transport: "udp",
-    username: "",
-    password: "",
-    passwordEnv: null,
-    callerNumber: "+4989998877",
-    csid: "+49 89 998877",
-    dial: { format: "international", internationalPrefix: null, strip: "", prefix: "" },
-    maxCalls: 1,
-    t38,
-    ecm: true,
-    routes: ["+"],
-    ringTimeoutMs: 20_000,
-  };
-}
 
 async function portFree(port: number): Promise<boolean> {
   return new Promise((resolve) => {
@@ -112,18 +90,7 @@ describe(
       await rtpengine?.stop();
     });
 
-    const request = (): CallRequest => ({
-      jobId: "job",
-      recipientId: "rcp",
-      attemptNo: 1,
-      e164: "+4930123456",
-      dialString: "004930123456",
-      csid: "Faxline",
-      jobCsid: null,
-      resolution: "LOW",
-      pages: [{ encodedBytes: 20_000 }, { encodedBytes: 5_000 }],
-      loadImage: async () => image,
-    });
+    const request = (): CallRequest => twoPageLowCallRequest(image);
 
     async function send(options: { t38: boolean; receiver: ReceiverRun; callId: string; scenario: string }): Promise<void> {
       const pair = await freePortPair(47_900);
@@ -134,7 +101,7 @@ describe(
       const relayPort = mediaPort(String(answer.sdp));
       const sipp = await startSipp(options.scenario, { keys: { rx_host: "127.0.0.1", rx_port: String(relayPort) }, timeoutSeconds: 150 });
       const line = new SipFaxLine({
-        trunks: [trunk(sipp.port, options.t38)],
+        trunks: [testTrunk(sipp.port, { maxCalls: 1, t38: options.t38 })],
         region: REGION_NUMBER_CONTEXT.DE,
         localAddress: "127.0.0.1",
         sipPort: 0,

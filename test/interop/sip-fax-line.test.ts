@@ -12,39 +12,17 @@ import path from "node:path";
 import type { Engine, T38Session, TransferStatistics } from "../../src/line/fax-engine/engine.ts";
 import type { CallRequest } from "../../src/line/line.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
-import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
 import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
-import { renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
+import { testTrunk } from "../support/sip-trunk.ts";
+import { renderTwoPageLetter, requireNativeBuild, twoPageLowCallRequest } from "./interop-support.ts";
 import { cleanupPeers, HAVE_SIPP, startSipp, startT38Receiver } from "./peer-processes.ts";
 
 const SPEED = 50;
 
-function trunk(port: number): TrunkConfig {
-  return {
-    name: "sipp",
-    proxy: { host: "127.0.0.1", port },
-    registrar: null,
-    registerExpiresMs: 3_600_000,
-    domain: "carrier.test",
-    transport: "udp",
-    username: "",
-    password: "",
-    passwordEnv: null,
-    callerNumber: "+4989998877",
-    csid: "+49 89 998877",
-    dial: { format: "international", internationalPrefix: null, strip: "", prefix: "" },
-    maxCalls: 4,
-    t38: true,
-    ecm: true,
-    routes: ["+"],
-    ringTimeoutMs: 20_000,
-  };
-}
-
 function line(port: number, engine?: Engine): SipFaxLine {
   return new SipFaxLine({
-    trunks: [trunk(port)],
+    trunks: [testTrunk(port)],
     region: REGION_NUMBER_CONTEXT.DE,
     localAddress: "127.0.0.1",
     sipPort: 0,
@@ -89,18 +67,7 @@ describe("the SIP line's failure paths against SIPp", { skip: HAVE_SIPP ? false 
     rmSync(dir, { recursive: true, force: true });
   });
 
-  const request = (): CallRequest => ({
-    jobId: "job",
-    recipientId: "rcp",
-    attemptNo: 1,
-    e164: "+4930123456",
-    dialString: "004930123456",
-    csid: "Faxline",
-    jobCsid: null,
-    resolution: "LOW",
-    pages: [{ encodedBytes: 20_000 }, { encodedBytes: 5_000 }],
-    loadImage: async () => image,
-  });
+  const request = (): CallRequest => twoPageLowCallRequest(image);
 
   it("the far end hangs up before the fax: NOFAX_DIS (fax_disconnected), a protocol retry", { timeout: 30_000 }, async () => {
     const sipp = await startSipp("uas-remote-bye.xml");

@@ -5,7 +5,9 @@
  * (test/peers/spandsp-receiver/t38_receiver.c). Both run on a virtual clock 50 times faster than
  * real time. Every received page is compared pixel by pixel with the page sent.
  *
- * The matrix: ECM on/off × HIGH/LOW × redundancy 0/3 × loss 0 %/5 % (each direction, seeded).
+ * The matrix: ECM on/off × HIGH/LOW × redundancy 0/3 × loss 0 %/5 % (each direction, seeded);
+ * then the compressions the receiver offers (MH; MH+MR; MH+MR+MMR with ECM) × A4/Letter, which
+ * decide the coding on the line; and redundancy 1 and 2 under 5 % loss.
  * Redundancy 3 carries both 5 % cases through. At 5 % loss without redundancy the fax does not
  * arrive intact, as the feasibility study found (fax-transport.md). Over 8 loss seeds (2-page LOW
  * letter): with ECM the call failed 8 times out of 8 (T30_ERR_TX_PHDDEAD mostly, also TX_BADDCS,
@@ -40,7 +42,14 @@ interface FaxCase {
   resolution: Resolution;
   redundancy: number;
   lossPercent: number;
+  /** (Default: A4) */
+  paper?: Paper;
+  /** What the receiver's DIS offers. (Default: MH, MR and MMR) */
+  compressions?: readonly Compression[];
 }
+
+type Paper = "A4" | "LETTER";
+type Compression = "MH" | "MR" | "MMR";
 
 interface FaxRun {
   sender: T38SessionResult;
@@ -53,7 +62,8 @@ interface FaxRun {
 }
 
 let workDir: string;
-const sentTiff = new Map<Resolution, { path: string; bytes: Buffer }>();
+/** The two-page letter per `${resolution} ${paper}`. */
+const sentTiff = new Map<string, { path: string; bytes: Buffer }>();
 
 async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
   const receiverRun = await startT38Receiver({
@@ -63,6 +73,7 @@ async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
     redundancy: c.redundancy,
     lossPercent: c.lossPercent,
     seed,
+    ...(c.compressions !== undefined ? { compressions: c.compressions } : {}),
     virtualSeconds: 240,
     wallSeconds: 60,
   });
@@ -79,7 +90,7 @@ async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
       maxDatagram: 400,
       dropOutgoing: () => random() < lossRate,
     });
-    const sent = sentTiff.get(c.resolution)!;
+    const sent = sentTiff.get(`${c.resolution} ${c.paper ?? "A4"}`)!;
     session = SpandspEngine.load().openT38Session({ tiffPath: sent.path, localIdent: OUR_IDENT, ecm: c.ecm, t38Version: 0, maxDatagram: 400 });
     const started = performance.now();
     const sender = await runT38Session(session, socket, { speed: SPEED, maxSeconds: 240 });
@@ -117,10 +128,12 @@ describe(`T.38 over UDPTL to a SpanDSP receiver in another process (${SPEED}x vi
     requireNativeBuild();
     workDir = mkdtempSync(path.join(tmpdir(), "faxline-t38-interop-"));
     for (const resolution of ["HIGH", "LOW"] as const) {
-      const bytes = await renderTwoPageLetter(resolution);
-      const file = path.join(workDir, `letter-${resolution}.tif`);
-      writeFileSync(file, bytes);
-      sentTiff.set(resolution, { path: file, bytes });
+      for (const paper of ["A4", "LETTER"] as const) {
+        const bytes = await renderTwoPageLetter(resolution, paper);
+        const file = path.join(workDir, `letter-${resolution}-${paper}.tif`);
+        writeFileSync(file, bytes);
+        sentTiff.set(`${resolution} ${paper}`, { path: file, bytes });
+      }
     }
   });
 
@@ -171,6 +184,44 @@ describe(`T.38 over UDPTL to a SpanDSP receiver in another process (${SPEED}x vi
         assert.ok(run.receiver.udptl.rx_lost + run.senderUdptl.receiver.lost > 0, "nothing was lost");
         if (c.ecm) assert.notEqual(run.sender.phaseE?.name, "T30_ERR_OK", "ECM without redundancy is expected to fail the call");
       }
+    });
+  }
+
+  // The compressions the receiver offers decide the coding on the line (MMR needs ECM), on A4
+  // and on US Letter pages (1728 pixels wide either way; Letter is shorter).
+  const codings: { compressions: Compression[]; ecm: boolean; encoding: string }[] = [
+    { compressions: ["MH"], ecm: false, encoding: "T.4 1-D" },
+    { compressions: ["MH", "MR"], ecm: false, encoding: "T.4 2-D" },
+    { compressions: ["MH"], ecm: true, encoding: "T.4 1-D" },
+    { compressions: ["MH", "MR"], ecm: true, encoding: "T.4 2-D" },
+    { compressions: ["MH", "MR", "MMR"], ecm: true, encoding: "T.6" },
+  ];
+  for (const paper of ["A4", "LETTER"] as const) {
+    for (const [index, coding] of codings.entries()) {
+      it(`receiver offers ${coding.compressions.join("+")}, ${coding.ecm ? "ECM" : "non-ECM"}, ${paper}, HIGH: sent as ${coding.encoding}, pixel-identical`, { timeout: 30_000 }, async (t) => {
+        const run = await faxToReceiver({ ecm: coding.ecm, resolution: "HIGH", redundancy: 3, lossPercent: 0, paper, compressions: coding.compressions }, 200 + index);
+        t.diagnostic(describeRun(run));
+        assert.equal(run.sender.phaseE?.name, "T30_ERR_OK", describeRun(run));
+        assert.equal(run.receiver.code, 0);
+        assert.equal(run.sender.statistics.encoding, coding.encoding);
+        assert.equal(run.receiver.encoding, coding.encoding);
+        assert.equal(run.receiver.pages_rx, 2);
+        assert.equal(run.receiver.bad_rows, 0);
+        assert.equal(run.pages[0]?.received.height, paper === "A4" ? 2292 : 2156, "the page length of the paper");
+        assert.ok(identical(run.pages), JSON.stringify(run.pages));
+      });
+    }
+  }
+
+  // Redundancy depths between 0 and 3 under loss: any depth carries an ECM fax through 5 %.
+  for (const redundancy of [1, 2]) {
+    it(`ECM, LOW, redundancy ${redundancy}, 5 % loss each way: both pages arrive pixel-identical`, { timeout: 30_000 }, async (t) => {
+      const run = await faxToReceiver({ ecm: true, resolution: "LOW", redundancy, lossPercent: 5 }, 300 + redundancy);
+      t.diagnostic(describeRun(run));
+      assert.equal(run.sender.phaseE?.name, "T30_ERR_OK", describeRun(run));
+      assert.equal(run.receiver.pages_rx, 2);
+      assert.ok(run.receiver.udptl.rx_recovered > 0, "the receiver recovered nothing from the redundancy");
+      assert.ok(identical(run.pages), JSON.stringify(run.pages));
     });
   }
 

@@ -18,34 +18,12 @@ import { after, before, describe, it } from "node:test";
 import type { FaxBitRateCap } from "../../src/line/fax-engine/engine.ts";
 import type { FaxTransport } from "../../src/line/outcomes/call-outcomes.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
-import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
+import { testTrunk } from "../support/sip-trunk.ts";
 import { comparePages, identical, renderTwoPageLetter, requireNativeBuild } from "../interop/interop-support.ts";
 import { cleanupPeers, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver } from "../interop/peer-processes.ts";
 
 const RECEIVER_IDENT = "FAXLINE-RT-RX";
-
-function trunk(sippPort: number): TrunkConfig {
-  return {
-    name: "sipp",
-    proxy: { host: "127.0.0.1", port: sippPort },
-    registrar: null,
-    registerExpiresMs: 3_600_000,
-    domain: "carrier.test",
-    transport: "udp",
-    username: "",
-    password: "",
-    passwordEnv: null,
-    callerNumber: "+4989998877",
-    csid: "+49 89 998877",
-    dial: { format: "international", internationalPrefix: null, strip: "", prefix: "" },
-    maxCalls: 1,
-    t38: true,
-    ecm: true,
-    routes: ["+"],
-    ringTimeoutMs: 20_000,
-  };
-}
 
 describe("the SIP line in real time, every rung of the fallback ladder", { skip: !HAVE_SIPP ? "sipp is not installed (Debian package sip-tester)" : false }, () => {
   let image: Buffer;
@@ -73,7 +51,7 @@ describe("the SIP line in real time, every rung of the fallback ladder", { skip:
         timeoutSeconds: 220,
       });
       const line = new SipFaxLine({
-        trunks: [{ ...trunk(sipp.port), t38: transport === "t38" }],
+        trunks: [testTrunk(sipp.port, { maxCalls: 1, t38: transport === "t38" })],
         region: REGION_NUMBER_CONTEXT.DE,
         localAddress: "127.0.0.1",
         sipPort: 0,

@@ -18,6 +18,7 @@ import { faxIdent, SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.t
 import type { SipCallFailure } from "../../src/line/sip/sip-call-events.ts";
 import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
+import { testTrunk } from "../support/sip-trunk.ts";
 
 describe("media port pairs", () => {
   it("reads port ranges", () => {
@@ -133,26 +134,8 @@ describe("the SIP line before and around a call", () => {
     openT38Session: () => assert.fail("no fax may start"),
     openAudioSession: () => assert.fail("no fax may start"),
   };
-  const trunk = (proxyPort: number, extra: Partial<TrunkConfig> = {}): TrunkConfig => ({
-    name: "silent",
-    proxy: { host: "127.0.0.1", port: proxyPort },
-    registrar: null,
-    registerExpiresMs: 3_600_000,
-    domain: "carrier.test",
-    transport: "udp",
-    username: "",
-    password: "",
-    passwordEnv: null,
-    callerNumber: "+4989998877",
-    csid: null,
-    dial: { format: "international", internationalPrefix: null, strip: "", prefix: "" },
-    maxCalls: 1,
-    t38: true,
-    ecm: true,
-    routes: ["+49"],
-    ringTimeoutMs: 150,
-    ...extra,
-  });
+  const trunk = (proxyPort: number, extra: Partial<TrunkConfig> = {}): TrunkConfig =>
+    testTrunk(proxyPort, { name: "silent", csid: null, maxCalls: 1, routes: ["+49"], ringTimeoutMs: 150, ...extra });
   const request = (e164: string, image = true): CallRequest => ({
     jobId: "job",
     recipientId: "rcp",

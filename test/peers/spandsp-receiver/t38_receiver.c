@@ -23,7 +23,7 @@
  *
  * Usage: t38_receiver -f rx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%]
  *                     [-S SEED] [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S]
- *                     [-P] [-d]
+ *                     [-P] [-C MH[,MR[,MMR]]] [-d]
  *   -l  local address (default 127.0.0.1:0: any free port)
  *   -r  remote address (default: the source of the first datagram)
  *   -s  virtual clock multiplier (default 1: real time)
@@ -37,6 +37,7 @@
  *   -T  watchdog in virtual seconds (default 600)
  *   -W  watchdog in wall seconds, also for waiting for the first datagram (default 120)
  *   -P  no pacing (spandsp T38_TERMINAL_OPTION_NO_PACING)
+ *   -C  compressions offered in our DIS, e.g. MH or MH,MR or MH,MR,MMR (default: all three)
  *   -d  spandsp FLOW logs on stderr
  */
 #define _GNU_SOURCE
@@ -78,6 +79,7 @@ static struct {
     double watchdog_virtual_s;
     double watchdog_wall_s;
     int no_pacing;
+    int compressions;
     int debug;
 } opt;
 
@@ -418,7 +420,7 @@ static int parse_addr(const char *text, struct sockaddr_in *out)
 static void usage(void)
 {
     fprintf(stderr, "usage: t38_receiver -f rx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%%] [-S SEED]\n"
-                    "                    [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S] [-P] [-d]\n");
+                    "                    [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S] [-P] [-C MH,MR,MMR] [-d]\n");
     exit(2);
 }
 
@@ -430,10 +432,11 @@ int main(int argc, char **argv)
     opt.ident = "FAXLINE-TEST-RX";
     opt.watchdog_virtual_s = 600;
     opt.watchdog_wall_s = 120;
+    opt.compressions = T30_SUPPORT_T4_1D_COMPRESSION | T30_SUPPORT_T4_2D_COMPRESSION | T30_SUPPORT_T6_COMPRESSION;
     parse_addr("127.0.0.1:0", &opt.local);
 
     int c;
-    while ((c = getopt(argc, argv, "f:l:r:s:eR:x:S:V:M:i:T:W:Pd")) != -1) {
+    while ((c = getopt(argc, argv, "f:l:r:s:eR:x:S:V:M:i:T:W:PC:d")) != -1) {
         switch (c) {
         case 'f': opt.rx_file = optarg; break;
         case 'l': if (parse_addr(optarg, &opt.local) < 0) usage(); break;
@@ -449,6 +452,16 @@ int main(int argc, char **argv)
         case 'T': opt.watchdog_virtual_s = atof(optarg); break;
         case 'W': opt.watchdog_wall_s = atof(optarg); break;
         case 'P': opt.no_pacing = 1; break;
+        case 'C':
+            opt.compressions = 0;
+            for (char *name = strtok(optarg, ","); name != NULL; name = strtok(NULL, ",")) {
+                if (strcmp(name, "MH") == 0) opt.compressions |= T30_SUPPORT_T4_1D_COMPRESSION;
+                else if (strcmp(name, "MR") == 0) opt.compressions |= T30_SUPPORT_T4_2D_COMPRESSION;
+                else if (strcmp(name, "MMR") == 0) opt.compressions |= T30_SUPPORT_T6_COMPRESSION;
+                else usage();
+            }
+            if (opt.compressions == 0) usage();
+            break;
         case 'd': opt.debug = 1; break;
         default: usage();
         }
@@ -482,7 +495,7 @@ int main(int argc, char **argv)
     t30_set_tx_ident(t30, opt.ident);
     t30_set_rx_file(t30, opt.rx_file, -1);
     t30_set_ecm_capability(t30, opt.ecm);
-    t30_set_supported_compressions(t30, T30_SUPPORT_T4_1D_COMPRESSION | T30_SUPPORT_T4_2D_COMPRESSION | T30_SUPPORT_T6_COMPRESSION);
+    t30_set_supported_compressions(t30, opt.compressions);
     t30_set_phase_b_handler(t30, phase_b_handler, NULL);
     t30_set_phase_d_handler(t30, phase_d_handler, NULL);
     t30_set_phase_e_handler(t30, phase_e_handler, NULL);
