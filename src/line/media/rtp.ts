@@ -21,6 +21,7 @@
  * from the SDP, and ignores datagrams from anywhere else.
  */
 import dgram from "node:dgram";
+import { bindUdpSocket } from "./bind-udp.ts";
 import { randomInt } from "node:crypto";
 import type { AudioCodec } from "../sip/sdp.ts";
 import { g711Decode, g711Encode } from "./g711.ts";
@@ -234,16 +235,7 @@ export class RtpSocket {
   }
 
   static async open(options: RtpSocketOptions): Promise<RtpSocket> {
-    if (options.socket !== undefined) return new RtpSocket(options.socket, options);
-    const socket = dgram.createSocket("udp4");
-    await new Promise<void>((resolve, reject) => {
-      socket.once("error", reject);
-      socket.bind(options.localPort ?? 0, options.localAddress ?? "0.0.0.0", () => {
-        socket.off("error", reject);
-        resolve();
-      });
-    });
-    return new RtpSocket(socket, options);
+    return new RtpSocket(options.socket ?? (await bindUdpSocket(options.localAddress, options.localPort)), options);
   }
 
   get localPort(): number {

@@ -13,6 +13,7 @@
  * `dropOutgoing`/`dropIncoming` simulate packet loss in tests.
  */
 import dgram from "node:dgram";
+import { bindUdpSocket } from "./bind-udp.ts";
 import { UdptlReceiver, UdptlSender, type ReceivedIfp, type UdptlReceiverStats, type UdptlSenderOptions, type UdptlSenderStats } from "./udptl.ts";
 
 export interface UdpEndpoint {
@@ -81,16 +82,7 @@ export class UdptlSocket {
 
   /** Binds a UDP socket for one T.38 stream. */
   static async open(options: UdptlSocketOptions = {}): Promise<UdptlSocket> {
-    if (options.socket !== undefined) return new UdptlSocket(options.socket, options);
-    const socket = dgram.createSocket("udp4");
-    await new Promise<void>((resolve, reject) => {
-      socket.once("error", reject);
-      socket.bind(options.localPort ?? 0, options.localAddress ?? "0.0.0.0", () => {
-        socket.off("error", reject);
-        resolve();
-      });
-    });
-    return new UdptlSocket(socket, options);
+    return new UdptlSocket(options.socket ?? (await bindUdpSocket(options.localAddress, options.localPort)), options);
   }
 
   get localPort(): number {
