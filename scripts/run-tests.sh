@@ -2,6 +2,12 @@
 # Runs the whole test suite: typecheck, then every test file under test/ with node's test runner.
 # Node 20's --test takes no globs, so the files are listed here. Pass file paths to run a subset.
 # test/realtime/ holds the real-time line tests (minutes each): `npm run test:interop:realtime`.
+#
+# PostgreSQL: the store and engine tests run against SQLite and PostgreSQL. Unless
+# FAXLINE_TEST_PG_URL names a server, one throwaway cluster is started here for the whole run
+# (scripts/test-postgres.ts; initdb + pg_ctl in /tmp, on a free port) and removed at the end;
+# every suite makes a database of its own on it. Failover tests start clusters of their own.
+# FAXLINE_TEST_DIALECTS=sqlite (or postgres) narrows the dialects.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 if [ "$#" -gt 0 ]; then
@@ -12,4 +18,10 @@ else
   bash scripts/build-native.sh >/dev/null
   npx tsc -p tsconfig.json --noEmit
 fi
-exec node --import tsx --test --test-concurrency=1 --test-reporter=spec "${files[@]}"
+if [ -z "${FAXLINE_TEST_PG_URL:-}" ] && [ "${FAXLINE_TEST_DIALECTS:-sqlite,postgres}" != "sqlite" ]; then
+  pg_file="$(mktemp /tmp/faxline-test-pg.XXXXXX)"
+  trap 'node --import tsx scripts/test-postgres.ts stop "$pg_file" || true' EXIT
+  FAXLINE_TEST_PG_URL="$(node --import tsx scripts/test-postgres.ts start "$pg_file")"
+  export FAXLINE_TEST_PG_URL
+fi
+node --import tsx --test --test-concurrency=1 --test-reporter=spec "${files[@]}"

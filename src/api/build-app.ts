@@ -13,26 +13,12 @@ import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { ApiError, type ApiErrorCode } from "../errors/api-errors.ts";
-import type { FaxlineConfig } from "../config/schema.ts";
-import type { Clock } from "../lib/clock.ts";
-import type { Logger } from "../lib/logger.ts";
-import type { Store } from "../store/store.ts";
+import type { ApiDeps } from "./api-deps.ts";
 import { Authenticator } from "./plugins/authenticate.ts";
 import { registerSendFaxRoute } from "./routes/v1/send-fax.ts";
 import { registerReportRoutes } from "./routes/v1/fax-reports.ts";
 import { registerNotificationRoutes } from "./routes/v1/notification-deliveries.ts";
 import { registerFaxImageRoutes } from "./routes/v1/fax-images.ts";
-
-export interface ApiDeps {
-  config: FaxlineConfig;
-  store: Store;
-  clock: Clock;
-  logger: Logger;
-  /** Called after a job is stored, to wake this node's scheduler. */
-  onJobAccepted?: (jobId: string) => void;
-  /** Called after a notification is queued for redelivery, to wake this node's notifier. */
-  onNotificationQueued?: () => void;
-}
 
 export interface FaxlineApp {
   app: FastifyInstance;
@@ -72,6 +58,18 @@ export function validationToApiError(errors: AjvError[], context: string): ApiEr
     message = `${field} is required`;
   }
   return new ApiError(code, message);
+}
+
+/** Retry-After of a 503 store_unavailable: about how long a primary switch takes. */
+const STORE_RETRY_AFTER_SECONDS = 5;
+
+/** A store fault in a few words for the client, without addresses or SQL. */
+function storeFaultSummary(error: unknown): string {
+  const code = (error as { code?: unknown }).code;
+  if (code === "57014") return "a statement took too long";
+  if (code === "25006") return "the database is read-only (a failover is under way)";
+  if (typeof code === "string" && code.startsWith("SQLITE_BUSY")) return "the store is busy";
+  return "no connection to the database";
 }
 
 export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
@@ -128,6 +126,11 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
       apiError = new ApiError("unsupported_media_type", `Content-Type ${request.headers["content-type"] ?? "(none)"} is not supported; send application/json`);
     } else if ((error as FastifyError).code === "FST_ERR_CTP_INVALID_JSON_BODY" || (error as FastifyError).code === "FST_ERR_CTP_EMPTY_JSON_BODY") {
       apiError = new ApiError("invalid_json", "Unable to process JSON");
+    } else if (deps.store.faults.isUnavailable(error)) {
+      // No primary, connection lost, timeout: the request changed nothing that was acknowledged.
+      request.log.warn({ err: error }, "store unavailable");
+      apiError = new ApiError("store_unavailable", `The store cannot be reached right now (${storeFaultSummary(error)}); nothing was changed. Retry in ${STORE_RETRY_AFTER_SECONDS} s`);
+      reply.header("Retry-After", String(STORE_RETRY_AFTER_SECONDS));
     } else if (typeof (error as FastifyError).statusCode === "number" && (error as FastifyError).statusCode! < 500) {
       apiError = new ApiError("invalid_request", error.message);
     } else {
@@ -148,6 +151,17 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
     region: config.node.region,
     datacenter: config.node.datacenter,
   }));
+  // Readiness, for load balancers: 200 when this node can reach its store now, else 503.
+  app.get("/ready", { schema: { hide: true } }, async (_request, reply) => {
+    try {
+      await deps.store.db.selectFrom("nodes").select("id").limit(1).execute();
+      return { status: "ready", region: config.node.region, datacenter: config.node.datacenter, store: deps.store.dialect };
+    } catch (err) {
+      if (!deps.store.faults.isUnavailable(err)) throw err;
+      reply.header("Retry-After", String(STORE_RETRY_AFTER_SECONDS));
+      return reply.status(503).send(new ApiError("store_unavailable", `The store cannot be reached right now (${storeFaultSummary(err)})`).toBody());
+    }
+  });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
 
   const authenticator = new Authenticator({

@@ -18,6 +18,7 @@
  *   faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
  *   faxline blacklist add NUMBER [--note TEXT] | blacklist remove NUMBER | blacklist list [--json]
  *   faxline test-numbers [--json]
+ *   faxline migrate [--check] | nodes [--json] | store copy --to URL   (src/cli/store-commands.ts)
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
  *                  [--header TEXT] [--cover default|TEMPLATE] [--overlay FILE [--overlay-mode MODE]]
  *                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
@@ -48,9 +49,13 @@ import { ConfigError, type FaxlineConfig } from "../config/schema.ts";
 import { createLogger } from "../lib/logger.ts";
 import { testNumbersForDisplay } from "../line/test-numbers.ts";
 import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
-import { openStore, startNode } from "../roles/start-node.ts";
+import { startNode } from "../roles/start-node.ts";
+import { openStore } from "../store/dialects/open-store.ts";
 import { DataDirLockedError } from "../roles/data-dir-lock.ts";
 import { renderFiles, type RenderFilesRequest } from "./render-files.ts";
+import { migrateCommand, nodesCommand, storeCopyCommand } from "./store-commands.ts";
+import { NodeIdInUseError } from "../cluster/node-registry.ts";
+import { StoreMigrationError } from "../store/run-migrations.ts";
 import { faxSend } from "./fax-send.ts";
 import { OVERLAY_MODES, type OverlayMode } from "../render/overlay/overlay-pages.ts";
 import { FAX_BIT_RATE_CAPS, type FaxBitRateCap } from "../line/fax-engine/engine.ts";
@@ -74,6 +79,9 @@ const USAGE = `Usage:
   faxline blacklist remove NUMBER
   faxline blacklist list [--json]
   faxline test-numbers [--json]
+  faxline migrate [--check]
+  faxline nodes [--json]
+  faxline store copy --to postgres://USER:PASSWORD@HOST/DATABASE
   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
@@ -173,6 +181,7 @@ export async function main(argv: string[]): Promise<number> {
       transport: { type: "string" },
       ecm: { type: "string" },
       "max-rate": { type: "string" },
+      check: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -193,6 +202,13 @@ export async function main(argv: string[]): Promise<number> {
     case "serve":
       await serve(config);
       return -1;
+    case "migrate":
+      return migrateCommand(config, { check: values.check === true });
+    case "nodes":
+      return nodesCommand(config, { json: values.json === true });
+    case "store":
+      if (sub !== "copy") throw new UsageError(`Unknown store command "${sub ?? ""}" (faxline store copy --to URL)`);
+      return storeCopyCommand(config, { to: requireOption(values, "to") });
     case "accounts":
       return withStore(config, async ({ db }) => {
         switch (sub) {
@@ -438,7 +454,7 @@ export async function runCli(argv: string[]): Promise<void> {
     if (err instanceof UsageError) {
       console.error(`faxline: ${err.message}\n\n${USAGE}`);
       process.exitCode = 2;
-    } else if (err instanceof ConfigError || err instanceof AccountError || err instanceof DataDirLockedError) {
+    } else if (err instanceof ConfigError || err instanceof AccountError || err instanceof DataDirLockedError || err instanceof NodeIdInUseError || err instanceof StoreMigrationError) {
       console.error(`faxline: ${err.message}`);
       process.exitCode = 1;
     } else if (err instanceof TypeError && (err as { code?: string }).code?.startsWith("ERR_PARSE_ARGS")) {

@@ -145,5 +145,11 @@ function checkCrossKeyRules(config: FaxlineConfig): void {
   } catch {
     throw new ConfigError(`Invalid configuration render.defaultTimeZone: expected an IANA time zone such as Europe/Berlin or UTC, got ${JSON.stringify(config.render.defaultTimeZone)}`);
   }
+  const storeUrl = config.store.url.trim();
+  if (storeUrl !== "" && !/^postgres(ql)?:\/\//i.test(storeUrl)) {
+    throw new ConfigError(
+      `Invalid configuration store.url: expected empty (the embedded SQLite store under store.dataDir) or a PostgreSQL URL such as postgres://faxline:PASSWORD@db1,db2/faxline?target_session_attrs=read-write, got ${JSON.stringify(storeUrl.replace(/:[^:@/]*@/, ":***@"))}`,
+    );
+  }
   if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, notifier, retention.");
 }

@@ -4,7 +4,10 @@
  * against this table; `docs/config.md` lists the same keys (a test checks they agree).
  */
 import { parseDurationMs } from "../lib/durations.ts";
+import { ConfigError } from "./config-error.ts";
 import type { TrunkConfig } from "../line/trunks/trunk-config.ts";
+
+export { ConfigError };
 
 export type ConfigValueType = "string" | "integer" | "boolean" | "enum" | "duration" | "durations" | "list";
 
@@ -39,7 +42,13 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "http.port", env: "FAXLINE_PORT", type: "integer", min: 0, max: 65535, default: 8080, description: "TCP port of the REST API (0 picks a free port)." }),
   k({ path: "http.bodyLimitBytes", env: "FAXLINE_HTTP_BODY_LIMIT_BYTES", type: "integer", min: 1024, default: 100 * 1024 * 1024, description: "Largest accepted request body in bytes (documents arrive base64-encoded, about 4/3 of their size)." }),
   k({ path: "http.trustProxy", env: "FAXLINE_HTTP_TRUST_PROXY", type: "boolean", default: false, description: "Take the client address from X-Forwarded-For (only behind a trusted reverse proxy); IP allow-lists use that address." }),
-  k({ path: "store.dataDir", env: "FAXLINE_DATA_DIR", type: "string", default: "./data", description: "Directory of the embedded SQLite store (faxline.sqlite) and the node identity file." }),
+  k({ path: "store.dataDir", env: "FAXLINE_DATA_DIR", type: "string", default: "./data", description: "Directory of the embedded SQLite store (faxline.sqlite, when store.url is empty), the node identity file and the node's lock." }),
+  k({ path: "store.url", env: "FAXLINE_STORE_URL", type: "string", default: "", description: "Empty: the embedded SQLite store under store.dataDir. postgres://USER:PASSWORD@HOST[:PORT][,HOST2[:PORT]…]/DATABASE[?target_session_attrs=read-write&sslmode=require…] (or postgresql://): a PostgreSQL database shared by every node that names it (docs/architecture.md, \"Several nodes\"). With several hosts, the node connects to the one that accepts writes when target_session_attrs=read-write is given, and finds it again after a failover." }),
+  k({ path: "store.poolSize", env: "FAXLINE_STORE_POOL_SIZE", type: "integer", min: 1, max: 1000, default: 10, description: "PostgreSQL: connections this node keeps open at most (one more listens for wake-ups from other nodes)." }),
+  k({ path: "store.statementTimeout", env: "FAXLINE_STORE_STATEMENT_TIMEOUT", type: "duration", default: "30s", description: "PostgreSQL: longest a single statement may run before the database cancels it; an API request that hits it answers 503." }),
+  k({ path: "store.connectTimeout", env: "FAXLINE_STORE_CONNECT_TIMEOUT", type: "duration", default: "10s", description: "PostgreSQL: time limit for opening a connection (per host tried), in whole seconds." }),
+  k({ path: "cluster.heartbeatInterval", env: "FAXLINE_CLUSTER_HEARTBEAT_INTERVAL", type: "duration", default: "5s", description: "How often a node writes its row in the node registry (faxline nodes); a node silent for three intervals is shown as not responding." }),
+  k({ path: "cluster.dutyLease", env: "FAXLINE_CLUSTER_DUTY_LEASE", type: "duration", default: "30s", description: "Lease on a singleton duty (the sweeps and the retention purge of a data center, done by one node at a time); when its node stops or dies, another node takes the duty over within this time." }),
   k({ path: "log.level", env: "FAXLINE_LOG_LEVEL", type: "enum", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], default: "info", description: "Log level of the structured (JSON) log on standard output." }),
   k({ path: "jobs.maxRecipients", env: "FAXLINE_JOBS_MAX_RECIPIENTS", type: "integer", min: 1, default: 1000, description: "Most recipients one job may have." }),
   k({ path: "jobs.maxDocuments", env: "FAXLINE_JOBS_MAX_DOCUMENTS", type: "integer", min: 1, default: 50, description: "Most documents one job may have." }),
@@ -104,7 +113,8 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
 export interface FaxlineConfig {
   node: { region: Region; datacenter: Datacenter; id: string; roles: Role[] };
   http: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
-  store: { dataDir: string };
+  store: { dataDir: string; url: string; poolSize: number; statementTimeout: number; connectTimeout: number };
+  cluster: { heartbeatInterval: number; dutyLease: number };
   log: { level: string };
   jobs: {
     maxRecipients: number;
@@ -162,12 +172,6 @@ export interface FaxlineConfig {
   };
 }
 
-export class ConfigError extends Error {
-  constructor(message: string) {
-    super(message);
-    this.name = "ConfigError";
-  }
-}
 
 /** Converts one raw value (from file or environment) to its typed form, or explains why not. */
 export function coerceConfigValue(spec: ConfigKeySpec, raw: unknown, source: string): unknown {

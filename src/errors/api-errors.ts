@@ -57,6 +57,7 @@ export const ApiErrors = {
   payload_too_large: def("payload_too_large", 413, "The request body exceeds the configured limit"),
   unsupported_media_type: def("unsupported_media_type", 415, "The request body must be application/json"),
   service_unavailable: def("service_unavailable", 503, "The node is starting or shutting down"),
+  store_unavailable: def("store_unavailable", 503, "The store cannot be reached right now; nothing was changed, retry after the time in Retry-After"),
   internal_error: def("internal_error", 500, "Internal server error"),
 } as const satisfies Record<string, ApiErrorDefinition>;
 

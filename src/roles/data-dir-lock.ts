@@ -6,7 +6,7 @@
  * faxes would be sent twice. A lock left by a killed process (its pid no longer runs) is taken
  * over. Nodes with different ids may share a store.
  */
-import { closeSync, mkdirSync, openSync, readFileSync, rmSync, writeSync } from "node:fs";
+import { closeSync, mkdirSync, openSync, readdirSync, readFileSync, rmSync, writeSync } from "node:fs";
 import { join } from "node:path";
 import { randomToken } from "../lib/ids.ts";
 
@@ -63,4 +63,25 @@ export function acquireNodeLock(dataDir: string, nodeId: string): { release(): v
     }
   }
   throw new DataDirLockedError(`Could not lock the data directory ${dataDir}; check its permissions`);
+}
+
+/** The node ids whose lock in `dataDir` is held by a live process (a running node). */
+export function liveNodeLocks(dataDir: string): { nodeId: string; pid: number }[] {
+  const dir = join(dataDir, "locks");
+  let names: string[];
+  try {
+    names = readdirSync(dir).filter((n) => n.endsWith(".lock"));
+  } catch {
+    return [];
+  }
+  const live: { nodeId: string; pid: number }[] = [];
+  for (const name of names) {
+    try {
+      const pid = Number(readFileSync(join(dir, name), "utf8").trim().split(" ")[0]);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processAlive(pid)) live.push({ nodeId: name.slice(0, -".lock".length), pid });
+    } catch {
+      /* released meanwhile */
+    }
+  }
+  return live;
 }

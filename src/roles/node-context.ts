@@ -1,12 +1,15 @@
 /**
- * What every role of one node shares: config, store, clock, logger, the node's identity and
- * the wake-up signals between roles.
+ * What every role of one node shares: config, store, clock, logger, the node's identity, the
+ * wake-up signals between roles (fed by other nodes too, through the store's work signals),
+ * what the node knows of its connection to the store, and its singleton duties.
  *
  * `holder` is the lease-holder name written into `locked_by`: the node id plus a token new at
  * every start. A restarted node recognises the leases of its previous life by the node id and
  * releases them at once, instead of waiting for them to expire.
  */
 import type { FaxlineConfig } from "../config/schema.ts";
+import type { SingletonDuty } from "../cluster/singleton-duty.ts";
+import type { StoreHealth } from "../cluster/store-health.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Wakeup } from "../lib/wakeup.ts";
@@ -23,6 +26,10 @@ export interface NodeContext {
   holder: string;
   wake: { render: Wakeup; send: Wakeup; notify: Wakeup };
   lines: { test: Line; production: Line | null };
+  /** This node's connection to the store, as its registry heartbeats see it. */
+  health: StoreHealth;
+  /** A duty that one node of the store does at a time (cluster/singleton-duty.ts). */
+  singleton(name: string): SingletonDuty;
 }
 
 export function retrySchedule(config: FaxlineConfig): RetrySchedule {

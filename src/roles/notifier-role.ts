@@ -186,6 +186,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
     running.add(task);
   }
 
+  const sweepDuty = ctx.singleton(`notification-sweep:${config.node.datacenter}`);
   const loop = (async () => {
     const dc = config.node.datacenter;
     const released = await releaseNotificationLeases(store.db, { datacenter: dc, now: ctx.clock.now(), holderPrefix: `${ctx.nodeId}:`, exceptHolder: ctx.holder });
@@ -194,10 +195,14 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
     while (!signal.aborted) {
       try {
         const now = ctx.clock.now();
+        // One node of the data center sweeps, and only on a steady connection to the store
+        // (after an outage, the nodes that held the tries first record them).
         if (now - lastSweep >= SWEEP_EVERY_MS) {
           lastSweep = now;
-          const expired = await releaseNotificationLeases(store.db, { datacenter: dc, now, expiredBefore: now });
-          if (expired > 0) log.warn({ expired }, "notification leases expired; their tries were abandoned and are sent again");
+          if (ctx.health.steadyFor(now) >= 2 * config.cluster.heartbeatInterval && (await sweepDuty.tryHold())) {
+            const expired = await releaseNotificationLeases(store.db, { datacenter: dc, now, expiredBefore: now });
+            if (expired > 0) log.warn({ expired }, "notification leases expired; their tries were abandoned and are sent again");
+          }
         }
         let claimed = false;
         if (running.size < config.push.concurrency) {
@@ -213,6 +218,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
         await pause(config.scheduler.pollInterval, signal);
       }
     }
+    await sweepDuty.release();
   })();
 
   return {

@@ -1,5 +1,6 @@
 /**
- * The retention role: every `retention.interval`, purges completed jobs' documents, then
+ * The retention role: every `retention.interval`, on one node of the data center at a time
+ * (the singleton duty `retention:<dc>`), purges completed jobs' documents, then
  * expired reports, then finished notifications older than retention.defaultDays (with their
  * delivery logs), batch by batch, yielding to other work between batches
  * (retention/purge-expired-data.ts, store/queries/notifications.ts).
@@ -48,16 +49,24 @@ export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; 
 
 export function startRetentionRole(ctx: NodeContext): RunningRole {
   const controller = new AbortController();
+  // One node of the data center purges at a time; another takes over when it stops.
+  const duty = ctx.singleton(`retention:${ctx.config.node.datacenter}`);
   const loop = (async () => {
+    let lastPurge = Number.NEGATIVE_INFINITY;
     while (!controller.signal.aborted) {
       try {
-        const purged = await purgeOnce(ctx);
-        if (purged.documents + purged.reports + purged.notifications > 0) ctx.logger.info(purged, "retention purge");
+        // The lease is renewed more often than the purge runs, so the duty stays with its node.
+        if ((await duty.tryHold()) && ctx.clock.now() - lastPurge >= ctx.config.retention.interval) {
+          lastPurge = ctx.clock.now();
+          const purged = await purgeOnce(ctx);
+          if (purged.documents + purged.reports + purged.notifications > 0) ctx.logger.info(purged, "retention purge");
+        }
       } catch (err) {
         ctx.logger.error({ err: coerceError(err) }, "retention purge failed");
       }
-      await pause(ctx.config.retention.interval, controller.signal);
+      await pause(Math.min(ctx.config.retention.interval, Math.floor(ctx.config.cluster.dutyLease / 3)), controller.signal);
     }
+    await duty.release();
   })();
   return {
     name: "retention",

@@ -7,7 +7,8 @@
  * and moves the job to `active` and its recipients to `ready`; or, when a document fails or the
  * image cannot be rendered, ends every recipient with the failure reason.
  *
- * Sweeps, every poll interval, for this data center:
+ * Sweeps, every poll interval, for this data center, by one node of the data center at a time
+ * (the singleton duty `sweep:<dc>`, cluster/singleton-duty.ts):
  *  - expired render leases: the job goes back to `pending`, or fails with render_failed once
  *    scheduler.renderAttempts is used up;
  *  - expired send leases (the sender died mid-call): the attempt becomes `abandoned` and the
@@ -27,7 +28,7 @@ import { FaxImageWorker, faxImageFailureDetail } from "../render/fax-image/fax-i
 import type { FaxImageVariant } from "../render/render-fax-job.ts";
 import { renderSetup } from "../scheduler/render-setup.ts";
 import type { Database, JobRow } from "../store/database.ts";
-import { applyFailure, completeJobIfDone, failRecipientsFinal } from "../scheduler/recipient-outcomes.ts";
+import { applyFailure, completeJobIfDone, failRecipientsFinal, lockJob } from "../scheduler/recipient-outcomes.ts";
 import { pause } from "../lib/wakeup.ts";
 import { retrySchedule, type NodeContext, type RunningRole } from "./node-context.ts";
 
@@ -231,8 +232,13 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
     ctx.wake.render.notify();
   }
 
-  // Expired send leases: the call's node is gone.
-  const staleSends = await db
+  // Expired send leases: the call's node is gone. Judged only on a steady connection: after an
+  // outage of the store every lease looks expired, and the nodes that held them must first get
+  // the time to record the calls that ended meanwhile (cluster/store-health.ts).
+  const steady = ctx.health.steadyFor(now) >= 2 * ctx.config.cluster.heartbeatInterval;
+  const staleSends = !steady
+    ? []
+    : await db
     .selectFrom("recipients")
     .selectAll()
     .where("datacenter", "=", dc)
@@ -241,6 +247,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
     .execute();
   for (const stale of staleSends) {
     await db.transaction().execute(async (trx) => {
+      await lockJob(trx, stale.job_id);
       // Read again inside the transaction: since the select above, the sender may have
       // recorded its outcome and the recipient may have been claimed again under a live lease.
       const recipient = await trx
@@ -320,15 +327,17 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
     }
   })();
 
+  const sweepDuty = ctx.singleton(`sweep:${ctx.config.node.datacenter}`);
   const sweepLoop = (async () => {
     while (!signal.aborted) {
       try {
-        await sweepOnce(ctx);
+        if (await sweepDuty.tryHold()) await sweepOnce(ctx);
       } catch (err) {
         ctx.logger.error({ err: coerceError(err) }, "sweep error");
       }
       await pause(interval, signal);
     }
+    await sweepDuty.release();
   })();
 
   return {

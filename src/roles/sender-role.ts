@@ -19,6 +19,7 @@
 import { setMaxListeners } from "node:events";
 import { coerceError } from "../errors/internal-error.ts";
 import type { AttemptOutcome, Line } from "../line/line.ts";
+import type { Logger } from "../lib/logger.ts";
 import type { RecipientRow } from "../store/database.ts";
 import { dialTargets, recordAttemptOutcome, startAttempt } from "../scheduler/recipient-outcomes.ts";
 import { retrySchedule, type NodeContext, type RunningRole } from "./node-context.ts";
@@ -50,6 +51,87 @@ async function isBlacklisted(ctx: NodeContext, e164: string): Promise<boolean> {
   return row !== undefined;
 }
 
+/**
+ * Renews the recipient's send lease every third of its length while the call runs. A renewal
+ * that finds the lease gone (the hard deadline ended the recipient, or a sweep took it) aborts
+ * the call. A renewal that fails because the store does not answer is retried every few
+ * seconds; if none succeeds, the call is ended a quarter of the lease before the lease runs out,
+ * so that no other node redials the recipient while this call still runs (fencing: whatever
+ * this node records afterwards is refused if the attempt was taken over, see
+ * recordAttemptOutcome).
+ */
+function renewLease(ctx: NodeContext, recipient: RecipientRow, call: AbortController, log: Logger): { stop(): void } {
+  const leaseMs = ctx.config.scheduler.sendLease;
+  let confirmedUntil = Number(recipient.lease_until ?? ctx.clock.now() + leaseMs);
+  let renewing = false;
+  const every = Math.max(50, Math.floor(leaseMs / 3));
+  const retryEvery = Math.max(50, Math.min(every, ctx.config.cluster.heartbeatInterval));
+  let nextRenewal = ctx.clock.now() + every;
+  const timer = setInterval(() => {
+    const now = ctx.clock.now();
+    if (now >= confirmedUntil - Math.floor(leaseMs / 4) && !call.signal.aborted) {
+      log.error({ leaseUntil: confirmedUntil }, "the store did not answer lease renewals; ending the call before its lease runs out");
+      call.abort(new Error("send lease could not be renewed (store unreachable)"));
+      return;
+    }
+    if (renewing || now < nextRenewal) return;
+    renewing = true;
+    const until = now + leaseMs;
+    ctx.store.db
+      .updateTable("recipients")
+      .set({ lease_until: until })
+      .where("id", "=", recipient.id)
+      .where("state", "=", "sending")
+      .where("locked_by", "=", ctx.holder)
+      .executeTakeFirst()
+      .then((r) => {
+        if (Number(r.numUpdatedRows) === 0) {
+          call.abort(new Error("lease lost"));
+          return;
+        }
+        confirmedUntil = until;
+        nextRenewal = now + every;
+      })
+      .catch((err) => {
+        log.warn({ err: coerceError(err) }, "lease renewal failed; retrying");
+        nextRenewal = now + retryEvery;
+      })
+      .finally(() => {
+        renewing = false;
+      });
+  }, Math.max(25, Math.min(retryEvery, Math.floor(leaseMs / 12))));
+  return { stop: () => clearInterval(timer) };
+}
+
+/**
+ * Records a call's outcome; while the store does not answer, tries again (backing off up to
+ * half a heartbeat interval, so that the outcome is written before any other node may judge
+ * this one dead: cluster/store-health.ts). A node stopping gives up after the stop grace; the
+ * lease sweep then treats the call as lost (sender_lost) and it is retried.
+ */
+async function recordOutcome(ctx: NodeContext, args: Parameters<typeof recordAttemptOutcome>[1], stopSignal: AbortSignal, log: Logger) {
+  const maxDelay = Math.max(50, Math.floor(ctx.config.cluster.heartbeatInterval / 2));
+  let delay = Math.min(100, maxDelay);
+  let stoppingSince: number | null = null;
+  for (let tries = 1; ; tries++) {
+    try {
+      const result = await recordAttemptOutcome(ctx.store.db, args);
+      if (tries > 1) log.info({ tries }, "outcome recorded after the store came back");
+      return result;
+    } catch (err) {
+      if (!ctx.store.faults.isUnavailable(err)) throw err;
+      if (stopSignal.aborted) stoppingSince ??= Date.now();
+      if (stoppingSince !== null && Date.now() - stoppingSince > RECORD_GRACE_ON_STOP_MS) throw err;
+      if (tries === 1) log.warn({ err: coerceError(err) }, "the store does not answer; the outcome is kept and written when it does");
+      await new Promise((resolve) => setTimeout(resolve, delay));
+      delay = Math.min(delay * 2, maxDelay);
+    }
+  }
+}
+
+/** How long a stopping node keeps trying to record an outcome while the store is down. */
+const RECORD_GRACE_ON_STOP_MS = 10_000;
+
 async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: AbortSignal): Promise<void> {
   const { recipient, attemptId } = claimed;
   const log = ctx.logger.child({ jobId: recipient.job_id, recipientId: recipient.id, attempt: recipient.attempt_count });
@@ -59,21 +141,7 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
   const onStop = () => callController.abort(new Error("node stopping"));
   stopSignal.addEventListener("abort", onStop, { once: true });
 
-  const leaseMs = ctx.config.scheduler.sendLease;
-  const heartbeat = setInterval(() => {
-    const now = ctx.clock.now();
-    ctx.store.db
-      .updateTable("recipients")
-      .set({ lease_until: now + leaseMs })
-      .where("id", "=", recipient.id)
-      .where("state", "=", "sending")
-      .where("locked_by", "=", ctx.holder)
-      .executeTakeFirst()
-      .then((r) => {
-        if (Number(r.numUpdatedRows) === 0) callController.abort(new Error("lease lost"));
-      })
-      .catch((err) => log.error({ err: coerceError(err) }, "lease renewal failed"));
-  }, Math.max(50, Math.floor(leaseMs / 3)));
+  const heartbeat = renewLease(ctx, recipient, callController, log);
 
   let outcome: AttemptOutcome;
   try {
@@ -116,7 +184,7 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
       }
     }
   } catch (err) {
-    clearInterval(heartbeat);
+    heartbeat.stop();
     stopSignal.removeEventListener("abort", onStop);
     if (callController.signal.aborted) {
       // Stopping or lease lost: leave the row to the lease sweep (or the deadline already ended it).
@@ -125,24 +193,24 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
     }
     throw err;
   }
-  clearInterval(heartbeat);
+  heartbeat.stop();
   stopSignal.removeEventListener("abort", onStop);
 
-  const result = await recordAttemptOutcome(ctx.store.db, {
+  const result = await recordOutcome(ctx, {
     recipientId: recipient.id,
     attemptId,
     node: ctx.holder,
     outcome,
     now: ctx.clock.now(),
     schedule: retrySchedule(ctx.config),
-  });
+  }, stopSignal, log);
   log.info(
     { e164: target.e164, result: outcome.result, reason: outcome.result === "failed" ? outcome.reasonCode : undefined, next: result },
     "attempt ended",
   );
 }
 
-export function startSenderRole(ctx: NodeContext): RunningRole {
+export function startSenderRole(ctx: NodeContext): RunningRole & { activeCalls(): number } {
   const controller = new AbortController();
   const { signal } = controller;
   // Every running call listens for the stop signal.
@@ -180,6 +248,7 @@ export function startSenderRole(ctx: NodeContext): RunningRole {
 
   return {
     name: "sender",
+    activeCalls: () => running.size,
     async stop() {
       controller.abort();
       await dispatcher;

@@ -17,8 +17,13 @@ import { SipFaxLine } from "../line/sip-fax-line/sip-fax-line.ts";
 import { parsePortRange } from "../line/sip-fax-line/media-ports.ts";
 import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { getDestinationCapability, recordAttemptCapability } from "../store/queries/destination-capabilities.ts";
-import { ConfigError } from "../config/schema.ts";
-import { openSqliteStore } from "../store/dialects/sqlite.ts";
+import { ConfigError } from "../config/config-error.ts";
+import { NodeRegistry } from "../cluster/node-registry.ts";
+import { SingletonDuty } from "../cluster/singleton-duty.ts";
+import { StoreHealth } from "../cluster/store-health.ts";
+import { faxlineVersion } from "../lib/version.ts";
+import { coerceError } from "../errors/internal-error.ts";
+import { openStore } from "../store/dialects/open-store.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "../api/build-app.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
@@ -36,15 +41,6 @@ export interface RunningNode {
   stop(): Promise<void>;
 }
 
-export function storeFile(config: FaxlineConfig): string {
-  return join(resolve(config.store.dataDir), "faxline.sqlite");
-}
-
-export async function openStore(config: FaxlineConfig): Promise<Store> {
-  const store = await openSqliteStore({ file: storeFile(config) });
-  await store.migrate();
-  return store;
-}
 
 /** The configured node id, or one generated at first start and kept in the data directory. */
 export function resolveNodeId(config: FaxlineConfig): string {
@@ -99,24 +95,37 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
   let store: Store | null = null;
   let app: FastifyInstance | null = null;
   let sipLine: SipFaxLine | null = null;
+  let registry: NodeRegistry | null = null;
+  let listening: { close(): Promise<void> } | null = null;
   try {
     store = await openStore(config);
+    const openedStore = store;
     const enabled = new Set(config.node.roles);
     // Real calls need trunks and a sender; test accounts always keep the test line.
     if (enabled.has("sender")) {
       sipLine = buildSipLine(config, store, logger.child({ node: nodeId, dc: config.node.datacenter }), clock);
       await sipLine?.start();
     }
+    const holder = `${nodeId}:${randomToken(8)}`;
+    const nodeLogger = logger.child({ node: nodeId, dc: config.node.datacenter });
     const context: NodeContext = {
       config,
       store,
       clock,
-      logger: logger.child({ node: nodeId, dc: config.node.datacenter }),
+      logger: nodeLogger,
       nodeId,
-      holder: `${nodeId}:${randomToken(8)}`,
+      holder,
       wake: { render: new Wakeup(), send: new Wakeup(), notify: new Wakeup() },
       lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: sipLine },
+      health: new StoreHealth(clock.now()),
+      singleton: (name) => new SingletonDuty({ db: openedStore.db, name, holder, leaseMs: config.cluster.dutyLease, clock, logger: nodeLogger }),
     };
+
+    // Other nodes of the store announce work through it (PostgreSQL NOTIFY): wake the roles here.
+    const dc = config.node.datacenter;
+    listening = await store.signals.listen((kind, datacenter) => {
+      if (datacenter === dc || datacenter === "*") context.wake[kind].notify();
+    });
 
     // Listen before taking over any work: a node that cannot bind its port changes nothing.
     let url: string | null = null;
@@ -135,20 +144,49 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       url = await app.listen({ host: config.http.host, port: config.http.port });
     }
 
+    let activeCalls = () => 0;
+    registry = new NodeRegistry({
+      db: store.db,
+      clock,
+      logger: nodeLogger,
+      id: nodeId,
+      instance: holder,
+      region: config.node.region,
+      datacenter: config.node.datacenter,
+      roles: [...enabled],
+      version: faxlineVersion(),
+      apiUrl: () => url,
+      heartbeatMs: config.cluster.heartbeatInterval,
+      activeCalls: () => activeCalls(),
+      health: context.health,
+    });
+    // Before any work: refuses to start when another live host runs with this node id.
+    await registry.register();
+
     const released = await releasePreviousLives(context);
     if (released.jobs + released.recipients > 0) {
       context.logger.warn(released, "released leases held by this node before its restart");
     }
     const roles: RunningRole[] = [];
     if (enabled.has("scheduler")) roles.push(startSchedulerRole(context));
-    if (enabled.has("sender")) roles.push(startSenderRole(context));
+    if (enabled.has("sender")) {
+      const sender = startSenderRole(context);
+      activeCalls = () => sender.activeCalls();
+      roles.push(sender);
+    }
     if (enabled.has("notifier")) roles.push(startNotifierRole(context));
     if (enabled.has("retention")) roles.push(startRetentionRole(context));
-    context.logger.info({ roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter }, "node started");
+    registry.start();
+    context.logger.info(
+      { roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter, store: store.location, version: faxlineVersion() },
+      "node started",
+    );
 
     const runningApp = app;
     const runningStore = store;
     const runningLine = sipLine;
+    const runningRegistry = registry;
+    const runningListener = listening;
     let stopping: Promise<void> | null = null;
     return {
       context,
@@ -161,6 +199,8 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
             await Promise.all(roles.map((r) => r.stop()));
             await runningLine?.close();
             if (runningApp) await runningApp.close();
+            await runningListener.close().catch((err) => context.logger.warn({ err: coerceError(err) }, "closing the work listener failed"));
+            await runningRegistry.stop();
             await runningStore.close();
           } finally {
             lock.release();
@@ -173,6 +213,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
   } catch (err) {
     if (app) await app.close().catch(() => {});
     if (sipLine) await sipLine.close().catch(() => {});
+    if (listening) await listening.close().catch(() => {});
     if (store) await store.close().catch(() => {});
     lock.release();
     throw err;

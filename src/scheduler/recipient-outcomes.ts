@@ -27,6 +27,22 @@ export function dialTargets(recipient: Pick<RecipientRow, "dial_targets">): Dial
   return JSON.parse(recipient.dial_targets) as DialTargetJson[];
 }
 
+/**
+ * Locks the job's row for the rest of the transaction. Every transaction that may end a
+ * recipient takes it first, so the "are all recipients final?" check of two recipients of one
+ * job that end at once on two nodes cannot both see the other still open (PostgreSQL runs
+ * READ COMMITTED; SQLite has one writer anyway). The job before its recipients, always, so
+ * that these transactions cannot deadlock. A write that changes nothing: every dialect locks
+ * on it, and the column written is one that no trigger watches.
+ */
+export async function lockJob(trx: Kysely<Database>, jobId: string): Promise<void> {
+  await trx
+    .updateTable("jobs")
+    .set((eb) => ({ render_attempts: eb.ref("render_attempts") }))
+    .where("id", "=", jobId)
+    .execute();
+}
+
 /** Inserts the attempt row for a freshly claimed recipient (state `sending`). */
 export async function startAttempt(trx: Kysely<Database>, recipient: RecipientRow, node: string, now: number): Promise<string> {
   const target = dialTargets(recipient)[recipient.target_index]!;
@@ -94,6 +110,8 @@ export type RecordOutcomeResult = "succeeded" | "retry" | "failed" | "lost";
 export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOutcomeArgs): Promise<RecordOutcomeResult> {
   const { outcome, now } = args;
   return db.transaction().execute(async (trx) => {
+    const owner = await trx.selectFrom("recipients").select("job_id").where("id", "=", args.recipientId).executeTakeFirst();
+    if (owner) await lockJob(trx, owner.job_id);
     const closed = await trx
       .updateTable("attempts")
       .set({
@@ -260,6 +278,7 @@ export async function failRecipientsFinal(
 ): Promise<number> {
   const reason = failureReason(reasonCode);
   const text = detail ? `${reason.description}: ${detail}` : reason.description;
+  await lockJob(trx, where.jobId);
   const open = await trx
     .selectFrom("recipients")
     .select(["id", "state"])

@@ -257,6 +257,40 @@ export interface BlacklistTable {
   added_at: number;
 }
 
+/** The node registry (migration 0005; cluster/node-registry.ts). */
+export interface NodesTable {
+  id: string;
+  /** Lease-holder name of the node's current life: `<id>:<start token>`. */
+  instance: string;
+  region: string;
+  datacenter: string;
+  /** JSON array of the roles the node runs. */
+  roles: string;
+  version: string;
+  hostname: string;
+  pid: number;
+  /** The API's address when the node runs the api role. */
+  api_url: string | null;
+  started_at: number;
+  last_seen_at: number;
+  /** Set when the node stopped cleanly; null while it runs (or after it died). */
+  stopped_at: number | null;
+  /** Calls the node's sender was running at its last heartbeat. */
+  active_calls: number;
+}
+
+/** Singleton duties (migration 0005; cluster/singleton-lease.ts). */
+export interface ClusterLeasesTable {
+  /** The duty, e.g. `sweep:DE1`, `retention:DE1`. */
+  name: string;
+  /** Lease-holder name (`<node id>:<start token>`) of the node doing it. */
+  holder: string;
+  lease_until: number;
+  /** When the current holder took it. */
+  acquired_at: number;
+  renewed_at: number;
+}
+
 export interface Database {
   customers: CustomersTable;
   logins: LoginsTable;
@@ -270,6 +304,8 @@ export interface Database {
   fax_images: FaxImagesTable;
   notifications: NotificationsTable;
   notification_attempts: NotificationAttemptsTable;
+  nodes: NodesTable;
+  cluster_leases: ClusterLeasesTable;
 }
 
 export type JobRow = Selectable<JobsTable>;
@@ -284,3 +320,5 @@ export type JobDocumentRow = Selectable<JobDocumentsTable>;
 export type NotificationRow = Selectable<NotificationsTable>;
 export type NotificationAttemptRow = Selectable<NotificationAttemptsTable>;
 export type DestinationCapabilityRow = Selectable<DestinationCapabilitiesTable>;
+export type NodeRow = Selectable<NodesTable>;
+export type ClusterLeaseRow = Selectable<ClusterLeasesTable>;

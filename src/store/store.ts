@@ -1,7 +1,14 @@
 /**
- * The store: a Kysely instance over one dialect, plus the few queries whose SQL differs by
- * dialect (the atomic claims). Everything outside `store/dialects/` is dialect-agnostic and
- * talks to `Store`.
+ * The store: a Kysely instance over one dialect, plus the few things whose SQL or behaviour
+ * differs by dialect: the atomic claims, the classification of driver errors, the cross-node
+ * wake-up signals and the column types of migrations. Everything outside `store/dialects/` is
+ * dialect-agnostic and talks to `Store` (Kysely's own rule: "everything outside of dialect
+ * implementations is dialect-agnostic").
+ *
+ * Two dialects exist (docs/adr/0007-postgresql-store.md):
+ *  - sqlite: the embedded default, one file under store.dataDir (dialects/sqlite/);
+ *  - postgres: a shared PostgreSQL database for many nodes (dialects/postgres/), chosen by
+ *    store.url = postgres://…
  */
 import type { Kysely, Migration } from "kysely";
 import type { Database, JobRow, NotificationRow, RecipientRow } from "./database.ts";
@@ -9,13 +16,20 @@ import * as m0001 from "./migrations/0001-create-core-tables.ts";
 import * as m0002 from "./migrations/0002-create-notification-tables.ts";
 import * as m0003 from "./migrations/0003-create-fax-image-variants.ts";
 import * as m0004 from "./migrations/0004-create-destination-capabilities.ts";
+import * as m0005 from "./migrations/0005-create-cluster-tables.ts";
 
-export type DialectName = "sqlite";
+export type DialectName = "sqlite" | "postgres";
 
-/** Column types that differ between dialects, handed to migrations. */
-export interface ColumnTypes {
-  timestamp: "bigint";
-  blob: "blob" | "bytea";
+/** What migrations need to know of the dialect: column types and dialect-only objects. */
+export interface MigrationDialect {
+  readonly name: DialectName;
+  readonly timestamp: "bigint";
+  readonly blob: "blob" | "bytea";
+  /**
+   * Installs what lets a write on one node wake the others (PostgreSQL: triggers that NOTIFY;
+   * SQLite: nothing, its nodes poll). Called by migration 0005.
+   */
+  installWorkSignals(db: Kysely<unknown>): Promise<void>;
 }
 
 export interface ClaimJobArgs {
@@ -29,7 +43,11 @@ export interface ClaimRecipientArgs extends ClaimJobArgs {
   callsPerNumber: number;
 }
 
-/** Atomic claims: at most one claimer wins a row; the others see nothing. */
+export interface ClaimNotificationArgs extends ClaimJobArgs {
+  busyReceivers: readonly string[];
+}
+
+/** Atomic claims: at most one claimer wins a row; the others see nothing or another row. */
 export interface ClaimQueries {
   /**
    * Moves the oldest `pending` job of the data center (express first) to `rendering`. Jobs are
@@ -38,9 +56,11 @@ export interface ClaimQueries {
   claimJobToRender(db: Kysely<Database>, args: ClaimJobArgs): Promise<JobRow | undefined>;
   /**
    * Moves the most urgent due `ready` recipient of the data center to `sending`, skipping
-   * destinations that already have `callsPerNumber` calls running and jobs past validity.
+   * destinations that already have `callsPerNumber` calls running (on any node of the store)
+   * and jobs past validity. Must run inside a transaction (the caller inserts the attempt in
+   * the same one); the per-destination count holds until that transaction commits.
    */
-  claimDueRecipient(db: Kysely<Database>, args: ClaimRecipientArgs): Promise<RecipientRow | undefined>;
+  claimDueRecipient(trx: Kysely<Database>, args: ClaimRecipientArgs): Promise<RecipientRow | undefined>;
   /**
    * Moves the notification of the data center that has been due longest to `delivering`,
    * skipping receivers this node is already sending to as much as it may.
@@ -48,24 +68,57 @@ export interface ClaimQueries {
   claimDueNotification(db: Kysely<Database>, args: ClaimNotificationArgs): Promise<NotificationRow | undefined>;
 }
 
-export interface ClaimNotificationArgs extends ClaimJobArgs {
-  busyReceivers: readonly string[];
+/** How driver errors are read: the only place that knows SQLite's and PostgreSQL's codes. */
+export interface StoreFaults {
+  /**
+   * The store cannot serve right now, but may shortly: no connection, the primary is gone or
+   * read-only, the database is shutting down, busy or timed out. The API answers 503 with
+   * Retry-After; roles retry later. Anything else is a bug (an internal error).
+   */
+  isUnavailable(err: unknown): boolean;
+  /** A unique or primary key constraint refused the write (a concurrent insert won). */
+  isUniqueViolation(err: unknown): boolean;
+}
+
+/** The kinds of work a write can make available to idle nodes. */
+export type WorkKind = "render" | "send" | "notify";
+
+export interface WorkSignals {
+  /**
+   * Calls `onWork` whenever work of a kind became available in a data center, on any node of
+   * the store (PostgreSQL LISTEN; SQLite: never, its nodes poll). A hint only: polling stays
+   * the source of truth, so a lost signal costs at most one poll interval.
+   */
+  listen(onWork: (kind: WorkKind, datacenter: string) => void): Promise<{ close(): Promise<void> }>;
+}
+
+export interface MigrationStatus {
+  name: string;
+  executedAt: Date | null;
 }
 
 export interface Store {
   readonly dialect: DialectName;
+  /** Where the store lives, without secrets: a file path or postgres://user@host,host/db. */
+  readonly location: string;
   readonly db: Kysely<Database>;
   readonly claims: ClaimQueries;
+  readonly faults: StoreFaults;
+  readonly signals: WorkSignals;
+  /** Runs pending migrations; safe when many nodes start at once (they migrate once). */
   migrate(): Promise<void>;
+  /** Every known migration with when it ran (null: pending). */
+  migrations(): Promise<MigrationStatus[]>;
   close(): Promise<void>;
 }
 
 /** All migrations in order. Append only; never edit a released one. */
-export function migrations(types: ColumnTypes): Record<string, Migration> {
+export function migrations(dialect: MigrationDialect): Record<string, Migration> {
   return {
-    "0001-create-core-tables": { up: (db) => m0001.up(db, types) },
-    "0002-create-notification-tables": { up: (db) => m0002.up(db, types) },
-    "0003-create-fax-image-variants": { up: (db) => m0003.up(db, types) },
-    "0004-create-destination-capabilities": { up: (db) => m0004.up(db, types) },
+    "0001-create-core-tables": { up: (db) => m0001.up(db, dialect) },
+    "0002-create-notification-tables": { up: (db) => m0002.up(db, dialect) },
+    "0003-create-fax-image-variants": { up: (db) => m0003.up(db, dialect) },
+    "0004-create-destination-capabilities": { up: (db) => m0004.up(db, dialect) },
+    "0005-create-cluster-tables": { up: (db) => m0005.up(db, dialect) },
   };
 }

@@ -1,13 +1,12 @@
 /**
- * The capability cache on a real SQLite store: migration 0004 creates the table, an attempt's
- * report round-trips through the store, and the next call's mode is decided from what was
- * stored, across a reopen of the store file.
+ * The capability cache on a real store of each dialect: migration 0004 creates the table, an
+ * attempt's report round-trips through the store, and the next call's mode is decided from
+ * what was stored, across a reopen of the store.
  */
-import { describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { join } from "node:path";
-import { openSqliteStore } from "../../src/store/dialects/sqlite.ts";
 import type { Store } from "../../src/store/store.ts";
+import { DIALECTS, openTestStore, testStore, type TestStore } from "../support/dialects.ts";
 import {
   deleteDestinationCapability,
   getDestinationCapability,
@@ -26,17 +25,20 @@ const MAX_AGE = 30 * 86_400_000;
 const T0 = 1_700_000_000_000;
 const E164 = "+4930123456";
 
-async function open(file: string): Promise<Store> {
-  const store = await openSqliteStore({ file });
-  await store.migrate();
-  return store;
-}
+for (const dialect of DIALECTS) describe(`${dialect}: destination capabilities in the store`, () => {
+  let ts: TestStore;
+  const dir = tempDir();
+  before(async () => {
+    ts = await testStore(dialect);
+  });
+  after(async () => {
+    await ts.drop();
+    dir.remove();
+  });
+  const open = (): Promise<Store> => openTestStore(ts, dir.path);
 
-describe("destination capabilities in the store", () => {
   it("round-trips what an attempt taught, and decides the next mode from it", async () => {
-    const dir = tempDir();
-    const file = join(dir.path, "faxline.sqlite");
-    let store = await open(file);
+    let store = await open();
     try {
       const { db } = store;
       assert.equal(await getDestinationCapability(db, E164), null);
@@ -72,7 +74,7 @@ describe("destination capabilities in the store", () => {
       // Delivered there: stored as what worked, across a reopen of the store.
       await recordAttemptCapability(db, E164, { mode: next.mode, delivered: true, advancesLadder: false, t38Refused: false, bitRate: 7_200 }, T0 + 3000);
       await store.close();
-      store = await open(file);
+      store = await open();
       const stored = await getDestinationCapability(store.db, E164);
       assert.deepEqual(stored, {
         e164: E164,
@@ -107,13 +109,11 @@ describe("destination capabilities in the store", () => {
       assert.equal(await getDestinationCapability(store.db, E164), null);
     } finally {
       await store.close();
-      dir.remove();
     }
   });
 
   it("migration 0004 is registered and creates the table", async () => {
-    const dir = tempDir();
-    const store = await open(join(dir.path, "faxline.sqlite"));
+    const store = await open();
     try {
       const tables = await store.db.introspection.getTables();
       const table = tables.find((t) => t.name === "destination_capabilities");
@@ -127,7 +127,6 @@ describe("destination capabilities in the store", () => {
       );
     } finally {
       await store.close();
-      dir.remove();
     }
   });
 });

@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { AttemptRow } from "../../src/store/database.ts";
 import { api, createTestLogin, eventually, startTestNode, tempDir, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, testStore, withDialect } from "../support/dialects.ts";
 
 type Interval = Pick<AttemptRow, "started_at" | "ended_at">;
 
@@ -26,11 +27,12 @@ function maxOverlap(intervals: Interval[]): number {
   return most;
 }
 
-describe("engine: per-destination call limit", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: per-destination call limit`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   before(async () => {
     // 0.01: a one-page call lasts about 180 ms, long enough for parallel calls to overlap.
-    node = await startTestNode({ "sender.channels": 10, "sender.callsPerNumber": 1, "testLine.timeScale": "0.01" });
+    node = await startTestNode({ ...store.overrides(), "sender.channels": 10, "sender.callsPerNumber": 1, "testLine.timeScale": "0.01" });
   });
   after(async () => {
     await node.stop();
@@ -67,7 +69,9 @@ describe("engine: per-destination call limit", () => {
   });
 
   it("callsPerNumber 2 allows two calls to one number, never three", async () => {
-    const second = await startTestNode({ "sender.channels": 10, "sender.callsPerNumber": 2, "testLine.timeScale": "0.01" });
+    // A store of its own: on a shared store the first node (callsPerNumber 1) would take calls too.
+    const own = await testStore(dialect);
+    const second = await startTestNode({ ...own.overrides, "sender.channels": 10, "sender.callsPerNumber": 2, "testLine.timeScale": "0.01" });
     try {
       const creds = await createTestLogin(second);
       const client = api(second.url, creds);
@@ -86,7 +90,8 @@ describe("engine: per-destination call limit", () => {
   });
 });
 
-describe("engine: express jobs are dialled first", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: express jobs are dialled first`, () => {
+  const store = withDialect(dialect);
   const dir = tempDir();
   let intake: TestNode;
   let sender: TestNode | undefined;
@@ -94,7 +99,7 @@ describe("engine: express jobs are dialled first", () => {
   before(async () => {
     // Jobs are accepted and rendered by a node without the sender role; a sender node on the
     // same store starts only when every recipient is ready, so the choice is the claim order.
-    intake = await startTestNode({ "node.roles": "api,scheduler", "node.id": "intake-node" }, dir.path);
+    intake = await startTestNode({ ...store.overrides(), "node.roles": "api,scheduler", "node.id": "intake-node" }, dir.path);
   });
   after(async () => {
     await sender?.stop();
@@ -132,7 +137,7 @@ describe("engine: express jobs are dialled first", () => {
     const expressRunAt = runAts.find((r) => r.job_id === expressJobId)!.run_at;
     assert.ok(runAts.every((r) => r.run_at <= expressRunAt), "the express job is not due earlier than the others");
 
-    sender = await startTestNode({ "node.roles": "sender", "node.id": "sender-node", "sender.channels": 1 }, dir.path);
+    sender = await startTestNode({ ...store.overrides(), "node.roles": "sender", "node.id": "sender-node", "sender.channels": 1 }, dir.path);
     for (const jobId of all) await waitForFinalReport(client, creds.custNr, jobId);
 
     const attempts = await db.selectFrom("attempts").select(["job_id", "started_at", "ended_at", "node"]).where("job_id", "in", all).orderBy("started_at").execute();

@@ -6,6 +6,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { TEST_NUMBERS } from "../../src/line/test-numbers.ts";
 import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const JOBS = 100;
 const CALLS_PER_NUMBER = 2;
@@ -44,10 +45,11 @@ function plan(i: number): Plan {
   return { body, expected };
 }
 
-describe("engine: mixed load", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: mixed load`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   before(async () => {
-    node = await startTestNode({ "sender.channels": 20, "sender.callsPerNumber": CALLS_PER_NUMBER });
+    node = await startTestNode({ ...store.overrides(), "sender.channels": 20, "sender.callsPerNumber": CALLS_PER_NUMBER });
   });
   after(async () => {
     await node.stop();

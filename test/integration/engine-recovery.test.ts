@@ -11,17 +11,19 @@ import { recordAttemptOutcome, startAttempt } from "../../src/scheduler/recipien
 import type { AttemptOutcome } from "../../src/line/line.ts";
 import type { Database } from "../../src/store/database.ts";
 import { api, createTestLogin, eventually, startTestNode, tempDir, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
 const DELIVERED: AttemptOutcome = { result: "delivered", pagesSent: 1, durationSecs: 17, remoteCsid: "+4989000000900", bitRate: 14_400 };
 const BUSY: AttemptOutcome = { result: "failed", reasonCode: "line_busy", pagesSent: 0, durationSecs: 0, remoteCsid: null, rawCause: "SIP 486" };
 
-describe("engine: lease recovery by the sweep", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: lease recovery by the sweep`, () => {
+  const store = withDialect(dialect);
   const dir = tempDir();
   let scheduler: TestNode;
   let sender: TestNode | undefined;
   before(async () => {
-    scheduler = await startTestNode({ "node.roles": "api,scheduler", "node.id": "sched-node" }, dir.path);
+    scheduler = await startTestNode({ ...store.overrides(), "node.roles": "api,scheduler", "node.id": "sched-node" }, dir.path);
   });
   after(async () => {
     await sender?.stop();
@@ -76,7 +78,7 @@ describe("engine: lease recovery by the sweep", () => {
     assert.deepEqual(JSON.parse(requeued.retries_used), { internal: 1 });
     assert.equal(requeued.sent_at, null, "an abandoned call is not a sent fax");
 
-    sender = await startTestNode({ "node.roles": "sender", "node.id": "sender-node" }, dir.path);
+    sender = await startTestNode({ ...store.overrides(), "node.roles": "sender", "node.id": "sender-node" }, dir.path);
     const report = await waitForFinalReport(client, creds.custNr, jobId);
     assert.equal(report.recipientStatus[0].status, "OK");
     const attempts = await db.selectFrom("attempts").selectAll().where("recipient_id", "=", ready.id).orderBy("attempt_no").execute();
@@ -93,13 +95,14 @@ describe("engine: lease recovery by the sweep", () => {
   });
 });
 
-describe("engine: a restarted node takes its old calls back at once", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: a restarted node takes its old calls back at once`, () => {
+  const store = withDialect(dialect);
   const dir = tempDir();
   after(() => dir.remove());
 
   it("releases the leases of its previous life, abandons the cut call and delivers on retry", async () => {
     // A one-page call takes ~3.5 s at 0.2; the node stops in the middle of it.
-    const first = await startTestNode({ "node.id": "restart-node", "testLine.timeScale": "0.2" }, dir.path);
+    const first = await startTestNode({ ...store.overrides(), "node.id": "restart-node", "testLine.timeScale": "0.2" }, dir.path);
     const creds = await createTestLogin(first);
     let jobId: string;
     let recipientId: string;
@@ -119,7 +122,7 @@ describe("engine: a restarted node takes its old calls back at once", () => {
       await first.stop();
     }
 
-    const second = await startTestNode({ "node.id": "restart-node" }, dir.path);
+    const second = await startTestNode({ ...store.overrides(), "node.id": "restart-node" }, dir.path);
     try {
       const client = api(second.url, creds);
       const report = await waitForFinalReport(client, creds.custNr, jobId);
@@ -144,7 +147,8 @@ describe("engine: a restarted node takes its old calls back at once", () => {
   });
 });
 
-describe("engine: races around an expired lease", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: races around an expired lease`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   let ctx: NodeContext;
   let db: Kysely<Database>;
@@ -152,7 +156,7 @@ describe("engine: races around an expired lease", () => {
   let client: ReturnType<typeof api>;
   before(async () => {
     // Only the API runs: the test drives claims, outcomes and sweeps itself.
-    node = await startTestNode({ "node.roles": "api" });
+    node = await startTestNode({ ...store.overrides(), "node.roles": "api" });
     ctx = node.node.context;
     db = ctx.store.db;
     const creds = await createTestLogin(node);

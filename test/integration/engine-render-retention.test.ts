@@ -7,16 +7,18 @@ import assert from "node:assert/strict";
 import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { purgeOnce } from "../../src/roles/retention-role.ts";
 import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const DAY_MS = 86_400_000;
 const b64 = (bytes: Buffer | string) => Buffer.from(bytes).toString("base64");
 
-describe("engine: render failures", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: render failures`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   let client: ReturnType<typeof api>;
   let custNr: string;
   before(async () => {
-    node = await startTestNode();
+    node = await startTestNode(store.overrides());
     const creds = await createTestLogin(node);
     custNr = creds.custNr;
     client = api(node.url, creds);
@@ -82,11 +84,12 @@ describe("engine: render failures", () => {
   });
 });
 
-describe("engine: retention", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: retention`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   before(async () => {
     // No retention role: purgeOnce is driven by the test. batchSize 1 makes it loop over batches.
-    node = await startTestNode({ "node.roles": "api,scheduler,sender", "retention.defaultDays": 1, "retention.batchSize": 1 });
+    node = await startTestNode({ ...store.overrides(), "node.roles": "api,scheduler,sender", "retention.defaultDays": 1, "retention.batchSize": 1 });
   });
   after(async () => {
     await node.stop();
@@ -176,10 +179,11 @@ describe("engine: retention", () => {
   });
 });
 
-describe("engine: the retention role", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: the retention role`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   before(async () => {
-    node = await startTestNode();
+    node = await startTestNode(store.overrides());
   });
   after(async () => {
     await node.stop();

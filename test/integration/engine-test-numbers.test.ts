@@ -9,6 +9,7 @@ import { pageSeconds } from "../../src/line/test-line.ts";
 import { TEST_NUMBERS, type TestNumber } from "../../src/line/test-numbers.ts";
 import type { FaxlineConfig } from "../../src/config/schema.ts";
 import { api, createTestLogin, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const ISO_SECONDS = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}:\d{2}Z$/;
 const THREE_PAGE_TEXT = Array.from({ length: 150 }, (_, i) => `Line ${i + 1} of the engine test letter.`).join("\n");
@@ -32,7 +33,8 @@ function expectedAttempts(t: TestNumber, config: FaxlineConfig): number {
   return retryClass === "never" ? 1 : 1 + delays[retryClass]!.length;
 }
 
-describe("engine: test numbers on an in-process node", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: test numbers on an in-process node`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   let client: ReturnType<typeof api>;
   let custNr: string;
@@ -56,7 +58,7 @@ describe("engine: test numbers on an in-process node", () => {
   }
 
   before(async () => {
-    node = await startTestNode();
+    node = await startTestNode(store.overrides());
     const creds = await createTestLogin(node);
     custNr = creds.custNr;
     client = api(node.url, creds);

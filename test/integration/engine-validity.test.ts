@@ -14,6 +14,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const THREE_PAGE_DOC = {
   name: "letter.txt",
@@ -53,11 +54,12 @@ async function setup(overrides: Record<string, unknown>) {
   return { node, db, send, recipients, attempts, job, final };
 }
 
-describe("engine: validity end with a sender running", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: validity end with a sender running`, () => {
+  const store = withDialect(dialect);
   let t: Awaited<ReturnType<typeof setup>>;
   before(async () => {
     // 0.03: a busy call takes 120 ms, a ring-out 1.74 s, a three-page delivery about 1.4 s.
-    t = await setup({ "testLine.timeScale": "0.03", "retry.busy": "10s", "retry.noAnswer": "10s" });
+    t = await setup({ ...store.overrides(), "testLine.timeScale": "0.03", "retry.busy": "10s", "retry.noAnswer": "10s" });
   });
   after(async () => {
     await t.node.stop();
@@ -131,11 +133,12 @@ describe("engine: validity end with a sender running", () => {
   });
 });
 
-describe("engine: validity end and hard deadline without a sender", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: validity end and hard deadline without a sender`, () => {
+  const store = withDialect(dialect);
   let t: Awaited<ReturnType<typeof setup>>;
   const grace = 1_000;
   before(async () => {
-    t = await setup({ "node.roles": "api,scheduler", "jobs.deadlineGrace": `${grace}ms` });
+    t = await setup({ ...store.overrides(), "node.roles": "api,scheduler", "jobs.deadlineGrace": `${grace}ms` });
   });
   after(async () => {
     await t.node.stop();
@@ -225,11 +228,12 @@ describe("engine: validity end and hard deadline without a sender", () => {
   });
 });
 
-describe("engine: hard deadline during a real call", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: engine: hard deadline during a real call`, () => {
+  const store = withDialect(dialect);
   let t: Awaited<ReturnType<typeof setup>>;
   before(async () => {
     // A fax timeout takes 62 s x 0.03 = 1.86 s; the deadline falls 0.8 s after the start.
-    t = await setup({ "testLine.timeScale": "0.03", "scheduler.sendLease": "300ms", "jobs.deadlineGrace": "300ms" });
+    t = await setup({ ...store.overrides(), "testLine.timeScale": "0.03", "scheduler.sendLease": "300ms", "jobs.deadlineGrace": "300ms" });
   });
   after(async () => {
     await t.node.stop();

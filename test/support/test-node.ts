@@ -31,6 +31,8 @@ export const FAST_ENGINE: Record<string, unknown> = {
   "retry.internal": "10ms,10ms",
   "retention.interval": "50ms",
   "auth.cacheTtl": "60s",
+  "cluster.heartbeatInterval": "100ms",
+  "cluster.dutyLease": "2s",
   "log.level": "silent",
 };
 

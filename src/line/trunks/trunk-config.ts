@@ -22,7 +22,7 @@
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
 import { parseDurationMs } from "../../lib/durations.ts";
-import { ConfigError } from "../../config/schema.ts";
+import { ConfigError } from "../../config/config-error.ts";
 
 export const SIP_TRANSPORTS = ["udp", "tcp", "tls"] as const;
 export type SipTransport = (typeof SIP_TRANSPORTS)[number];

@@ -4,7 +4,7 @@
  * and intranet receivers). Checked for every resolved address of every push.
  */
 import { BlockList, isIP } from "node:net";
-import { ConfigError } from "../../config/schema.ts";
+import { ConfigError } from "../../config/config-error.ts";
 import { describeForbiddenAddress } from "../../documents/forbidden-address.ts";
 import type { PushAddressGuard } from "./send-push.ts";
 

@@ -3,9 +3,9 @@
  * Migrations are numbered and never edited once released; a change is a new file.
  */
 import type { Kysely } from "kysely";
-import type { ColumnTypes } from "../store.ts";
+import type { MigrationDialect } from "../store.ts";
 
-export async function up(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
+export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema
     .createTable("customers")
     .addColumn("cust_nr", "text", (c) => c.primaryKey())

@@ -14,9 +14,9 @@
  * its push has gone out, and the push must still go out.
  */
 import type { Kysely } from "kysely";
-import type { ColumnTypes } from "../store.ts";
+import type { MigrationDialect } from "../store.ts";
 
-export async function up(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
+export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema.alterTable("customers").addColumn("push_url", "text").execute();
   await db.schema.alterTable("customers").addColumn("push_format", "text").execute();
   await db.schema.alterTable("customers").addColumn("push_events", "text").execute();

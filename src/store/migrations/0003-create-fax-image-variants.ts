@@ -9,9 +9,9 @@
  *  - job_fax_images (one image per job) is copied into fax_images as variant 0 and dropped.
  */
 import { sql, type Kysely } from "kysely";
-import type { ColumnTypes } from "../store.ts";
+import type { MigrationDialect } from "../store.ts";
 
-export async function up(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
+export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema
     .createTable("fax_images")
     .addColumn("id", "text", (c) => c.primaryKey())

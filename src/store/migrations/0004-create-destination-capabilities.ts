@@ -9,9 +9,9 @@
  * Shared by every job and every node of the store: it is the remote machine that is difficult.
  */
 import type { Kysely } from "kysely";
-import type { ColumnTypes } from "../store.ts";
+import type { MigrationDialect } from "../store.ts";
 
-export async function up(db: Kysely<unknown>, t: ColumnTypes): Promise<void> {
+export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema
     .createTable("destination_capabilities")
     .addColumn("e164", "text", (c) => c.primaryKey())

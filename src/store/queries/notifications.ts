@@ -4,7 +4,7 @@
  * Every update is guarded by the state (and lease holder) it expects, so a node that lost its
  * lease changes nothing.
  */
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { randomToken } from "../../lib/ids.ts";
 import type { Database, NotificationAttemptRow, NotificationRow } from "../database.ts";
 import { assertNotificationTransition, type NotificationState } from "../../notifications/notification-states.ts";
@@ -123,13 +123,25 @@ export async function releaseNotificationLeases(
       .selectAll()
       .where("datacenter", "=", where.datacenter)
       .where("state", "=", "delivering");
+    // An exact, case-sensitive prefix (LIKE would read "_" and "%" in node ids as wildcards).
     query =
       "expiredBefore" in where
         ? query.where("lease_until", "<", where.expiredBefore)
-        : query.where("locked_by", "like", `${where.holderPrefix}%`).where("locked_by", "!=", where.exceptHolder);
+        : query.where(sql<string>`substr(locked_by, 1, ${where.holderPrefix.length})`, "=", where.holderPrefix).where("locked_by", "!=", where.exceptHolder);
     const rows = await query.execute();
     if (rows.length > 0) assertNotificationTransition("delivering", "pending");
+    let released = 0;
     for (const n of rows) {
+      // Guarded by the state and holder read above: a try recorded meanwhile is left alone.
+      const update = await trx
+        .updateTable("notifications")
+        .set({ state: "pending", attempts: n.attempts + 1, locked_by: null, lease_until: null, next_attempt_at: where.now })
+        .where("id", "=", n.id)
+        .where("state", "=", "delivering")
+        .where("locked_by", "=", n.locked_by)
+        .executeTakeFirst();
+      if (Number(update.numUpdatedRows) === 0) continue;
+      released += 1;
       await logTry(trx, n, {
         node: n.locked_by ?? "",
         started_at: where.now,
@@ -139,14 +151,8 @@ export async function releaseNotificationLeases(
         error: "The node delivering this notification stopped before it finished; it is sent again",
         response_excerpt: null,
       });
-      await trx
-        .updateTable("notifications")
-        .set({ state: "pending", attempts: n.attempts + 1, locked_by: null, lease_until: null, next_attempt_at: where.now })
-        .where("id", "=", n.id)
-        .where("state", "=", "delivering")
-        .execute();
     }
-    return rows.length;
+    return released;
   });
 }
 

@@ -29,7 +29,7 @@ import { FaxJobRequestSchema } from "../../schemas/fax-job-request.ts";
 import { ApiErrorBodySchema } from "../../schemas/reports.ts";
 import { FaxPreviewSchema, JobFaxImagesSchema, type PagePreflightView } from "../../schemas/fax-images.ts";
 import { intakeLimits, requireInstalledOverlay } from "./send-fax.ts";
-import type { ApiDeps } from "../../build-app.ts";
+import type { ApiDeps } from "../../api-deps.ts";
 
 /** A binary body (fastify sends Buffers as they are); typed for the route, described for OpenAPI. */
 const binary = (contentType: string) => Type.Unsafe<Buffer>({ type: "string", format: "binary", description: contentType });

@@ -28,7 +28,7 @@ import {
   JobDeleteReportSchema,
   JobDeleteReportsSchema,
 } from "../../schemas/reports.ts";
-import type { ApiDeps } from "../../build-app.ts";
+import type { ApiDeps } from "../../api-deps.ts";
 import { CustNrParams } from "./send-fax.ts";
 
 export const REPORT_PAGE_LIMIT = 1000;

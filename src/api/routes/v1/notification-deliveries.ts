@@ -13,7 +13,7 @@ import { withoutCredentials } from "../../../net/url-display.ts";
 import { listJobNotifications, redeliverNotification, type NotificationWithLog } from "../../../store/queries/notifications.ts";
 import { ApiErrorBodySchema } from "../../schemas/reports.ts";
 import { JobNotificationsSchema, NotificationSchema, type NotificationView } from "../../schemas/notifications.ts";
-import type { ApiDeps } from "../../build-app.ts";
+import type { ApiDeps } from "../../api-deps.ts";
 
 const JobParams = Type.Object({ custNr: Type.String(), jobId: Type.String() });
 const NotificationParams = Type.Object({ custNr: Type.String(), jobId: Type.String(), notificationId: Type.String() });

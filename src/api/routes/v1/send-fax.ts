@@ -22,7 +22,7 @@ import { intakeFaxJob, type IntakeLimits, type NewFaxJob } from "../../fax-job-i
 import type { FaxlineConfig } from "../../../config/schema.ts";
 import { FaxJobRequestSchema, FaxJobResponseSchema } from "../../schemas/fax-job-request.ts";
 import { ApiErrorBodySchema } from "../../schemas/reports.ts";
-import type { ApiDeps } from "../../build-app.ts";
+import type { ApiDeps } from "../../api-deps.ts";
 
 export const CustNrParams = Type.Object({ custNr: Type.String({ description: "Customer number, e.g. 99999TE" }) });
 
@@ -82,12 +82,22 @@ export function registerSendFaxRoute(app: FastifyInstance, deps: ApiDeps): void 
       await requireInstalledOverlay(deps, account.custNr, job);
       const key = request.headers["idempotency-key"];
       const idempotencyKey = typeof key === "string" && key.trim() !== "" ? key.trim() : null;
-      const result = await insertJob(
-        deps.store.db,
-        job,
-        { custNr: account.custNr, login: account.login, isTest: account.isTest, region: config.node.region, datacenter: config.node.datacenter },
-        { now, idempotencyKey, deadlineGraceMs: config.jobs.deadlineGrace },
-      );
+      const store = () =>
+        insertJob(
+          deps.store.db,
+          job,
+          { custNr: account.custNr, login: account.login, isTest: account.isTest, region: config.node.region, datacenter: config.node.datacenter },
+          { now, idempotencyKey, deadlineGraceMs: config.jobs.deadlineGrace },
+        );
+      let result: Awaited<ReturnType<typeof insertJob>>;
+      try {
+        result = await store();
+      } catch (err) {
+        // The same Idempotency-Key sent twice at once (to two nodes): the unique index let one
+        // insert win; the other now finds it and answers 409 like any later duplicate.
+        if (idempotencyKey === null || !deps.store.faults.isUniqueViolation(err)) throw err;
+        result = await store();
+      }
       if (!result.inserted) {
         throw new ApiError(
           "duplicate_job",

@@ -1,21 +1,10 @@
 /**
- * The embedded SQLite store: one file under the data directory, better-sqlite3 through Kysely.
- *
- * WAL journal with synchronous=NORMAL: a committed transaction survives a killed process
- * (SIGKILL), which is the durability the job engine needs; only an OS crash or power loss can
- * lose the last transactions. busy_timeout lets the CLI write while a node runs.
- *
- * SQLite has one writer at a time, so a claim is a single `UPDATE … WHERE id = (SELECT … LIMIT 1)
- * RETURNING *` statement: no other writer can interleave between the choice and the update.
+ * SQLite's claims. SQLite has one writer at a time, so a claim is a single
+ * `UPDATE … WHERE id = (SELECT … LIMIT 1) RETURNING *` statement: no other writer can interleave
+ * between the choice and the update, and the per-destination count in the recipient claim is
+ * exact because no other claim can run beside it.
  */
-import { mkdirSync } from "node:fs";
-import { dirname } from "node:path";
-import BetterSqlite3 from "better-sqlite3";
-import { Kysely, Migrator, SqliteDialect } from "kysely";
-import type { Database } from "../database.ts";
-import { migrations, type ClaimQueries, type ColumnTypes, type Store } from "../store.ts";
-
-const TYPES: ColumnTypes = { timestamp: "bigint", blob: "blob" };
+import type { ClaimQueries } from "../../store.ts";
 
 export const sqliteClaims: ClaimQueries = {
   async claimJobToRender(db, { datacenter, node, leaseUntil }) {
@@ -107,38 +96,3 @@ export const sqliteClaims: ClaimQueries = {
       .executeTakeFirst();
   },
 };
-
-export interface OpenSqliteOptions {
-  /** Path of the database file, or ":memory:". */
-  file: string;
-}
-
-export async function openSqliteStore(options: OpenSqliteOptions): Promise<Store> {
-  if (options.file !== ":memory:") mkdirSync(dirname(options.file), { recursive: true });
-  const database = new BetterSqlite3(options.file);
-  database.pragma("journal_mode = WAL");
-  database.pragma("synchronous = NORMAL");
-  database.pragma("foreign_keys = ON");
-  database.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
-
-  return {
-    dialect: "sqlite",
-    db,
-    claims: sqliteClaims,
-    async migrate() {
-      const migrator = new Migrator({
-        db,
-        provider: { getMigrations: async () => migrations(TYPES) },
-      });
-      const { error, results } = await migrator.migrateToLatest();
-      if (error) {
-        const failed = results?.find((r) => r.status === "Error")?.migrationName ?? "unknown";
-        throw new Error(`Store migration ${failed} failed: ${(error as Error).message}`, { cause: error });
-      }
-    },
-    async close() {
-      await db.destroy();
-    },
-  };
-}

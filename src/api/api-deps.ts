@@ -1,0 +1,20 @@
+/**
+ * What the API's routes need from the node: configuration, store, clock, logger and the hooks
+ * that wake the node's own roles. Shared by build-app.ts and every route module, so it lives
+ * below both.
+ */
+import type { FaxlineConfig } from "../config/schema.ts";
+import type { Clock } from "../lib/clock.ts";
+import type { Logger } from "../lib/logger.ts";
+import type { Store } from "../store/store.ts";
+
+export interface ApiDeps {
+  config: FaxlineConfig;
+  store: Store;
+  clock: Clock;
+  logger: Logger;
+  /** Called after a job is stored, to wake this node's scheduler. */
+  onJobAccepted?: (jobId: string) => void;
+  /** Called after a notification is queued for redelivery, to wake this node's notifier. */
+  onNotificationQueued?: () => void;
+}

@@ -1,0 +1,311 @@
+/**
+ * The store as several nodes share it, on each dialect: concurrent claims from several
+ * connections ("nodes") never hand one row to two claimers and keep sender.callsPerNumber
+ * over all of them; singleton duty leases; the node registry and its guard on node ids.
+ * Each "node" here is a store opened separately (its own pool or SQLite connection), as a
+ * real node opens it.
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Kysely } from "kysely";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { silentLogger } from "../../src/lib/logger.ts";
+import { NodeIdInUseError, NodeRegistry, nodeStatus } from "../../src/cluster/node-registry.ts";
+import { SingletonDuty } from "../../src/cluster/singleton-duty.ts";
+import { StoreHealth } from "../../src/cluster/store-health.ts";
+import { startAttempt } from "../../src/scheduler/recipient-outcomes.ts";
+import type { Database } from "../../src/store/database.ts";
+import { acquireClusterLease, releaseClusterLease } from "../../src/store/queries/cluster-leases.ts";
+import { listNodes } from "../../src/store/queries/nodes.ts";
+import type { Store } from "../../src/store/store.ts";
+import { DIALECTS, openTestStore, testStore, type TestStore } from "../support/dialects.ts";
+import { tempDir } from "../support/test-node.ts";
+
+const T0 = Date.UTC(2026, 10, 1);
+
+async function seedJob(db: Kysely<Database>, jobId: string, recipients: { id: string; e164: string }[]): Promise<void> {
+  await db
+    .insertInto("jobs")
+    .values({
+      id: jobId,
+      cust_nr: "99999TE",
+      login: "tester",
+      region: "DE",
+      datacenter: "DE1",
+      state: "active",
+      is_test: 1,
+      is_express: 0,
+      blacklist_check: 0,
+      csid: null,
+      paper_format: "A4",
+      resolution: "HIGH",
+      header: null,
+      coverpage_template: null,
+      overlay_name: null,
+      overlay_mode: null,
+      customer_defined_id: null,
+      billing_code: null,
+      billing_info: null,
+      customer_reference: null,
+      status_report_options: null,
+      idempotency_key: null,
+      request_hash: null,
+      valid_from: T0,
+      valid_until: T0 + 86_400_000,
+      deadline_at: T0 + 90_000_000,
+      pages: 1,
+      page_sizes: "[1000]",
+      render_attempts: 1,
+      created_at: T0,
+    })
+    .execute();
+  for (let i = 0; i < recipients.length; i += 200) {
+    await db
+      .insertInto("recipients")
+      .values(
+        recipients.slice(i, i + 200).map((r, k) => ({
+          id: r.id,
+          job_id: jobId,
+          ordinal: i + k,
+          datacenter: "DE1",
+          is_express: 0,
+          number: r.e164,
+          alternative_numbers: null,
+          properties: null,
+          dial_targets: JSON.stringify([{ e164: r.e164, dialString: `00${r.e164.slice(1)}` }]),
+          target_index: 0,
+          dead_targets: "[]",
+          current_e164: r.e164,
+          state: "ready",
+          run_at: T0,
+          attempt_count: 0,
+          retries_used: "{}",
+          duration_secs: 0,
+          pages_sent: 0,
+        })),
+      )
+      .execute();
+  }
+}
+
+for (const dialect of DIALECTS) {
+  describe(`${dialect}: claims from several nodes at once`, () => {
+    const dir = tempDir();
+    let ts: TestStore;
+    const nodes: Store[] = [];
+    before(async () => {
+      ts = await testStore(dialect);
+      // SQLite's nodes are processes that take turns on the file's one write lock; in one
+      // process (one thread) they share a connection, which Kysely takes in turns.
+      const first = await openTestStore(ts, dir.path);
+      nodes.push(first);
+      for (let i = 1; i < 4; i++) nodes.push(dialect === "sqlite" ? first : await openTestStore(ts, dir.path));
+    });
+    after(async () => {
+      for (const n of new Set(nodes)) await n.close();
+      await ts.drop();
+      dir.remove();
+    });
+
+    it("hands every recipient to one claimer once and keeps callsPerNumber over all nodes", async () => {
+      const LIMIT = 2;
+      const DESTINATIONS = 12;
+      const recipients = Array.from({ length: 240 }, (_, i) => ({ id: `FNCLAIM${String(i).padStart(5, "0")}`, e164: `+49301000${String(i % DESTINATIONS).padStart(3, "0")}` }));
+      await seedJob(nodes[0]!.db, "FJCLAIMTEST000000000001", recipients);
+
+      const claimedBy = new Map<string, string>();
+      const holding = new Map<string, number>();
+      let maxSeen = 0;
+      const violations: string[] = [];
+      const claimer = async (store: Store, name: string) => {
+        for (;;) {
+          const claimed = await store.db.transaction().execute(async (trx) => {
+            const r = await store.claims.claimDueRecipient(trx, { datacenter: "DE1", node: name, now: T0 + 1, leaseUntil: T0 + 60_000, callsPerNumber: LIMIT });
+            if (r) await startAttempt(trx, r, name, T0 + 1);
+            return r;
+          });
+          if (!claimed) {
+            const left = await store.db.selectFrom("recipients").select("id").where("state", "in", ["ready", "sending"]).limit(1).execute();
+            if (left.length === 0) return;
+            await new Promise((r) => setTimeout(r, 2));
+            continue;
+          }
+          const e164 = claimed.current_e164!;
+          if (claimedBy.has(claimed.id)) violations.push(`${claimed.id} claimed by ${claimedBy.get(claimed.id)} and ${name}`);
+          claimedBy.set(claimed.id, name);
+          const now = (holding.get(e164) ?? 0) + 1;
+          holding.set(e164, now);
+          maxSeen = Math.max(maxSeen, now);
+          const running = await store.db
+            .selectFrom("recipients")
+            .select((eb) => eb.fn.countAll().as("n"))
+            .where("current_e164", "=", e164)
+            .where("state", "=", "sending")
+            .executeTakeFirstOrThrow();
+          if (Number(running.n) > LIMIT) violations.push(`${Number(running.n)} calls to ${e164}`);
+          await new Promise((r) => setTimeout(r, Math.random() * 4));
+          holding.set(e164, holding.get(e164)! - 1);
+          await store.db.updateTable("recipients").set({ state: "succeeded", locked_by: null, lease_until: null }).where("id", "=", claimed.id).execute();
+        }
+      };
+      await Promise.all(nodes.flatMap((store, n) => [0, 1, 2].map((c) => claimer(store, `node${n}:c${c}`))));
+
+      assert.deepEqual(violations, []);
+      assert.equal(claimedBy.size, recipients.length, "every recipient was claimed");
+      assert.ok(maxSeen <= LIMIT, `at most ${LIMIT} calls at once to one number (saw ${maxSeen})`);
+      const attempts = await nodes[0]!.db.selectFrom("attempts").select(["recipient_id", "attempt_no"]).execute();
+      assert.equal(attempts.length, recipients.length, "one attempt per recipient");
+      assert.equal(new Set(attempts.map((a) => a.recipient_id)).size, recipients.length);
+      if (dialect === "postgres") assert.ok(maxSeen === LIMIT, "with 12 claimers on 12 numbers the limit is reached");
+    });
+
+    it("claims each pending job for rendering once", async () => {
+      const ids = Array.from({ length: 40 }, (_, i) => `FJRENDER${String(i).padStart(14, "0")}`);
+      for (const id of ids) {
+        await seedJob(nodes[0]!.db, id, []);
+        await nodes[0]!.db.updateTable("jobs").set({ state: "pending" }).where("id", "=", id).execute();
+      }
+      const won: string[] = [];
+      await Promise.all(
+        nodes.flatMap((store, n) =>
+          [0, 1].map(async (c) => {
+            for (;;) {
+              const job = await store.claims.claimJobToRender(store.db, { datacenter: "DE1", node: `n${n}c${c}`, now: T0, leaseUntil: T0 + 1000 });
+              if (!job) return;
+              won.push(job.id);
+            }
+          }),
+        ),
+      );
+      assert.equal(won.length, ids.length);
+      assert.deepEqual([...won].sort(), [...ids].sort());
+    });
+  });
+
+  describe(`${dialect}: singleton duties`, () => {
+    const dir = tempDir();
+    let ts: TestStore;
+    let a: Store;
+    let b: Store;
+    before(async () => {
+      ts = await testStore(dialect);
+      a = await openTestStore(ts, dir.path);
+      b = await openTestStore(ts, dir.path);
+    });
+    after(async () => {
+      await a.close();
+      await b.close();
+      await ts.drop();
+      dir.remove();
+    });
+
+    it("is created, renewed, held elsewhere, taken over after the lease, and released", async () => {
+      const lease = { name: "sweep:DE1", leaseMs: 1000 };
+      assert.equal((await acquireClusterLease(a.db, { ...lease, holder: "a:1", now: T0 })).outcome, "created");
+      assert.equal((await acquireClusterLease(b.db, { ...lease, holder: "b:1", now: T0 + 10 })).outcome, "held_elsewhere");
+      assert.equal((await acquireClusterLease(a.db, { ...lease, holder: "a:1", now: T0 + 500 })).outcome, "renewed");
+      assert.equal((await acquireClusterLease(b.db, { ...lease, holder: "b:1", now: T0 + 1400 })).outcome, "held_elsewhere", "renewed until T0 + 1500");
+      const taken = await acquireClusterLease(b.db, { ...lease, holder: "b:1", now: T0 + 1501 });
+      assert.equal(taken.outcome, "taken_over");
+      assert.equal(taken.leaseUntil, T0 + 2501);
+      assert.equal((await acquireClusterLease(a.db, { ...lease, holder: "a:1", now: T0 + 1600 })).outcome, "held_elsewhere");
+      assert.equal(await releaseClusterLease(a.db, lease.name, "a:1"), false, "a cannot release what it no longer holds");
+      assert.equal(await releaseClusterLease(b.db, lease.name, "b:1"), true);
+      assert.equal((await acquireClusterLease(a.db, { ...lease, holder: "a:1", now: T0 + 1700 })).outcome, "created");
+    });
+
+    it("goes to exactly one of many nodes asking at once", async () => {
+      const outcomes = await Promise.all(
+        Array.from({ length: 12 }, (_, i) => acquireClusterLease((i % 2 === 0 ? a : b).db, { name: "retention:DE2", holder: `n${i}:x`, now: T0, leaseMs: 5000 })),
+      );
+      assert.equal(outcomes.filter((o) => o.outcome !== "held_elsewhere").length, 1);
+    });
+
+    it("SingletonDuty writes only when a third of the lease is used, and hands over when released", async () => {
+      const clock = new ManualClock(T0);
+      const first = new SingletonDuty({ db: a.db, name: "notification-sweep:DE1", holder: "first:1", leaseMs: 3000, clock, logger: silentLogger() });
+      const second = new SingletonDuty({ db: b.db, name: "notification-sweep:DE1", holder: "second:1", leaseMs: 3000, clock, logger: silentLogger() });
+      assert.equal(await first.tryHold(), true);
+      assert.equal(await second.tryHold(), false);
+      await clock.advance(500);
+      const row = () => a.db.selectFrom("cluster_leases").selectAll().where("name", "=", "notification-sweep:DE1").executeTakeFirstOrThrow();
+      assert.equal(await first.tryHold(), true);
+      assert.equal(Number((await row()).renewed_at), T0, "no write within the first third");
+      await clock.advance(600);
+      assert.equal(await first.tryHold(), true);
+      assert.equal(Number((await row()).renewed_at), T0 + 1100);
+      await first.release();
+      assert.equal(first.held, false);
+      assert.equal(await second.tryHold(), true, "released: the other node takes it at once");
+      // The holder stops renewing (it died): after the lease, the first one takes it back.
+      await clock.advance(3001);
+      assert.equal(await first.tryHold(), true);
+      assert.equal(await second.tryHold(), false);
+    });
+  });
+
+  describe(`${dialect}: the node registry`, () => {
+    const dir = tempDir();
+    let ts: TestStore;
+    let store: Store;
+    before(async () => {
+      ts = await testStore(dialect);
+      store = await openTestStore(ts, dir.path);
+    });
+    after(async () => {
+      await store.close();
+      await ts.drop();
+      dir.remove();
+    });
+
+    const registry = (clock: ManualClock, host: string, instance: string, calls = 0) =>
+      new NodeRegistry({
+        db: store.db,
+        clock,
+        logger: silentLogger(),
+        id: "de1-node-a",
+        instance,
+        region: "DE",
+        datacenter: "DE1",
+        roles: ["api", "sender"],
+        version: "9.9.9",
+        apiUrl: () => "http://127.0.0.1:1",
+        heartbeatMs: 1000,
+        activeCalls: () => calls,
+        health: new StoreHealth(clock.now()),
+        hostname: host,
+      });
+
+    it("registers, beats, stops, and refuses a second live host with the same id", async () => {
+      const clock = new ManualClock(T0);
+      const first = registry(clock, "host-1", "de1-node-a:aaa", 3);
+      await first.register();
+      await clock.advance(1000);
+      await first.beat();
+      let [row] = await listNodes(store.db);
+      assert.equal(row!.instance, "de1-node-a:aaa");
+      assert.equal(Number(row!.last_seen_at), T0 + 1000);
+      assert.equal(row!.active_calls, 3);
+      assert.equal(nodeStatus(row!, clock.now(), 1000), "running");
+      assert.equal(nodeStatus(row!, clock.now() + 3001, 1000), "not responding");
+
+      await assert.rejects(registry(clock, "host-2", "de1-node-a:bbb").register(), (err: unknown) => err instanceof NodeIdInUseError && /host-1/.test(err.message));
+      // The same host: the local lock has proven the old life dead, so its row is taken over.
+      await registry(clock, "host-1", "de1-node-a:ccc").register();
+      [row] = await listNodes(store.db);
+      assert.equal(row!.instance, "de1-node-a:ccc");
+      // The displaced life's heartbeats no longer count as this node's.
+      await first.beat();
+      [row] = await listNodes(store.db);
+      assert.equal(row!.instance, "de1-node-a:ccc");
+
+      // Silent for more than three heartbeats: another host may take the id.
+      await clock.advance(3500);
+      const third = registry(clock, "host-2", "de1-node-a:ddd");
+      await third.register();
+      await third.stop();
+      [row] = await listNodes(store.db);
+      assert.equal(nodeStatus(row!, clock.now(), 1000), "stopped");
+    });
+  });
+}
