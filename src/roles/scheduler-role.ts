@@ -32,12 +32,19 @@ import { applyFailure, completeJobIfDone, failRecipientsFinal, lockJob } from ".
 import { pause } from "../lib/wakeup.ts";
 import { retrySchedule, type NodeContext, type RunningRole } from "./node-context.ts";
 
-export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: number; recipients: number }> {
+/**
+ * `locked_by`'s node-id part, to compare with `<node id>:`. An exact, case-sensitive prefix:
+ * LIKE would treat "_" and "%" in node ids as wildcards and (in SQLite) ignore case, and so
+ * take the leases of other, live nodes.
+ */
+function ownPreviousLives(ctx: NodeContext, column: "locked_by" | "holder" = "locked_by") {
+  return sql<string>`substr(${sql.ref(column)}, 1, ${`${ctx.nodeId}:`.length})`;
+}
+
+export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: number; recipients: number; duties: number }> {
   const { db } = ctx.store;
   const prefix = `${ctx.nodeId}:`;
-  // An exact, case-sensitive prefix: LIKE would treat "_" and "%" in node ids as wildcards and
-  // (in SQLite) ignore case, and so release the leases of other, live nodes.
-  const ownPrefix = sql<string>`substr(locked_by, 1, ${prefix.length})`;
+  const ownPrefix = ownPreviousLives(ctx);
   const jobs = await db
     .updateTable("jobs")
     .set({ lease_until: 0 })
@@ -52,7 +59,13 @@ export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: nu
     .where("locked_by", "!=", ctx.holder)
     .where("state", "=", "sending")
     .executeTakeFirst();
-  return { jobs: Number(jobs.numUpdatedRows), recipients: Number(recipients.numUpdatedRows) };
+  // Singleton duties of the previous life: free them, so they need not wait for their lease.
+  const duties = await db
+    .deleteFrom("cluster_leases")
+    .where(ownPreviousLives(ctx, "holder"), "=", prefix)
+    .where("holder", "!=", ctx.holder)
+    .executeTakeFirst();
+  return { jobs: Number(jobs.numUpdatedRows), recipients: Number(recipients.numUpdatedRows), duties: Number(duties.numDeletedRows) };
 }
 
 type JobRenderResult =
@@ -235,16 +248,11 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
   // Expired send leases: the call's node is gone. Judged only on a steady connection: after an
   // outage of the store every lease looks expired, and the nodes that held them must first get
   // the time to record the calls that ended meanwhile (cluster/store-health.ts).
+  // This node's own previous lives (released at start) are known dead and taken at once.
   const steady = ctx.health.steadyFor(now) >= 2 * ctx.config.cluster.heartbeatInterval;
-  const staleSends = !steady
-    ? []
-    : await db
-    .selectFrom("recipients")
-    .selectAll()
-    .where("datacenter", "=", dc)
-    .where("state", "=", "sending")
-    .where("lease_until", "<", now)
-    .execute();
+  let staleQuery = db.selectFrom("recipients").selectAll().where("datacenter", "=", dc).where("state", "=", "sending").where("lease_until", "<", now);
+  if (!steady) staleQuery = staleQuery.where(ownPreviousLives(ctx), "=", `${ctx.nodeId}:`);
+  const staleSends = await staleQuery.execute();
   for (const stale of staleSends) {
     await db.transaction().execute(async (trx) => {
       await lockJob(trx, stale.job_id);

@@ -164,7 +164,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     await registry.register();
 
     const released = await releasePreviousLives(context);
-    if (released.jobs + released.recipients > 0) {
+    if (released.jobs + released.recipients + released.duties > 0) {
       context.logger.warn(released, "released leases held by this node before its restart");
     }
     const roles: RunningRole[] = [];

@@ -12,6 +12,7 @@ import sharp from "sharp";
 import { installOverlay } from "../../src/accounts/rendering-settings.ts";
 import { readTiffPages } from "../../src/render/fax-image/tiff-structure.ts";
 import { api, createTestLogin, startTestNode, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const b64 = (bytes: Uint8Array | string) => Buffer.from(bytes).toString("base64");
 
@@ -32,7 +33,8 @@ async function fetchBytes(url: string, creds: { login: string; password: string 
   return { status: res.status, type: res.headers.get("content-type"), bytes: Buffer.from(await res.arrayBuffer()) };
 }
 
-describe("fax images and preview (API extension)", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: fax images and preview (API extension)`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   let client: ReturnType<typeof api>;
   let creds: Awaited<ReturnType<typeof createTestLogin>>;
@@ -41,7 +43,7 @@ describe("fax images and preview (API extension)", () => {
   let logo: Buffer;
 
   before(async () => {
-    node = await startTestNode();
+    node = await startTestNode(store.overrides());
     creds = await createTestLogin(node);
     custNr = creds.custNr;
     client = api(node.url, creds);

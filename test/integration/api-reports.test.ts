@@ -7,13 +7,15 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { seedCompletedJobs } from "../support/seed-completed-jobs.ts";
 import { api, createTestLogin, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const NUMBER = "+4989000000000";
 const UNKNOWN_ID = "FJ0000000000UNKNOWN000";
 
 type Client = ReturnType<typeof api>;
 
-describe("api: reports", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: api: reports`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   let loginNo = 0;
 
@@ -51,7 +53,7 @@ describe("api: reports", () => {
   const shared = async () => (sharedAccount ??= await newAccount());
 
   before(async () => {
-    node = await startTestNode();
+    node = await startTestNode(store.overrides());
   });
   after(async () => {
     await node.stop();

@@ -7,6 +7,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { api, createTestLogin, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const NUMBER = "+4989000000000";
 const JOB_ID = /^FJ[A-Z0-9]{20}$/;
@@ -17,7 +18,8 @@ interface ErrorBody {
   message: string;
 }
 
-describe("api: send a fax job", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: api: send a fax job`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   let creds: { custNr: string; login: string; password: string };
   let client: ReturnType<typeof api>;
@@ -56,7 +58,7 @@ describe("api: send a fax job", () => {
   };
 
   before(async () => {
-    node = await startTestNode({
+    node = await startTestNode({ ...store.overrides(),
       "jobs.maxRecipients": 5,
       "jobs.maxDocuments": 3,
       "jobs.maxDocumentBytes": 4096,

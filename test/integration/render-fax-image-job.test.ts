@@ -12,6 +12,7 @@ import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { readTiffPages } from "../../src/render/fax-image/tiff-structure.ts";
 import type { PagePreflight } from "../../src/render/preflight/page-preflight.ts";
 import { api, createTestLogin, eventually, startTestNode, tempDir, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const b64 = (text: string) => Buffer.from(text).toString("base64");
 /** 70 lines: two A4 pages. */
@@ -40,12 +41,13 @@ function recipientsOf(node: TestNode, jobId: string) {
   return node.node.context.store.db.selectFrom("recipients").select(["number", "fax_image_id"]).where("job_id", "=", jobId).orderBy("ordinal").execute();
 }
 
-describe("a job's fax images", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: a job's fax images`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   let client: ReturnType<typeof api>;
   let custNr: string;
   before(async () => {
-    node = await startTestNode();
+    node = await startTestNode(store.overrides());
     const creds = await createTestLogin(node);
     custNr = creds.custNr;
     client = api(node.url, creds);
@@ -128,10 +130,11 @@ describe("a job's fax images", () => {
   });
 });
 
-describe("render.timeout", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: render.timeout`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   before(async () => {
-    node = await startTestNode({ "render.timeout": "1ms" });
+    node = await startTestNode({ ...store.overrides(), "render.timeout": "1ms" });
   });
   after(async () => {
     await node.stop();
@@ -155,12 +158,13 @@ describe("render.timeout", () => {
   });
 });
 
-describe("rendering a job again", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: rendering a job again`, () => {
+  const store = withDialect(dialect);
   it("replaces the images left behind instead of failing on them", async () => {
     const dir = tempDir();
     try {
       // An api-only node accepts the job and renders nothing.
-      const intake = await startTestNode({ "node.roles": "api", "node.id": "intake" }, dir.path);
+      const intake = await startTestNode({ ...store.overrides(), "node.roles": "api", "node.id": "intake" }, dir.path);
       const creds = await createTestLogin(intake);
       const sent = await api(intake.url, creds).post(`/${creds.custNr}/fax`, { recipients: [{ number: "+4989000002003" }], documents: [TWO_PAGE_DOC] });
       assert.equal(sent.status, 201);
@@ -185,7 +189,7 @@ describe("rendering a job again", () => {
       }
       await intake.stop();
 
-      const full = await startTestNode({ "node.id": "full" }, dir.path);
+      const full = await startTestNode({ ...store.overrides(), "node.id": "full" }, dir.path);
       try {
         const client = api(full.url, creds);
         const report = await waitForFinalReport(client, creds.custNr, jobId);

@@ -1,11 +1,13 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { api, createTestLogin, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
-describe("smoke: a test account sends a text fax", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: smoke: a test account sends a text fax`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   before(async () => {
-    node = await startTestNode();
+    node = await startTestNode(store.overrides());
   });
   after(async () => {
     await node.stop();

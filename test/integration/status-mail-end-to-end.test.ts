@@ -10,12 +10,14 @@ import sharp from "sharp";
 import { PDFDocument } from "pdf-lib";
 import { XMLParser } from "fast-xml-parser";
 import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 import { attachments, mimePartOfType, parseMime, SmtpSink } from "../support/smtp-sink.ts";
 import { PushReceiver } from "../support/push-receiver.ts";
 
 const LONG_TEXT = { name: "letter.txt", data: Buffer.from(Array.from({ length: 150 }, (_, i) => `Line ${i + 1} of a three-page letter.`).join("\n")).toString("base64") };
 
-describe("e-mail status reports", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: e-mail status reports`, () => {
+  const store = withDialect(dialect);
   let smtp: SmtpSink;
   let receiver: PushReceiver;
   let node: TestNode;
@@ -26,7 +28,7 @@ describe("e-mail status reports", () => {
     await smtp.start();
     receiver = new PushReceiver();
     await receiver.start();
-    node = await startTestNode({
+    node = await startTestNode({ ...store.overrides(),
       "mail.host": "127.0.0.1",
       "mail.port": smtp.port,
       "mail.security": "none",

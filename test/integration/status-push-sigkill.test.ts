@@ -9,10 +9,12 @@ import assert from "node:assert/strict";
 import { api, eventually, tempDir } from "../support/test-node.ts";
 import { createAccountWithCli, startChildNode, stopAllChildNodes, withChildLogs, type ChildNode } from "../support/child-node.ts";
 import { PushReceiver } from "../support/push-receiver.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const ACCOUNT = { custNr: "KILL1", login: "killer", password: "kill-pass-1" };
 
-describe("status push across a SIGKILL", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: status push across a SIGKILL`, () => {
+  const store = withDialect(dialect);
   const dir = tempDir("faxline-push-kill-");
   const receiver = new PushReceiver();
   after(async () => {
@@ -25,8 +27,9 @@ describe("status push across a SIGKILL", () => {
     await receiver.start();
     let calls = 0;
     receiver.on("/hook", () => (++calls === 1 ? "hang" : { status: 200 }));
-    await createAccountWithCli(dir.path, ACCOUNT);
+    await createAccountWithCli(dir.path, ACCOUNT, { env: store.env() });
     const env = {
+      ...store.env(),
       FAXLINE_NODE_ID: "push-kill-node",
       FAXLINE_PUSH_ALLOW_TARGETS: "127.0.0.1",
       FAXLINE_PUSH_TIMEOUT: "60s",

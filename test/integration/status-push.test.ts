@@ -9,6 +9,7 @@ import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { XMLParser } from "fast-xml-parser";
 import { api, createTestLogin, eventually, startTestNode, tempDir, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 import { PushReceiver, type ReceivedRequest } from "../support/push-receiver.ts";
 import { installTemplate, rotateSigningSecret, setPushSettings } from "../../src/accounts/notification-settings.ts";
 import { verifyWebhook } from "../../src/notifications/push/sign-webhook.ts";
@@ -55,7 +56,8 @@ async function waitForNotificationState(t: TestNode, creds: { custNr: string; lo
 
 const xml = new XMLParser({ parseTagValue: false, isArray: (name) => ["faxRecipient", "document"].includes(name) });
 
-describe("HTTP status push", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: HTTP status push`, () => {
+  const store = withDialect(dialect);
   let receiver: PushReceiver;
   let node: TestNode;
   let creds: { custNr: string; login: string; password: string };
@@ -63,7 +65,7 @@ describe("HTTP status push", () => {
   before(async () => {
     receiver = new PushReceiver();
     await receiver.start();
-    node = await startTestNode(PUSH_FAST);
+    node = await startTestNode({ ...store.overrides(), ...PUSH_FAST });
     creds = await createTestLogin(node);
   });
   after(async () => {
@@ -244,7 +246,8 @@ describe("HTTP status push", () => {
   });
 });
 
-describe("HTTP status push: guard, outage and restart", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: HTTP status push: guard, outage and restart`, () => {
+  const store = withDialect(dialect, { fresh: "test" });
   const cleanups: (() => Promise<void>)[] = [];
   afterEach(async () => {
     while (cleanups.length > 0) await cleanups.pop()!();
@@ -254,7 +257,7 @@ describe("HTTP status push: guard, outage and restart", () => {
     const receiver = new PushReceiver();
     await receiver.start();
     cleanups.push(() => receiver.stop());
-    const node = await startTestNode({ ...PUSH_FAST, "push.allowTargets": "" });
+    const node = await startTestNode({ ...store.overrides(), ...PUSH_FAST, "push.allowTargets": "" });
     cleanups.push(() => node.stop());
     const creds = await createTestLogin(node);
     const jobId = await sendJob(node, creds, { targetUrl: receiver.url("/hook") });
@@ -272,7 +275,7 @@ describe("HTTP status push: guard, outage and restart", () => {
     const dir = tempDir();
     cleanups.push(async () => dir.remove());
 
-    const first = await startTestNode({ ...PUSH_FAST, "node.id": "push-node" }, dir.path);
+    const first = await startTestNode({ ...store.overrides(), ...PUSH_FAST, "node.id": "push-node" }, dir.path);
     const creds = await createTestLogin(first);
     const jobId = await sendJob(first, creds, { targetUrl: `http://127.0.0.1:${port}/hook` });
     await eventually(
@@ -285,7 +288,7 @@ describe("HTTP status push: guard, outage and restart", () => {
     );
     await first.stop();
     const before = await (async () => {
-      const node = await startTestNode({ ...PUSH_FAST, "node.id": "push-node", "node.roles": "api" }, dir.path);
+      const node = await startTestNode({ ...store.overrides(), ...PUSH_FAST, "node.id": "push-node", "node.roles": "api" }, dir.path);
       try {
         return await deliveryLog(node, creds, jobId);
       } finally {
@@ -297,7 +300,7 @@ describe("HTTP status push: guard, outage and restart", () => {
     assert.ok(n.tries.every((t: any) => t.outcome === "retry" && /ECONNREFUSED/.test(t.error)), JSON.stringify(n.tries));
 
     await receiver.start(port);
-    const second = await startTestNode({ ...PUSH_FAST, "node.id": "push-node" }, dir.path);
+    const second = await startTestNode({ ...store.overrides(), ...PUSH_FAST, "node.id": "push-node" }, dir.path);
     cleanups.push(() => second.stop());
     const after = await waitForNotificationState(second, creds, jobId, "delivered");
     assert.equal(receiver.received("/hook").length, 1, "delivered once");

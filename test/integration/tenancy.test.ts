@@ -12,11 +12,13 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { setLoginDisabled } from "../../src/accounts/accounts.ts";
 import { api, createTestLogin, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const NUMBER = "+4989000000000";
 const job = { recipients: [{ number: NUMBER }], documents: [TEXT_DOC] };
 
-describe("tenancy and access control", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: tenancy and access control`, () => {
+  const store = withDialect(dialect);
   let node: TestNode;
   let loginNo = 0;
 
@@ -39,7 +41,7 @@ describe("tenancy and access control", () => {
   };
 
   before(async () => {
-    node = await startTestNode({ "auth.maxFailures": 3, "auth.lockout": "2s" });
+    node = await startTestNode({ ...store.overrides(), "auth.maxFailures": 3, "auth.lockout": "2s" });
   });
   after(async () => {
     await node.stop();
@@ -129,7 +131,7 @@ describe("tenancy and access control", () => {
   describe("disabled logins (node with auth.cacheTtl 0s)", () => {
     let strict: TestNode;
     before(async () => {
-      strict = await startTestNode({ "auth.cacheTtl": "0s" });
+      strict = await startTestNode({ ...store.overrides(), "auth.cacheTtl": "0s" });
     });
     after(async () => {
       await strict.stop();

@@ -1,8 +1,10 @@
 /**
  * Acceptance test: two data centers of one region, as two real `faxline serve` processes.
  *
- * DE1 and DE2 run with their own data directories (their own stores) and the same test account,
- * created on each with the `faxline accounts create` command. A client sends some jobs through
+ * DE1 and DE2 run with their own data directories and the same test account, created with the
+ * `faxline accounts create` command. On SQLite each data center has its own store (the account
+ * is created in both); on PostgreSQL both share one database, as the data centers of a region
+ * do, and the account is created once. A client sends some jobs through
  * DE1 and some through DE2, as an HA front would spread them, and then reads and deletes the
  * reports the way the Retarus SDKs do (reference §7): the Go SDK asks both data centers in
  * parallel and merges, the Java, Rust and Node SDKs ask DE2 then DE1 and stop at the first
@@ -12,6 +14,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { api, tempDir, TEXT_DOC, waitForFinalReport, type ApiResponse } from "../support/test-node.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
 import {
   createAccountWithCli,
   freePort,
@@ -30,7 +33,8 @@ type Dc = "DE1" | "DE2";
 /** Which data center the HA front hands each of the 10 jobs to: 6 to DE1, 4 to DE2. */
 const FRONT: readonly Dc[] = ["DE1", "DE1", "DE2", "DE1", "DE2", "DE1", "DE1", "DE2", "DE1", "DE2"];
 
-describe("two data centers DE1 and DE2: each job is reported and deleted only where it was accepted", () => {
+for (const dialect of DIALECTS) describe(`${dialect}: two data centers DE1 and DE2: each job is reported and deleted only where it was accepted`, () => {
+  const store = withDialect(dialect);
   const dirs = { DE1: tempDir("faxline-de1-"), DE2: tempDir("faxline-de2-") };
   const nodes: Partial<Record<Dc, ChildNode>> = {};
   const clients = {} as Record<Dc, Client>;
@@ -47,10 +51,12 @@ describe("two data centers DE1 and DE2: each job is reported and deleted only wh
   };
 
   before(async () => {
-    await Promise.all((["DE1", "DE2"] as const).map((dc) => createAccountWithCli(dirs[dc].path, ACCOUNT)));
+    const env = store.env();
+    if (dialect === "sqlite") await Promise.all((["DE1", "DE2"] as const).map((dc) => createAccountWithCli(dirs[dc].path, ACCOUNT)));
+    else await createAccountWithCli(dirs.DE1.path, ACCOUNT, { env });
     const [de1, de2] = await Promise.all(
       (["DE1", "DE2"] as const).map((dc) =>
-        startChildNode({ name: dc, dataDir: dirs[dc].path, region: "DE", datacenter: dc, env: FAST_RETRIES_ENV }),
+        startChildNode({ name: dc, dataDir: dirs[dc].path, region: "DE", datacenter: dc, env: { ...FAST_RETRIES_ENV, ...env } }),
       ),
     );
     nodes.DE1 = de1;

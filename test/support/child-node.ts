@@ -290,10 +290,10 @@ export interface CliAccount {
 }
 
 /** `faxline accounts create … --test` on the store of `dataDir`; throws unless it succeeds. */
-export async function createAccountWithCli(dataDir: string, account: CliAccount, options: { test?: boolean } = {}): Promise<void> {
+export async function createAccountWithCli(dataDir: string, account: CliAccount, options: { test?: boolean; env?: Record<string, string> } = {}): Promise<void> {
   const args = ["accounts", "create", "--customer", account.custNr, "--login", account.login, "--password", account.password];
   if (options.test ?? true) args.push("--test");
-  const result = await runFaxlineCli(args, { FAXLINE_DATA_DIR: dataDir, FAXLINE_LOG_LEVEL: "warn" });
+  const result = await runFaxlineCli(args, { FAXLINE_DATA_DIR: dataDir, FAXLINE_LOG_LEVEL: "warn", ...options.env });
   if (result.code !== 0) {
     throw new Error(`faxline ${args.slice(0, 2).join(" ")} failed (code ${result.code}, signal ${result.signal})\nstdout:\n${result.stdout}\nstderr:\n${result.stderr}`);
   }

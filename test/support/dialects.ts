@@ -8,7 +8,7 @@
  * cleanup. SQLite stores live in the suite's data directory, as before; PostgreSQL stores are a
  * new database on the test server (support/postgres-cluster.ts).
  */
-import { before } from "node:test";
+import { before, beforeEach } from "node:test";
 import { openStore } from "../../src/store/dialects/open-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { createTestDatabase } from "./postgres-cluster.ts";
@@ -65,9 +65,14 @@ process.once("beforeExit", () => {
  * environment. The database is dropped when the test file's process ends, after the suite's
  * nodes have stopped.
  */
-export function withDialect(dialect: TestDialect): { overrides(): Record<string, unknown>; env(): Record<string, string>; store(): TestStore } {
+export function withDialect(
+  dialect: TestDialect,
+  options: { fresh?: "suite" | "test" } = {},
+): { overrides(): Record<string, unknown>; env(): Record<string, string>; store(): TestStore } {
   let current: TestStore | undefined;
-  before(async () => {
+  // "test": a new store for every test, for suites whose tests each start nodes of their own
+  // on new data directories (as new SQLite files are, for the SQLite run).
+  (options.fresh === "test" ? beforeEach : before)(async () => {
     current = await testStore(dialect);
   });
   const get = (): TestStore => {
