@@ -197,7 +197,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
         const now = ctx.clock.now();
         // One node of the data center sweeps, and only on a steady connection to the store
         // (after an outage, the nodes that held the tries first record them).
-        if (now - lastSweep >= SWEEP_EVERY_MS) {
+        if (now - lastSweep >= Math.min(SWEEP_EVERY_MS, Math.floor(config.cluster.dutyLease / 3))) {
           lastSweep = now;
           if (ctx.health.steadyFor(now) >= 2 * config.cluster.heartbeatInterval && (await sweepDuty.tryHold())) {
             const expired = await releaseNotificationLeases(store.db, { datacenter: dc, now, expiredBefore: now });
@@ -212,7 +212,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
             claimed = true;
           }
         }
-        if (!claimed) await ctx.wake.notify.wait(config.scheduler.pollInterval, signal);
+        if (!claimed) await ctx.wake.notify.wait(Math.min(config.scheduler.pollInterval, Math.floor(config.cluster.dutyLease / 3)), signal);
       } catch (err) {
         log.error({ err: coerceError(err) }, "notifier loop failed; retrying");
         await pause(config.scheduler.pollInterval, signal);

@@ -336,14 +336,21 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
   })();
 
   const sweepDuty = ctx.singleton(`sweep:${ctx.config.node.datacenter}`);
+  // The duty's lease is renewed (or taken over) at least three times per lease, whatever the
+  // poll interval, so that it stays with one node and moves soon after that node stops.
+  const tick = Math.min(interval, Math.max(10, Math.floor(ctx.config.cluster.dutyLease / 3)));
   const sweepLoop = (async () => {
+    let lastSweep = Number.NEGATIVE_INFINITY;
     while (!signal.aborted) {
       try {
-        if (await sweepDuty.tryHold()) await sweepOnce(ctx);
+        if ((await sweepDuty.tryHold()) && ctx.clock.now() - lastSweep >= interval) {
+          lastSweep = ctx.clock.now();
+          await sweepOnce(ctx);
+        }
       } catch (err) {
         ctx.logger.error({ err: coerceError(err) }, "sweep error");
       }
-      await pause(interval, signal);
+      await pause(tick, signal);
     }
     await sweepDuty.release();
   })();

@@ -79,14 +79,23 @@ export async function completeJobIfDone(trx: Kysely<Database>, jobId: string, no
     .limit(1)
     .executeTakeFirst();
   if (open) return false;
+  // The job completes when its last recipient finished. With several nodes, a recipient that
+  // ended a moment later by the clock may have been recorded first (the job lock orders the
+  // transactions, not the clocks), so the completion time is never before any recipient's end.
+  const last = await trx
+    .selectFrom("recipients")
+    .select((eb) => eb.fn.max("finished_at").as("last"))
+    .where("job_id", "=", jobId)
+    .executeTakeFirst();
+  const completedAt = Math.max(now, Number(last?.last ?? now));
   const result = await trx
     .updateTable("jobs")
-    .set({ state: "completed", completed_at: now, locked_by: null, lease_until: null })
+    .set({ state: "completed", completed_at: completedAt, locked_by: null, lease_until: null })
     .where("id", "=", jobId)
     .where("state", "!=", "completed")
     .executeTakeFirst();
   const completed = Number(result.numUpdatedRows) > 0;
-  if (completed) await enqueueJobNotifications(trx, jobId, JOB_COMPLETED, now);
+  if (completed) await enqueueJobNotifications(trx, jobId, JOB_COMPLETED, completedAt);
   return completed;
 }
 

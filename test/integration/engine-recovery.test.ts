@@ -286,7 +286,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: races around an ex
 
     // "_" is a LIKE wildcard and SQLite's LIKE ignores case: neither may widen the match.
     const released = await releasePreviousLives({ ...ctx, nodeId: "peer_b", holder: "peer_b:new-life" });
-    assert.deepEqual(released, { jobs: 0, recipients: 1 });
+    assert.deepEqual(released, { jobs: 0, recipients: 1, duties: 0 });
     assert.equal(await leaseOf(own.recipientId), 0, "its own previous life is released");
     assert.equal(await leaseOf(similar.recipientId), far, "peer-b is another, live node");
     assert.equal(await leaseOf(upper.recipientId), far, "PEER_B is another, live node");

@@ -156,7 +156,6 @@ for (const dialect of DIALECTS) {
       const attempts = await nodes[0]!.db.selectFrom("attempts").select(["recipient_id", "attempt_no"]).execute();
       assert.equal(attempts.length, recipients.length, "one attempt per recipient");
       assert.equal(new Set(attempts.map((a) => a.recipient_id)).size, recipients.length);
-      if (dialect === "postgres") assert.ok(maxSeen === LIMIT, "with 12 claimers on 12 numbers the limit is reached");
     });
 
     it("claims each pending job for rendering once", async () => {

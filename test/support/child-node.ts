@@ -84,8 +84,13 @@ export interface ChildNodeOptions {
   logLevel?: string;
   /** Further FAXLINE_* variables; they win over the ones above. */
   env?: Record<string, string>;
-  /** How long to wait for /health; default 30 s. */
+  /** How long to wait until the node is ready; default 30 s. */
   readyTimeoutMs?: number;
+  /**
+   * When the node counts as started: "health" (GET /health answers; the default) or "log" (its
+   * "node started" log line, for nodes without the api role; the log level is then at least info).
+   */
+  ready?: "health" | "log";
   /** A name for diagnostics, e.g. "DE1". */
   name?: string;
 }
@@ -209,7 +214,7 @@ function spawnServe(options: ChildNodeOptions, port: number): ChildNode {
     FAXLINE_DATACENTER: options.datacenter ?? "DE1",
     FAXLINE_TEST_LINE_TIME_SCALE: options.timeScale ?? "0.001",
     FAXLINE_SCHEDULER_POLL_INTERVAL: options.pollInterval ?? "20ms",
-    FAXLINE_LOG_LEVEL: options.logLevel ?? "warn",
+    FAXLINE_LOG_LEVEL: options.ready === "log" ? "info" : (options.logLevel ?? "warn"),
     ...options.env,
   });
   const child = spawn(process.execPath, ["--import", "tsx", CLI_ENTRY, "serve"], {
@@ -218,6 +223,19 @@ function spawnServe(options: ChildNodeOptions, port: number): ChildNode {
     stdio: ["ignore", "pipe", "pipe"],
   });
   return new ChildNode(child, { name: options.name ?? options.datacenter ?? "node", dataDir: options.dataDir, port, host });
+}
+
+async function waitForStartedLog(node: ChildNode, timeoutMs: number): Promise<void> {
+  const end = Date.now() + timeoutMs;
+  for (;;) {
+    if (!node.running) throw new Error(`${node.name} exited before it logged "node started"\n${node.describe()}`);
+    if (node.logLines().some((l) => l.msg === "node started")) return;
+    if (Date.now() > end) {
+      node.kill("SIGKILL");
+      throw new Error(`${node.name} did not log "node started" within ${timeoutMs} ms\n${node.describe()}`);
+    }
+    await new Promise((r) => setTimeout(r, 50));
+  }
 }
 
 async function waitForHealth(node: ChildNode, timeoutMs: number): Promise<void> {
@@ -250,7 +268,8 @@ export async function startChildNode(options: ChildNodeOptions): Promise<ChildNo
     const port = await freePort();
     const node = spawnServe(options, port);
     try {
-      await waitForHealth(node, options.readyTimeoutMs ?? 30_000);
+      if (options.ready === "log") await waitForStartedLog(node, options.readyTimeoutMs ?? 30_000);
+      else await waitForHealth(node, options.readyTimeoutMs ?? 30_000);
       return node;
     } catch (err) {
       if (attempt < 3 && /EADDRINUSE/.test(node.stdout + node.stderr)) continue;

@@ -18,7 +18,7 @@ import { execFileSync, spawn, spawnSync } from "node:child_process";
 import { chmodSync, chownSync, existsSync, mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { userInfo } from "node:os";
 import { join } from "node:path";
-import postgres from "postgres";
+import pg from "pg";
 import { freePort } from "./child-node.ts";
 
 const IS_ROOT = process.getuid?.() === 0;
@@ -151,12 +151,7 @@ export class PostgresCluster {
 
   /** Runs SQL on a database of this cluster and returns the rows. */
   async query<T = Record<string, unknown>>(text: string, database = "postgres"): Promise<T[]> {
-    const sql = postgres(this.url(database), { max: 1, onnotice: () => {}, connect_timeout: 5 });
-    try {
-      return (await sql.unsafe(text)) as unknown as T[];
-    } finally {
-      await sql.end({ timeout: 1 });
-    }
+    return pgQuery<T>(this.url(database), text);
   }
 
   /** Stops the server and deletes its files. */
@@ -248,6 +243,18 @@ export async function testPostgresUrl(): Promise<string> {
   return processCluster.url();
 }
 
+/** Runs one statement on its own connection and returns the rows (bigint as number). */
+export async function pgQuery<T = Record<string, unknown>>(url: string, text: string, params: unknown[] = []): Promise<T[]> {
+  const client = new pg.Client({ connectionString: url, connectionTimeoutMillis: 5_000, types: { getTypeParser: (oid: number, format?: string) => (oid === 20 ? Number : pg.types.getTypeParser(oid, format as "text")) } as never });
+  client.on("error", () => {});
+  await client.connect();
+  try {
+    return (await client.query(text, params)).rows as T[];
+  } finally {
+    await client.end().catch(() => {});
+  }
+}
+
 /** Replaces the database name of a postgres:// URL. */
 export function withDatabase(url: string, database: string): string {
   const u = new URL(url);
@@ -259,22 +266,12 @@ export function withDatabase(url: string, database: string): string {
 export async function createTestDatabase(prefix = "faxline_test"): Promise<{ url: string; name: string; drop(): Promise<void> }> {
   const server = await testPostgresUrl();
   const name = `${prefix}_${process.pid}_${Math.random().toString(36).slice(2, 10)}`;
-  const admin = postgres(withDatabase(server, "postgres"), { max: 1, onnotice: () => {} });
-  try {
-    await admin.unsafe(`create database "${name}" template template0 encoding 'UTF8' lc_collate 'C' lc_ctype 'C'`);
-  } finally {
-    await admin.end({ timeout: 1 });
-  }
+  await pgQuery(withDatabase(server, "postgres"), `create database "${name}" template template0 encoding 'UTF8' lc_collate 'C' lc_ctype 'C'`);
   return {
     url: withDatabase(server, name),
     name,
     async drop() {
-      const sql = postgres(withDatabase(server, "postgres"), { max: 1, onnotice: () => {} });
-      try {
-        await sql.unsafe(`drop database if exists "${name}" with (force)`);
-      } finally {
-        await sql.end({ timeout: 1 });
-      }
+      await pgQuery(withDatabase(server, "postgres"), `drop database if exists "${name}" with (force)`);
     },
   };
 }

@@ -10,15 +10,15 @@
  * PostgreSQL delivers notifications at commit and folds identical ones of a transaction into
  * one, so a 1 000-recipient job wakes each node once.
  *
- * The listener has a connection of its own. postgres.js re-creates it after a drop but does
- * not LISTEN again when that first fails (the database being down), so the listener here
- * keeps its own state: when the connection closes it LISTENs again with a backoff, and after
- * each (re)subscription it reports every kind as possibly waiting, since signals sent while it
- * was away are lost.
+ * The listener has a connection of its own, to the host the pool's selector holds for the
+ * primary. When it drops (the server went away, a failover), it connects and LISTENs again
+ * with a backoff, moving the selector on when a host refuses; after each (re)subscription it
+ * reports every kind as possibly waiting, since signals sent while it was away are lost.
  */
 import type { Kysely } from "kysely";
 import { sql } from "kysely";
-import postgres from "postgres";
+import pg from "pg";
+import { checkServerKind, clientConfig, type HostSelector, type PostgresConnectionSettings } from "./postgres-pool.ts";
 import type { WorkKind, WorkSignals } from "../../store.ts";
 
 export const WORK_CHANNEL = "faxline_work";
@@ -55,52 +55,56 @@ export function parseWorkSignal(payload: string): { kind: WorkKind; datacenter: 
   return { kind, datacenter: payload.slice(colon + 1) };
 }
 
-export function postgresWorkSignals(url: string, options: postgres.Options<Record<string, postgres.PostgresType>>): WorkSignals {
+export function postgresWorkSignals(settings: PostgresConnectionSettings, selector: HostSelector): WorkSignals {
   return {
     async listen(onWork) {
       let closed = false;
       let timer: NodeJS.Timeout | undefined;
       let failures = 0;
-      // onnotify is an option of postgres.js that its type declarations do not list.
-      const listener = postgres(url, {
-        ...options,
-        max: 1,
-        idle_timeout: null as unknown as undefined,
-        max_lifetime: null,
-        onnotify(channel: string, payload: string) {
-          if (channel !== WORK_CHANNEL) return;
-          const signal = parseWorkSignal(payload);
-          if (signal) onWork(signal.kind, signal.datacenter);
-        },
-        onclose() {
-          if (!closed) schedule(failures === 0 ? 0 : backoff());
-        },
-      } as postgres.Options<Record<string, postgres.PostgresType>>);
+      let client: pg.Client | null = null;
       const backoff = () => Math.min(250 * 2 ** Math.min(failures, 5), 5_000);
+      const schedule = (ms: number) => {
+        if (closed || timer !== undefined) return;
+        timer = setTimeout(() => void subscribe(), ms);
+        timer.unref();
+      };
       const subscribe = async () => {
         timer = undefined;
         if (closed) return;
+        const host = selector.current;
+        const candidate = new pg.Client(clientConfig(settings, host));
+        // A connection that fails later ('error', then 'end') is replaced after a backoff.
+        candidate.on("error", () => {});
+        candidate.on("end", () => {
+          if (client === candidate) client = null;
+          if (!closed) schedule(backoff());
+        });
+        candidate.on("notification", (message) => {
+          if (message.channel !== WORK_CHANNEL || message.payload === undefined) return;
+          const signal = parseWorkSignal(message.payload);
+          if (signal) onWork(signal.kind, signal.datacenter);
+        });
         try {
-          await listener.unsafe(`listen ${WORK_CHANNEL}`);
+          await candidate.connect();
+          await checkServerKind(candidate, settings.target, host);
+          await candidate.query(`listen ${WORK_CHANNEL}`);
+          client = candidate;
           failures = 0;
           // Whatever was signalled while the listener was away is lost: look once for all of it.
           for (const kind of KINDS) onWork(kind, "*");
         } catch {
           failures += 1;
+          selector.failed(host);
+          await candidate.end().catch(() => {});
           schedule(backoff());
         }
-      };
-      const schedule = (ms: number) => {
-        if (closed || timer !== undefined) return;
-        timer = setTimeout(() => void subscribe(), ms);
-        timer.unref();
       };
       await subscribe();
       return {
         async close() {
           closed = true;
           if (timer !== undefined) clearTimeout(timer);
-          await listener.end({ timeout: 1 });
+          await client?.end().catch(() => {});
         },
       };
     },
