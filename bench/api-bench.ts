@@ -20,8 +20,13 @@
  * the table shows the median round (by throughput) and the spread of the rounds' throughput.
  * Client and server share one process and event loop, for the baseline as for Faxline.
  *
+ * With `--store postgres`, the same loads run a second time in the same run on a PostgreSQL
+ * store (a throwaway cluster with durable settings, or `--pg-url`), after the SQLite run that
+ * is their reference, and a table sets both side by side. Several nodes: `npm run bench:cluster`.
+ *
  * Options: --jobs N (2000) --concurrency N (16) --reports N (100000) --gets N (2000)
  *          --lists N (50) --rounds N (5) --keep (keep the data directory)
+ *          --store sqlite|postgres (sqlite) --pg-url URL
  */
 import { mkdtempSync, rmSync, statSync, existsSync } from "node:fs";
 import { cpus, platform, release, tmpdir, totalmem } from "node:os";
@@ -35,7 +40,8 @@ import { silentLogger } from "../src/lib/logger.ts";
 import { startNode } from "../src/roles/start-node.ts";
 import { sqliteStoreFile as storeFile } from "../src/store/dialects/open-store.ts";
 import type { Database } from "../src/store/database.ts";
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
+import { startPostgresCluster } from "../test/support/postgres-cluster.ts";
 import { seedCompletedJobs } from "../test/support/seed-completed-jobs.ts";
 
 const { values: opts } = parseArgs({
@@ -47,6 +53,8 @@ const { values: opts } = parseArgs({
     lists: { type: "string", default: "50" },
     rounds: { type: "string", default: "5" },
     keep: { type: "boolean", default: false },
+    store: { type: "string", default: "sqlite" },
+    "pg-url": { type: "string" },
   },
 });
 const JOBS = Number(opts.jobs);
@@ -161,12 +169,25 @@ function seedReports(db: Kysely<Database>, datacenter: string, count: number): P
 const ms = (v: number) => v.toFixed(2);
 const rate = (v: number) => Math.round(v).toLocaleString("en-US");
 
-async function main(): Promise<void> {
+interface StoreRun {
+  kind: "sqlite" | "postgres";
+  results: Measured[];
+  intake: Measured;
+  hello: Measured;
+  ratios: number[];
+  seedSeconds: number;
+  storeNote: string;
+  peakRssMb: number;
+}
+
+/** One node (api role) on a fresh store of `kind`; the same loads as always. */
+async function benchStore(kind: "sqlite" | "postgres", pgUrl: string | null): Promise<StoreRun> {
   const dataDir = mkdtempSync(join(tmpdir(), "faxline-bench-"));
   const config = loadConfig({
     env: {},
     overrides: {
       "store.dataDir": dataDir,
+      "store.url": kind === "postgres" ? pgUrl! : "",
       "http.host": "127.0.0.1",
       "http.port": 0,
       "node.roles": "api",
@@ -182,17 +203,9 @@ async function main(): Promise<void> {
   try {
     await createLogin(node.context.store.db, { ...ACCOUNT, isTest: true, ipAllowList: null, retentionDays: null }, Date.now());
     const base = `${node.url}/rest/v1/${ACCOUNT.custNr}`;
-    const cpu = cpus();
-    console.log("Faxline bench:api");
-    console.log(`date      ${new Date().toISOString()}`);
-    console.log(`machine   ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()}`);
-    console.log(`runtime   Node ${process.version}, undici ${process.versions.undici ?? "?"} (global fetch, keep-alive)`);
-    console.log(`settings  ${JOBS} jobs, concurrency ${CONCURRENCY}, ${REPORTS} stored reports, ${GETS} single GETs, ${LISTS} list GETs, ${ROUNDS} rounds (median shown)`);
-    console.log("");
-
     const results: Measured[] = [];
     const post = (url: string) => (i: number) => fetch(url, { method: "POST", headers: HEADERS, body: jobBody(i) });
-    console.error("measuring baseline and intake …");
+    console.error(`[${kind}] measuring baseline and intake …`);
     const intakeRun = await measure(
       { name: "baseline: Fastify hello POST", count: JOBS, concurrency: CONCURRENCY, expect: 201, request: post(`${baselineUrl}/rest/v1/${ACCOUNT.custNr}/fax`) },
       { name: "intake: POST /fax", count: JOBS, concurrency: CONCURRENCY, expect: 201, request: post(`${base}/fax`) },
@@ -200,12 +213,12 @@ async function main(): Promise<void> {
     const [hello, intake] = intakeRun.results as [Measured, Measured];
     results.push(hello, intake);
 
-    console.error(`storing ${REPORTS} completed reports …`);
+    console.error(`[${kind}] storing ${REPORTS} completed reports …`);
     const seedStart = performance.now();
     const ids = await seedReports(node.context.store.db, config.node.datacenter, REPORTS);
     const seedSeconds = (performance.now() - seedStart) / 1000;
 
-    console.error("measuring report reads …");
+    console.error(`[${kind}] measuring report reads …`);
     const pick = () => ids[Math.floor(Math.random() * ids.length)]!;
     if (ids.length > 0) {
       const reads = await measure(
@@ -222,35 +235,94 @@ async function main(): Promise<void> {
       });
       results.push(...single.results);
     }
-    const file = storeFile(config);
-    const [dbBytes, walBytes, shmBytes] = [fileBytes(file), fileBytes(`${file}-wal`), fileBytes(`${file}-shm`)];
-    const peakRssMb = process.resourceUsage().maxRSS / 1024;
-
-    console.log("| measurement | requests | concurrency | req/s (median) | req/s (min–max of rounds) | p50 ms | p99 ms | max ms | response bytes |");
-    console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
-    for (const r of results) {
-      console.log(
-        `| ${r.name} | ${r.requests} | ${r.concurrency} | ${rate(r.perSecond)} | ${rate(r.minRate)}–${rate(r.maxRate)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${Math.round(r.bytesPerResponse)} |`,
-      );
-    }
-    console.log("");
-    const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
-    const r = intakeRun.ratios;
-    console.log(
-      `intake    ${pct(intake.perSecond / hello.perSecond)} of the baseline's throughput (median rounds); per-round ratio median ${pct(r[Math.floor(r.length / 2)]!)}, range ${pct(r[0]!)}–${pct(r.at(-1)!)}`,
-    );
-    console.log(`seeding   ${REPORTS} reports in ${seedSeconds.toFixed(1)} s (${rate(REPORTS / seedSeconds)} rows/s per table)`);
     const mib = (v: number) => `${(v / 2 ** 20).toFixed(1)} MiB`;
-    console.log(
-      `store     ${mib(dbBytes + walBytes + shmBytes)} on disk: faxline.sqlite ${mib(dbBytes)}, -wal ${mib(walBytes)}, -shm ${mib(shmBytes)} (${REPORTS} reports with recipient and attempt rows, ${Math.min(200, JOBS) + JOBS * ROUNDS} pending intake jobs with their documents)`,
-    );
-    console.log(`peak RSS  ${peakRssMb.toFixed(0)} MiB (client and server in one process)`);
+    let storeNote: string;
+    if (kind === "sqlite") {
+      const file = storeFile(config);
+      const [dbBytes, walBytes, shmBytes] = [fileBytes(file), fileBytes(`${file}-wal`), fileBytes(`${file}-shm`)];
+      storeNote = `${mib(dbBytes + walBytes + shmBytes)} on disk: faxline.sqlite ${mib(dbBytes)}, -wal ${mib(walBytes)}, -shm ${mib(shmBytes)}`;
+    } else {
+      const size = await sql<{ bytes: number }>`select pg_database_size(current_database())::bigint as bytes`.execute(node.context.store.db);
+      storeNote = `${mib(Number(size.rows[0]?.bytes ?? 0))} database (pg_database_size)`;
+    }
+    return { kind, results, intake, hello, ratios: intakeRun.ratios, seedSeconds, storeNote, peakRssMb: process.resourceUsage().maxRSS / 1024 };
   } finally {
     await baseline.close();
     await node.stop();
     if (opts.keep) console.log(`data kept in ${dataDir}`);
     else rmSync(dataDir, { recursive: true, force: true });
   }
+}
+
+function printRun(run: StoreRun): void {
+  console.log(`### ${run.kind === "sqlite" ? "SQLite (embedded, WAL, synchronous=NORMAL)" : "PostgreSQL (one node; fsync and synchronous_commit on)"}`);
+  console.log("");
+  console.log("| measurement | requests | concurrency | req/s (median) | req/s (min–max of rounds) | p50 ms | p99 ms | max ms | response bytes |");
+  console.log("|---|---:|---:|---:|---:|---:|---:|---:|---:|");
+  for (const r of run.results) {
+    console.log(
+      `| ${r.name} | ${r.requests} | ${r.concurrency} | ${rate(r.perSecond)} | ${rate(r.minRate)}–${rate(r.maxRate)} | ${ms(r.p50)} | ${ms(r.p99)} | ${ms(r.max)} | ${Math.round(r.bytesPerResponse)} |`,
+    );
+  }
+  console.log("");
+  const pct = (v: number) => `${(v * 100).toFixed(0)} %`;
+  const r = run.ratios;
+  console.log(
+    `intake    ${pct(run.intake.perSecond / run.hello.perSecond)} of the baseline's throughput (median rounds); per-round ratio median ${pct(r[Math.floor(r.length / 2)]!)}, range ${pct(r[0]!)}–${pct(r.at(-1)!)}`,
+  );
+  console.log(`seeding   ${REPORTS} reports in ${run.seedSeconds.toFixed(1)} s (${rate(REPORTS / run.seedSeconds)} rows/s per table)`);
+  console.log(`store     ${run.storeNote} (${REPORTS} reports with recipient and attempt rows, ${Math.min(200, JOBS) + JOBS * ROUNDS} pending intake jobs with their documents)`);
+  console.log(`peak RSS  ${run.peakRssMb.toFixed(0)} MiB so far (client and server in one process)`);
+  console.log("");
+}
+
+async function main(): Promise<void> {
+  const cpu = cpus();
+  console.log("Faxline bench:api");
+  console.log(`date      ${new Date().toISOString()}`);
+  console.log(`machine   ${cpu[0]?.model.trim() ?? "unknown CPU"}, ${cpu.length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()}`);
+  console.log(`runtime   Node ${process.version}, undici ${process.versions.undici ?? "?"} (global fetch, keep-alive)`);
+  console.log(`settings  ${JOBS} jobs, concurrency ${CONCURRENCY}, ${REPORTS} stored reports, ${GETS} single GETs, ${LISTS} list GETs, ${ROUNDS} rounds (median shown), store ${opts.store}`);
+  console.log("");
+  const runs: StoreRun[] = [];
+  runs.push(await benchStore("sqlite", null));
+  printRun(runs[0]!);
+  if (opts.store === "postgres") {
+    const pg = await benchPostgres();
+    try {
+      console.log(`postgres  ${pg.description}`);
+      console.log("");
+      runs.push(await benchStore("postgres", pg.url));
+      printRun(runs[1]!);
+    } finally {
+      await pg.close();
+    }
+    const [lite, post] = runs as [StoreRun, StoreRun];
+    console.log("### PostgreSQL against SQLite, same run");
+    console.log("");
+    console.log("| measurement | SQLite req/s | PostgreSQL req/s | ratio | SQLite p99 ms | PostgreSQL p99 ms |");
+    console.log("|---|---:|---:|---:|---:|---:|");
+    for (const [i, a] of lite.results.entries()) {
+      const b = post.results[i]!;
+      console.log(`| ${a.name} | ${rate(a.perSecond)} | ${rate(b.perSecond)} | ${(b.perSecond / a.perSecond).toFixed(2)} | ${ms(a.p99)} | ${ms(b.p99)} |`);
+    }
+  }
+}
+
+/**
+ * The PostgreSQL server of the bench: --pg-url, or a throwaway cluster on this machine with
+ * durable settings (fsync, full_page_writes and synchronous_commit on, as in production).
+ */
+async function benchPostgres(): Promise<{ url: string; description: string; close(): Promise<void> }> {
+  if (opts["pg-url"]) return { url: opts["pg-url"], description: `${opts["pg-url"].replace(/:[^:@/]*@/, ":***@")} (given)`, close: async () => {} };
+  const cluster = await startPostgresCluster({ name: "bench", settings: { fsync: "on", full_page_writes: "on", synchronous_commit: "on", shared_buffers: "256MB" } });
+  await cluster.query("create database faxline_bench");
+  const version = await cluster.query<{ server_version: string }>("show server_version");
+  return {
+    url: cluster.url("faxline_bench"),
+    description: `PostgreSQL ${version[0]?.server_version ?? "?"} on this machine (throwaway cluster; fsync on, synchronous_commit on, shared_buffers 256MB)`,
+    close: async () => cluster.remove(),
+  };
 }
 
 await main();

@@ -311,6 +311,7 @@ export interface Database {
 export type JobRow = Selectable<JobsTable>;
 export type NewJobRow = Insertable<JobsTable>;
 export type JobUpdate = Updateable<JobsTable>;
+export type NewJobDocumentRow = Insertable<JobDocumentsTable>;
 export type RecipientRow = Selectable<RecipientsTable>;
 export type NewRecipientRow = Insertable<RecipientsTable>;
 export type AttemptRow = Selectable<AttemptsTable>;

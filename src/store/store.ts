@@ -11,7 +11,7 @@
  *    store.url = postgres://…
  */
 import type { Kysely, Migration } from "kysely";
-import type { Database, JobRow, NotificationRow, RecipientRow } from "./database.ts";
+import type { Database, JobRow, NewJobDocumentRow, NewJobRow, NewRecipientRow, NotificationRow, RecipientRow } from "./database.ts";
 import * as m0001 from "./migrations/0001-create-core-tables.ts";
 import * as m0002 from "./migrations/0002-create-notification-tables.ts";
 import * as m0003 from "./migrations/0003-create-fax-image-variants.ts";
@@ -68,6 +68,22 @@ export interface ClaimQueries {
   claimDueNotification(db: Kysely<Database>, args: ClaimNotificationArgs): Promise<NotificationRow | undefined>;
 }
 
+/** A job with its documents and recipients, as stored at intake. */
+export interface JobRows {
+  job: NewJobRow;
+  documents: NewJobDocumentRow[];
+  recipients: NewRecipientRow[];
+}
+
+/** Writes whose fastest form differs by dialect. */
+export interface DialectWrites {
+  /**
+   * Stores a job with its documents and recipients, all or nothing. (SQLite: one transaction
+   * of a few statements; PostgreSQL: one statement, so that a job costs one round trip.)
+   */
+  insertJobRows(db: Kysely<Database>, rows: JobRows): Promise<void>;
+}
+
 /** How driver errors are read: the only place that knows SQLite's and PostgreSQL's codes. */
 export interface StoreFaults {
   /**
@@ -103,6 +119,7 @@ export interface Store {
   readonly location: string;
   readonly db: Kysely<Database>;
   readonly claims: ClaimQueries;
+  readonly writes: DialectWrites;
   readonly faults: StoreFaults;
   readonly signals: WorkSignals;
   /** Runs pending migrations; safe when many nodes start at once (they migrate once). */

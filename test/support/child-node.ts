@@ -214,8 +214,10 @@ function spawnServe(options: ChildNodeOptions, port: number): ChildNode {
     FAXLINE_DATACENTER: options.datacenter ?? "DE1",
     FAXLINE_TEST_LINE_TIME_SCALE: options.timeScale ?? "0.001",
     FAXLINE_SCHEDULER_POLL_INTERVAL: options.pollInterval ?? "20ms",
-    FAXLINE_LOG_LEVEL: options.ready === "log" ? "info" : (options.logLevel ?? "warn"),
+    FAXLINE_LOG_LEVEL: options.logLevel ?? "warn",
     ...options.env,
+    // A node whose start is seen in its log must log at info at least.
+    ...(options.ready === "log" && !["info", "debug", "trace"].includes(options.env?.FAXLINE_LOG_LEVEL ?? options.logLevel ?? "warn") ? { FAXLINE_LOG_LEVEL: "info" } : {}),
   });
   const child = spawn(process.execPath, ["--import", "tsx", CLI_ENTRY, "serve"], {
     cwd: REPO_ROOT,

@@ -1,12 +1,11 @@
 /**
- * Stores an accepted job with its documents and recipients in one transaction. After this
- * returns, the job is durable: whatever happens to the node, it will be rendered and every
- * recipient will reach a final state.
+ * Stores an accepted job with its documents and recipients, all or nothing (the dialect's
+ * insertJobRows). After this returns, the job is durable: whatever happens to the node, it
+ * will be rendered and every recipient will reach a final state.
  */
-import type { Kysely } from "kysely";
 import type { NewFaxJob } from "../../api/fax-job-intake.ts";
 import { newJobId, newRecipientId, type JobId } from "../../lib/ids.ts";
-import type { Database } from "../database.ts";
+import type { Store } from "../store.ts";
 
 export interface JobOwner {
   custNr: string;
@@ -19,75 +18,68 @@ export interface JobOwner {
 export type InsertJobResult = { inserted: true; jobId: JobId } | { inserted: false; existingJobId: string; sameRequest: boolean };
 
 export async function insertJob(
-  db: Kysely<Database>,
+  store: Pick<Store, "db" | "writes">,
   job: NewFaxJob,
   owner: JobOwner,
   options: { now: number; idempotencyKey: string | null; deadlineGraceMs: number },
 ): Promise<InsertJobResult> {
   const { now, idempotencyKey } = options;
-  return db.transaction().execute(async (trx) => {
-    if (idempotencyKey !== null) {
-      const existing = await trx
-        .selectFrom("jobs")
-        .select(["id", "request_hash"])
-        .where("login", "=", owner.login)
-        .where("idempotency_key", "=", idempotencyKey)
-        .executeTakeFirst();
-      if (existing) return { inserted: false, existingJobId: existing.id, sameRequest: existing.request_hash === job.requestHash };
-    }
-    const jobId = newJobId(now);
-    await trx
-      .insertInto("jobs")
-      .values({
-        id: jobId,
-        cust_nr: owner.custNr,
-        login: owner.login,
-        region: owner.region,
-        datacenter: owner.datacenter,
-        state: "pending",
-        is_test: owner.isTest ? 1 : 0,
-        is_express: job.isExpress ? 1 : 0,
-        blacklist_check: job.blacklistCheck ? 1 : 0,
-        csid: job.csid,
-        paper_format: job.paperFormat,
-        resolution: job.resolution,
-        header: job.header,
-        coverpage_template: job.coverpageTemplate,
-        overlay_name: job.overlay?.name ?? null,
-        overlay_mode: job.overlay?.mode ?? null,
-        customer_defined_id: job.reference.customerDefinedId,
-        billing_code: job.reference.billingCode,
-        billing_info: job.reference.billingInfo,
-        customer_reference: job.customerReference,
-        status_report_options: job.statusReportOptions === null ? null : JSON.stringify(job.statusReportOptions),
-        idempotency_key: idempotencyKey,
-        request_hash: job.requestHash,
-        valid_from: job.validFrom,
-        valid_until: job.validUntil,
-        deadline_at: job.validUntil + options.deadlineGraceMs,
-        pages: null,
-        page_sizes: null,
-        render_attempts: 0,
-        created_at: now,
-      })
-      .execute();
-    if (job.documents.length > 0) {
-      await trx
-        .insertInto("job_documents")
-        .values(
-          job.documents.map((d, ordinal) => ({
-            job_id: jobId,
-            ordinal,
-            name: d.name,
-            charset: d.charset,
-            reference_url: d.referenceUrl,
-            content: d.content,
-            size_bytes: d.content?.length ?? null,
-          })),
-        )
-        .execute();
-    }
-    const recipientRows = job.recipients.map((r, ordinal) => ({
+  const { db } = store;
+  if (idempotencyKey !== null) {
+    // A request sent twice at once passes this check twice; the unique index on (login,
+    // idempotency_key) then refuses the second insert, and the caller asks again.
+    const existing = await db
+      .selectFrom("jobs")
+      .select(["id", "request_hash"])
+      .where("login", "=", owner.login)
+      .where("idempotency_key", "=", idempotencyKey)
+      .executeTakeFirst();
+    if (existing) return { inserted: false, existingJobId: existing.id, sameRequest: existing.request_hash === job.requestHash };
+  }
+  const jobId = newJobId(now);
+  await store.writes.insertJobRows(db, {
+    job: {
+      id: jobId,
+      cust_nr: owner.custNr,
+      login: owner.login,
+      region: owner.region,
+      datacenter: owner.datacenter,
+      state: "pending",
+      is_test: owner.isTest ? 1 : 0,
+      is_express: job.isExpress ? 1 : 0,
+      blacklist_check: job.blacklistCheck ? 1 : 0,
+      csid: job.csid,
+      paper_format: job.paperFormat,
+      resolution: job.resolution,
+      header: job.header,
+      coverpage_template: job.coverpageTemplate,
+      overlay_name: job.overlay?.name ?? null,
+      overlay_mode: job.overlay?.mode ?? null,
+      customer_defined_id: job.reference.customerDefinedId,
+      billing_code: job.reference.billingCode,
+      billing_info: job.reference.billingInfo,
+      customer_reference: job.customerReference,
+      status_report_options: job.statusReportOptions === null ? null : JSON.stringify(job.statusReportOptions),
+      idempotency_key: idempotencyKey,
+      request_hash: job.requestHash,
+      valid_from: job.validFrom,
+      valid_until: job.validUntil,
+      deadline_at: job.validUntil + options.deadlineGraceMs,
+      pages: null,
+      page_sizes: null,
+      render_attempts: 0,
+      created_at: now,
+    },
+    documents: job.documents.map((d, ordinal) => ({
+      job_id: jobId,
+      ordinal,
+      name: d.name,
+      charset: d.charset,
+      reference_url: d.referenceUrl,
+      content: d.content,
+      size_bytes: d.content?.length ?? null,
+    })),
+    recipients: job.recipients.map((r, ordinal) => ({
       id: newRecipientId(now),
       job_id: jobId,
       ordinal,
@@ -106,11 +98,7 @@ export async function insertJob(
       retries_used: "{}",
       duration_secs: 0,
       pages_sent: 0,
-    }));
-    // SQLite limits bound parameters per statement; insert in slices.
-    for (let i = 0; i < recipientRows.length; i += 200) {
-      await trx.insertInto("recipients").values(recipientRows.slice(i, i + 200)).execute();
-    }
-    return { inserted: true, jobId };
+    })),
   });
+  return { inserted: true, jobId };
 }

@@ -84,7 +84,7 @@ export function registerSendFaxRoute(app: FastifyInstance, deps: ApiDeps): void 
       const idempotencyKey = typeof key === "string" && key.trim() !== "" ? key.trim() : null;
       const store = () =>
         insertJob(
-          deps.store.db,
+          deps.store,
           job,
           { custNr: account.custNr, login: account.login, isTest: account.isTest, region: config.node.region, datacenter: config.node.datacenter },
           { now, idempotencyKey, deadlineGraceMs: config.jobs.deadlineGrace },

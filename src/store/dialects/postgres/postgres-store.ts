@@ -18,6 +18,7 @@ import { ConfigError } from "../../../config/config-error.ts";
 import type { Database } from "../../database.ts";
 import { migrateToLatest, migrationStatus } from "../../run-migrations.ts";
 import type { MigrationDialect, Store } from "../../store.ts";
+import { postgresWrites } from "./postgres-writes.ts";
 import { postgresClaims } from "./postgres-claims.ts";
 import { postgresFaults } from "./postgres-faults.ts";
 import { FailoverPool, type PostgresConnectionSettings } from "./postgres-pool.ts";
@@ -75,6 +76,7 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<S
     location,
     db,
     claims: postgresClaims,
+    writes: postgresWrites,
     faults: postgresFaults,
     signals: postgresWorkSignals(settings, pool.selector),
     migrate: () => migrateToLatest(db, POSTGRES_MIGRATION_DIALECT),

@@ -15,6 +15,7 @@ import { Kysely, SqliteDialect } from "kysely";
 import type { Database } from "../../database.ts";
 import { migrateToLatest, migrationStatus } from "../../run-migrations.ts";
 import type { MigrationDialect, Store } from "../../store.ts";
+import { sqliteWrites } from "./sqlite-writes.ts";
 import { sqliteClaims } from "./sqlite-claims.ts";
 import { sqliteFaults } from "./sqlite-faults.ts";
 
@@ -44,6 +45,7 @@ export async function openSqliteStore(options: OpenSqliteOptions): Promise<Store
     location: options.file,
     db,
     claims: sqliteClaims,
+    writes: sqliteWrites,
     faults: sqliteFaults,
     signals: { listen: async () => ({ close: async () => {} }) },
     migrate: () => migrateToLatest(db, SQLITE_MIGRATION_DIALECT),
