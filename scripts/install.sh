@@ -16,6 +16,10 @@
 # (sip-tester) is the SIP peer of the interop tests, rtpengine (rtpengine-daemon) their
 # T.38/G.711 gateway with a UDPTL of its own, and openssl makes their TLS certificate.
 # (Installing rtpengine-daemon enables its system service; the tests start their own instance.)
+# PostgreSQL's server (the postgresql package) is installed when its programs are absent: the
+# tests start throwaway clusters of their own with initdb and pg_ctl (as the postgres user when
+# run as root), and several nodes can share one PostgreSQL database (store.url). The package's
+# own cluster and service are not used by Faxline.
 # A node without LibreOffice or Ghostscript still runs; it refuses those document types with
 # a 400 that names the missing package (set FAXLINE_INSTALL_CONVERTERS=0 to skip them).
 set -euo pipefail
@@ -42,6 +46,7 @@ for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$
 pkg-config --exists spandsp 2>/dev/null || missing+=(libspandsp-dev)
 [ -f /usr/include/tiffio.h ] || [ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || missing+=(tiffio.h)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(DejaVuSansMono.ttf)
+compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(initdb)
 if [ "${#missing[@]}" -gt 0 ]; then
   pkgs=()
   for tool in "${missing[@]}"; do
@@ -51,6 +56,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
       soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
       gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
       sipp) pkgs+=(sip-tester) ;; rtpengine) pkgs+=(rtpengine-daemon) ;; openssl) pkgs+=(openssl) ;;
+      initdb) pkgs+=(postgresql) ;;
       pkg-config) pkgs+=(pkg-config) ;; libspandsp-dev) pkgs+=(libspandsp-dev) ;; tiffio.h) pkgs+=(libtiff-dev) ;;
     esac
   done
