@@ -18,7 +18,8 @@
  *   faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
  *   faxline blacklist add NUMBER [--note TEXT] | blacklist remove NUMBER | blacklist list [--json]
  *   faxline test-numbers [--json]
- *   faxline migrate [--check] | nodes [--json] | store copy --to URL   (src/cli/store-commands.ts)
+ *   faxline migrate [--check] | nodes [--json] | store copy --to URL | datacenter adopt --from DC --to DC
+ *                                                                      (src/cli/store-commands.ts)
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
  *                  [--header TEXT] [--cover default|TEMPLATE] [--overlay FILE [--overlay-mode MODE]]
  *                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
@@ -53,7 +54,7 @@ import { startNode } from "../roles/start-node.ts";
 import { openStore } from "../store/dialects/open-store.ts";
 import { DataDirLockedError } from "../roles/data-dir-lock.ts";
 import { renderFiles, type RenderFilesRequest } from "./render-files.ts";
-import { migrateCommand, nodesCommand, storeCopyCommand } from "./store-commands.ts";
+import { datacenterAdoptCommand, migrateCommand, nodesCommand, storeCopyCommand } from "./store-commands.ts";
 import { NodeIdInUseError } from "../cluster/node-registry.ts";
 import { StoreMigrationError } from "../store/run-migrations.ts";
 import { faxSend } from "./fax-send.ts";
@@ -82,6 +83,7 @@ const USAGE = `Usage:
   faxline migrate [--check]
   faxline nodes [--json]
   faxline store copy --to postgres://USER:PASSWORD@HOST/DATABASE
+  faxline datacenter adopt --from DE1 --to DE2
   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
@@ -182,6 +184,7 @@ export async function main(argv: string[]): Promise<number> {
       ecm: { type: "string" },
       "max-rate": { type: "string" },
       check: { type: "boolean", default: false },
+      from: { type: "string" },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -209,6 +212,9 @@ export async function main(argv: string[]): Promise<number> {
     case "store":
       if (sub !== "copy") throw new UsageError(`Unknown store command "${sub ?? ""}" (faxline store copy --to URL)`);
       return storeCopyCommand(config, { to: requireOption(values, "to") });
+    case "datacenter":
+      if (sub !== "adopt") throw new UsageError(`Unknown datacenter command "${sub ?? ""}" (faxline datacenter adopt --from DE1 --to DE2)`);
+      return datacenterAdoptCommand(config, { from: requireOption(values, "from"), to: requireOption(values, "to") });
     case "accounts":
       return withStore(config, async ({ db }) => {
         switch (sub) {

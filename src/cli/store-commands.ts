@@ -5,6 +5,9 @@
  *   faxline nodes [--json]           the node registry: every node of the store, its status
  *   faxline store copy --to URL      copies this node's store (stopped) into an empty PostgreSQL
  *                                    database and verifies the row counts
+ *   faxline datacenter adopt --from DC --to DC
+ *                                    moves everything one data center owns to the other of its
+ *                                    region (planned maintenance; the failover does it by itself)
  */
 import { resolve } from "node:path";
 import { ConfigError } from "../config/config-error.ts";
@@ -15,6 +18,11 @@ import { copyStore, StoreNotEmptyError } from "../store/copy-store.ts";
 import { openStore } from "../store/dialects/open-store.ts";
 import { listClusterLeases } from "../store/queries/cluster-leases.ts";
 import { listNodes } from "../store/queries/nodes.ts";
+import { listAdoptions } from "../store/queries/adoptions.ts";
+import { adoptionSummary, adoptNow } from "../cluster/datacenter-adoption.ts";
+import { DATACENTER_REGION, DATACENTERS, type Datacenter } from "../config/schema.ts";
+import { randomToken } from "../lib/ids.ts";
+import { hostname } from "node:os";
 
 export async function migrateCommand(config: FaxlineConfig, options: { check: boolean }): Promise<number> {
   const store = await openStore(config, { migrate: false });
@@ -66,8 +74,20 @@ export async function nodesCommand(config: FaxlineConfig, options: { json: boole
       activeCalls: n.active_calls,
       duties: leases.filter((l) => l.holder.startsWith(`${n.id}:`) && Number(l.lease_until) >= now).map((l) => l.name),
     }));
+    const adoptions = (await listAdoptions(store.db, 10)).map((a) => ({
+      id: a.id,
+      mode: a.mode,
+      from: a.from_datacenter,
+      to: a.to_datacenter,
+      at: new Date(Number(a.adopted_at)).toISOString(),
+      node: a.node.split(":")[0],
+      jobs: a.jobs,
+      openJobs: a.open_jobs,
+      recipients: a.recipients,
+      notifications: a.notifications,
+    }));
     if (options.json) {
-      console.log(JSON.stringify({ store: store.location, nodes }, null, 2));
+      console.log(JSON.stringify({ store: store.location, nodes, adoptions }, null, 2));
       return 0;
     }
     console.log(`Store ${store.location}`);
@@ -80,6 +100,10 @@ export async function nodesCommand(config: FaxlineConfig, options: { json: boole
       console.log(
         `${n.id.padEnd(28)} ${n.datacenter.padEnd(4)} ${n.status.padEnd(15)} ${seen.padEnd(20)} calls ${String(n.activeCalls).padStart(3)}  ${n.roles.join(",")}  v${n.version}  ${n.host}${n.apiUrl ? `  ${n.apiUrl}` : ""}${n.duties.length > 0 ? `  duties: ${n.duties.join(", ")}` : ""}`,
       );
+    }
+    if (adoptions.length > 0) {
+      console.log("Adoptions (newest first):");
+      for (const a of adoptions) console.log(`  ${a.at}  ${a.from} → ${a.to}  ${a.mode.padEnd(8)} ${a.jobs} jobs (${a.openJobs} unfinished) by ${a.node}`);
     }
     return 0;
   } finally {
@@ -124,5 +148,38 @@ export async function storeCopyCommand(config: FaxlineConfig, options: { to: str
     }
   } finally {
     await source.close();
+  }
+}
+
+export async function datacenterAdoptCommand(config: FaxlineConfig, options: { from: string; to: string }): Promise<number> {
+  const pick = (value: string, flag: string): Datacenter => {
+    const dc = DATACENTERS.find((d) => d === value.trim().toUpperCase());
+    if (!dc) throw new ConfigError(`faxline datacenter adopt: --${flag} must be one of ${DATACENTERS.join(", ")}, not "${value}"`);
+    return dc;
+  };
+  const from = pick(options.from, "from");
+  const to = pick(options.to, "to");
+  if (from === to) throw new ConfigError("faxline datacenter adopt: --from and --to name the same data center");
+  if (DATACENTER_REGION[from] !== DATACENTER_REGION[to]) {
+    throw new ConfigError(`faxline datacenter adopt: ${from} lies in region ${DATACENTER_REGION[from]} and ${to} in ${DATACENTER_REGION[to]}; jobs move only within a region`);
+  }
+  const store = await openStore(config);
+  try {
+    const now = Date.now();
+    const running = (await listNodes(store.db)).filter((n) => n.datacenter === from && nodeStatus(n, now, config.cluster.heartbeatInterval) === "running");
+    const row = await adoptNow(store.db, { from, to, node: `cli@${hostname()}:${randomToken(6)}`, now });
+    if (row === null) {
+      console.log(`${from} owns no jobs; nothing to adopt.`);
+      return 0;
+    }
+    console.log(`Jobs ${adoptionSummary(row)}.`);
+    if (running.length > 0) {
+      console.log(
+        `${running.length} node(s) of ${from} still run (${running.map((n) => n.id).join(", ")}): they finish the calls they are placing and record them, and own only the jobs they accept from now on.`,
+      );
+    }
+    return 0;
+  } finally {
+    await store.close();
   }
 }

@@ -30,6 +30,9 @@ export type Region = (typeof REGIONS)[number];
 export const DATACENTERS = ["DE1", "DE2", "US1", "US2"] as const;
 export type Datacenter = (typeof DATACENTERS)[number];
 export const DATACENTER_REGION: Record<Datacenter, Region> = { DE1: "DE", DE2: "DE", US1: "US", US2: "US" };
+/** The other data center of each HA region: the one that adopts a data center's jobs when it dies. */
+export const PARTNER_DATACENTER: Record<Datacenter, Datacenter> = { DE1: "DE2", DE2: "DE1", US1: "US2", US2: "US1" };
+export const REGION_DATACENTERS: Record<Region, readonly Datacenter[]> = { DE: ["DE1", "DE2"], US: ["US1", "US2"] };
 export const ROLES = ["api", "scheduler", "sender", "notifier", "retention"] as const;
 export type Role = (typeof ROLES)[number];
 
@@ -48,6 +51,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "store.statementTimeout", env: "FAXLINE_STORE_STATEMENT_TIMEOUT", type: "duration", default: "30s", description: "PostgreSQL: longest a single statement may run before the database cancels it; an API request that hits it answers 503." }),
   k({ path: "store.connectTimeout", env: "FAXLINE_STORE_CONNECT_TIMEOUT", type: "duration", default: "10s", description: "PostgreSQL: time limit for opening a connection (per host tried), in whole seconds." }),
   k({ path: "cluster.heartbeatInterval", env: "FAXLINE_CLUSTER_HEARTBEAT_INTERVAL", type: "duration", default: "5s", description: "How often a node writes its row in the node registry (faxline nodes); a node silent for three intervals is shown as not responding." }),
+  k({ path: "cluster.failoverAfter", env: "FAXLINE_CLUSTER_FAILOVER_AFTER", type: "duration", default: "2m", description: "A data center is dead when none of its nodes has written a heartbeat for this long; a node of the other data center of the region (on the same store) then adopts all of its jobs: they are sent, reported and pushed from there. Keep it well above cluster.heartbeatInterval and the time a database failover takes." }),
   k({ path: "cluster.dutyLease", env: "FAXLINE_CLUSTER_DUTY_LEASE", type: "duration", default: "30s", description: "Lease on a singleton duty (the sweeps and the retention purge of a data center, done by one node at a time); when its node stops or dies, another node takes the duty over within this time." }),
   k({ path: "log.level", env: "FAXLINE_LOG_LEVEL", type: "enum", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], default: "info", description: "Log level of the structured (JSON) log on standard output." }),
   k({ path: "jobs.maxRecipients", env: "FAXLINE_JOBS_MAX_RECIPIENTS", type: "integer", min: 1, default: 1000, description: "Most recipients one job may have." }),
@@ -114,7 +118,7 @@ export interface FaxlineConfig {
   node: { region: Region; datacenter: Datacenter; id: string; roles: Role[] };
   http: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
   store: { dataDir: string; url: string; poolSize: number; statementTimeout: number; connectTimeout: number };
-  cluster: { heartbeatInterval: number; dutyLease: number };
+  cluster: { heartbeatInterval: number; failoverAfter: number; dutyLease: number };
   log: { level: string };
   jobs: {
     maxRecipients: number;

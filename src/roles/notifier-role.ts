@@ -35,7 +35,9 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
   const signal = controller.signal;
   const guard = pushAddressGuard(config.push.allowTargets);
   const tokens = new OAuth2TokenCache();
-  const lease = Math.max(120_000, 4 * config.push.timeout, 4 * config.mail.timeout);
+  // Four times the longest a try may take (2 minutes with the default mail timeout): a try
+  // whose node died is sent again after this.
+  const lease = Math.max(4 * config.push.timeout, 4 * config.mail.timeout);
   const running = new Set<Promise<void>>();
   const perReceiver = new Map<string, number>();
   let transport: StatusMailTransport | null = null;

@@ -19,6 +19,8 @@ import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { getDestinationCapability, recordAttemptCapability } from "../store/queries/destination-capabilities.ts";
 import { ConfigError } from "../config/config-error.ts";
 import { NodeRegistry } from "../cluster/node-registry.ts";
+import { startDatacenterWatcher } from "../cluster/datacenter-adoption.ts";
+import { PARTNER_DATACENTER } from "../config/schema.ts";
 import { SingletonDuty } from "../cluster/singleton-duty.ts";
 import { StoreHealth } from "../cluster/store-health.ts";
 import { faxlineVersion } from "../lib/version.ts";
@@ -177,6 +179,25 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     if (enabled.has("notifier")) roles.push(startNotifierRole(context));
     if (enabled.has("retention")) roles.push(startRetentionRole(context));
     registry.start();
+    // The other data center of the region, on this store: adopted when it dies (scheduler nodes).
+    const watcher = enabled.has("scheduler")
+      ? startDatacenterWatcher({
+          db: store.db,
+          clock,
+          logger: nodeLogger,
+          datacenter: config.node.datacenter,
+          holder,
+          failoverAfterMs: config.cluster.failoverAfter,
+          heartbeatMs: config.cluster.heartbeatInterval,
+          health: context.health,
+          duty: context.singleton(`adopt:${PARTNER_DATACENTER[config.node.datacenter]}`),
+          onAdopted: () => {
+            context.wake.render.notify();
+            context.wake.send.notify();
+            context.wake.notify.notify();
+          },
+        })
+      : null;
     context.logger.info(
       { roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter, store: store.location, version: faxlineVersion() },
       "node started",
@@ -196,6 +217,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
         stopping ??= (async () => {
           drain();
           try {
+            await watcher?.stop();
             await Promise.all(roles.map((r) => r.stop()));
             await runningLine?.close();
             if (runningApp) await runningApp.close();

@@ -22,6 +22,8 @@ export const COPIED_TABLES = [
   "blacklist",
   "destination_capabilities",
   "jobs",
+  "job_adoptions",
+  "datacenter_adoptions",
   "job_documents",
   "recipients",
   "fax_images",

@@ -122,7 +122,10 @@ export interface JobsTable {
   cust_nr: string;
   login: string;
   region: string;
+  /** The owner: the data center that sends, reports, pushes and purges the job (an adoption moves it). */
   datacenter: string;
+  /** The data center that accepted the job (migration 0006); never changes. */
+  accepted_datacenter: string | null;
   /** See scheduler/job-states.ts. */
   state: string;
   is_test: number;
@@ -291,6 +294,32 @@ export interface ClusterLeasesTable {
   renewed_at: number;
 }
 
+/** One adoption run (migration 0006; cluster/datacenter-adoption.ts). */
+export interface DatacenterAdoptionsTable {
+  id: string;
+  region: string;
+  from_datacenter: string;
+  to_datacenter: string;
+  /** failover | manual */
+  mode: string;
+  node: string;
+  adopted_at: number;
+  jobs: number;
+  open_jobs: number;
+  recipients: number;
+  notifications: number;
+  last_seen_at: number | null;
+}
+
+/** A job's adoptions (migration 0006). */
+export interface JobAdoptionsTable {
+  job_id: string;
+  adoption_id: string;
+  from_datacenter: string;
+  to_datacenter: string;
+  adopted_at: number;
+}
+
 export interface Database {
   customers: CustomersTable;
   logins: LoginsTable;
@@ -306,6 +335,8 @@ export interface Database {
   notification_attempts: NotificationAttemptsTable;
   nodes: NodesTable;
   cluster_leases: ClusterLeasesTable;
+  datacenter_adoptions: DatacenterAdoptionsTable;
+  job_adoptions: JobAdoptionsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;
@@ -323,3 +354,4 @@ export type NotificationAttemptRow = Selectable<NotificationAttemptsTable>;
 export type DestinationCapabilityRow = Selectable<DestinationCapabilitiesTable>;
 export type NodeRow = Selectable<NodesTable>;
 export type ClusterLeaseRow = Selectable<ClusterLeasesTable>;
+export type DatacenterAdoptionRow = Selectable<DatacenterAdoptionsTable>;

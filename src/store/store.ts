@@ -17,6 +17,7 @@ import * as m0002 from "./migrations/0002-create-notification-tables.ts";
 import * as m0003 from "./migrations/0003-create-fax-image-variants.ts";
 import * as m0004 from "./migrations/0004-create-destination-capabilities.ts";
 import * as m0005 from "./migrations/0005-create-cluster-tables.ts";
+import * as m0006 from "./migrations/0006-create-adoption-tables.ts";
 
 export type DialectName = "sqlite" | "postgres";
 
@@ -137,5 +138,6 @@ export function migrations(dialect: MigrationDialect): Record<string, Migration>
     "0003-create-fax-image-variants": { up: (db) => m0003.up(db, dialect) },
     "0004-create-destination-capabilities": { up: (db) => m0004.up(db, dialect) },
     "0005-create-cluster-tables": { up: (db) => m0005.up(db, dialect) },
+    "0006-create-adoption-tables": { up: (db) => m0006.up(db, dialect) },
   };
 }

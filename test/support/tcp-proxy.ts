@@ -11,7 +11,10 @@ export class TcpProxy {
   readonly #target: { host: string; port: number };
   #server: Server | null = null;
   #sockets = new Set<Socket>();
+  /** Connections accepted while blackholed: never answered. */
+  #held = new Set<Socket>();
   #cut = false;
+  #blackholed = false;
   port = 0;
 
   constructor(target: { host: string; port: number }) {
@@ -22,6 +25,11 @@ export class TcpProxy {
     this.#server = createServer((client) => {
       if (this.#cut) {
         client.destroy();
+        return;
+      }
+      if (this.#blackholed) {
+        client.pause();
+        this.#held.add(client);
         return;
       }
       const upstream = connect(this.#target.port, this.#target.host);
@@ -51,6 +59,18 @@ export class TcpProxy {
     return `postgres://${user}@127.0.0.1:${this.port}/${database}`;
   }
 
+  /**
+   * The network silently drops everything: open connections stay open but carry nothing more,
+   * new ones are accepted and never answered. (Nothing tells the client; only its timeouts do.)
+   */
+  blackhole(): void {
+    this.#blackholed = true;
+    for (const s of this.#sockets) {
+      s.unpipe();
+      s.pause();
+    }
+  }
+
   /** The network goes away: open connections die, new ones are refused. */
   cut(): void {
     this.#cut = true;
@@ -58,12 +78,19 @@ export class TcpProxy {
     this.#sockets.clear();
   }
 
+  /** The network is back: what was held or blackholed is dropped (as a real network's resets would), new connections work. */
   restore(): void {
     this.#cut = false;
+    this.#blackholed = false;
+    for (const s of [...this.#sockets, ...this.#held]) s.destroy();
+    this.#sockets.clear();
+    this.#held.clear();
   }
 
   async stop(): Promise<void> {
     this.cut();
+    for (const s of this.#held) s.destroy();
+    this.#held.clear();
     if (this.#server) await new Promise<void>((r) => this.#server!.close(() => r()));
     this.#server = null;
   }

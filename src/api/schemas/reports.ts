@@ -22,11 +22,27 @@ export const ReferenceEchoSchema = Type.Object({
   billingInfo: Type.Optional(Type.String()),
 });
 
+/** Faxline extension of a report, only with `?view=extended` (SDKs never see it). */
+export const FaxlineReportExtensionSchema = Type.Object({
+  datacenter: Type.String({ description: "The data center that owns the job now: sends, reports, pushes and purges it" }),
+  acceptedDatacenter: Type.String({ description: "The data center that accepted the job (its 201)" }),
+  adoptions: Type.Array(
+    Type.Object({
+      from: Type.String(),
+      to: Type.String(),
+      at: Type.String({ description: "When the job was adopted (UTC, seconds)" }),
+    }),
+    { description: "Each time the job moved to the other data center of its region (failover or faxline datacenter adopt)" },
+  ),
+});
+export type FaxlineReportExtension = Static<typeof FaxlineReportExtensionSchema>;
+
 export const FaxReportSchema = Type.Object({
   jobId: Type.String(),
   recipientStatus: Type.Array(RecipientStatusSchema),
   pages: Type.Integer({ description: "Rendered pages per recipient; 0 until rendered" }),
   reference: Type.Optional(ReferenceEchoSchema),
+  faxline: Type.Optional(FaxlineReportExtensionSchema),
 });
 export type FaxReport = Static<typeof FaxReportSchema>;
 

@@ -44,6 +44,7 @@ export async function insertJob(
       login: owner.login,
       region: owner.region,
       datacenter: owner.datacenter,
+      accepted_datacenter: owner.datacenter,
       state: "pending",
       is_test: owner.isTest ? 1 : 0,
       is_express: job.isExpress ? 1 : 0,

@@ -9,15 +9,18 @@
 import type { Kysely } from "kysely";
 import { PENDING_STATUS, failureReason, isFailureReasonCode } from "../../errors/failure-reasons.ts";
 import { toIsoSeconds } from "../../lib/clock.ts";
-import type { FaxReport, JobDeleteReport } from "../../api/schemas/reports.ts";
+import type { FaxlineReportExtension, FaxReport, JobDeleteReport } from "../../api/schemas/reports.ts";
 import type { Database, JobRow, RecipientRow } from "../database.ts";
 
 export interface ReportScope {
   login: string;
-  datacenter: string;
+  /** The data centers whose jobs are visible: this node's (the contract), or its region's (scope=region). */
+  datacenters: readonly string[];
+  /** Add the Faxline extension object (owner, accepting data center, adoptions) to each report. */
+  extended?: boolean;
 }
 
-type ReportJob = Pick<JobRow, "id" | "pages" | "customer_defined_id" | "billing_code" | "billing_info" | "state">;
+type ReportJob = Pick<JobRow, "id" | "pages" | "customer_defined_id" | "billing_code" | "billing_info" | "state" | "datacenter" | "accepted_datacenter">;
 
 function pendingReason(r: RecipientRow, jobState: string): string {
   if (jobState === "pending" || jobState === "rendering" || r.state === "waiting") return "Rendering the documents";
@@ -60,10 +63,26 @@ function toReport(job: ReportJob, recipients: RecipientRow[]): FaxReport {
   return report;
 }
 
-const REPORT_COLUMNS = ["id", "pages", "customer_defined_id", "billing_code", "billing_info", "state"] as const;
+const REPORT_COLUMNS = ["id", "pages", "customer_defined_id", "billing_code", "billing_info", "state", "datacenter", "accepted_datacenter"] as const;
 
-async function reportsFor(db: Kysely<Database>, jobs: ReportJob[]): Promise<FaxReport[]> {
+async function reportsFor(db: Kysely<Database>, jobs: ReportJob[], extended = false): Promise<FaxReport[]> {
   if (jobs.length === 0) return [];
+  const adoptions = new Map<string, FaxlineReportExtension["adoptions"]>();
+  if (extended) {
+    for (let i = 0; i < jobs.length; i += 500) {
+      const rows = await db
+        .selectFrom("job_adoptions")
+        .selectAll()
+        .where("job_id", "in", jobs.slice(i, i + 500).map((j) => j.id))
+        .orderBy("adopted_at")
+        .execute();
+      for (const r of rows) {
+        const list = adoptions.get(r.job_id) ?? [];
+        list.push({ from: r.from_datacenter, to: r.to_datacenter, at: toIsoSeconds(Number(r.adopted_at)) });
+        adoptions.set(r.job_id, list);
+      }
+    }
+  }
   const byJob = new Map<string, RecipientRow[]>();
   for (let i = 0; i < jobs.length; i += 500) {
     const ids = jobs.slice(i, i + 500).map((j) => j.id);
@@ -74,7 +93,13 @@ async function reportsFor(db: Kysely<Database>, jobs: ReportJob[]): Promise<FaxR
       byJob.set(row.job_id, list);
     }
   }
-  return jobs.map((job) => toReport(job, byJob.get(job.id) ?? []));
+  return jobs.map((job) => {
+    const report = toReport(job, byJob.get(job.id) ?? []);
+    if (extended) {
+      report.faxline = { datacenter: job.datacenter, acceptedDatacenter: job.accepted_datacenter ?? job.datacenter, adoptions: adoptions.get(job.id) ?? [] };
+    }
+    return report;
+  });
 }
 
 export async function getReport(db: Kysely<Database>, scope: ReportScope, jobId: string): Promise<FaxReport | null> {
@@ -83,10 +108,10 @@ export async function getReport(db: Kysely<Database>, scope: ReportScope, jobId:
     .select(REPORT_COLUMNS)
     .where("id", "=", jobId)
     .where("login", "=", scope.login)
-    .where("datacenter", "=", scope.datacenter)
+    .where("datacenter", "in", [...scope.datacenters])
     .executeTakeFirst();
   if (!job) return null;
-  const [report] = await reportsFor(db, [job]);
+  const [report] = await reportsFor(db, [job], scope.extended);
   return report ?? null;
 }
 
@@ -96,13 +121,13 @@ export async function listCompletedReports(db: Kysely<Database>, scope: ReportSc
     .selectFrom("jobs")
     .select(REPORT_COLUMNS)
     .where("login", "=", scope.login)
-    .where("datacenter", "=", scope.datacenter)
+    .where("datacenter", "in", [...scope.datacenters])
     .where("completed_at", "is not", null)
     .orderBy("completed_at")
     .orderBy("id")
     .limit(limit)
     .execute();
-  return reportsFor(db, jobs);
+  return reportsFor(db, jobs, scope.extended);
 }
 
 /** Reports of the known ids among `jobIds`, in request order (unfinished ones as PENDING). */
@@ -115,13 +140,13 @@ export async function getReportsByIds(db: Kysely<Database>, scope: ReportScope, 
       .select(REPORT_COLUMNS)
       .where("id", "in", unique.slice(i, i + 500))
       .where("login", "=", scope.login)
-      .where("datacenter", "=", scope.datacenter)
+      .where("datacenter", "in", [...scope.datacenters])
       .execute();
     found.push(...rows);
   }
   const order = new Map(unique.map((id, i) => [id, i]));
   found.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
-  return reportsFor(db, found);
+  return reportsFor(db, found, scope.extended);
 }
 
 /** Deletes jobs with their documents, recipients and attempts (foreign keys cascade). */
@@ -142,7 +167,7 @@ export async function deleteReportsByIds(db: Kysely<Database>, scope: ReportScop
         .select("id")
         .where("id", "in", unique.slice(i, i + 500))
         .where("login", "=", scope.login)
-        .where("datacenter", "=", scope.datacenter)
+        .where("datacenter", "in", [...scope.datacenters])
         .where("state", "=", "completed")
         .execute();
       for (const r of rows) deletable.add(r.id);
@@ -159,7 +184,7 @@ export async function deleteOldestReports(db: Kysely<Database>, scope: ReportSco
       .selectFrom("jobs")
       .select("id")
       .where("login", "=", scope.login)
-      .where("datacenter", "=", scope.datacenter)
+      .where("datacenter", "in", [...scope.datacenters])
       .where("completed_at", "is not", null)
       .orderBy("completed_at")
       .orderBy("id")

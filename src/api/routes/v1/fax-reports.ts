@@ -1,6 +1,6 @@
 /**
  * The report operations of the contract, each scoped to the calling login and this node's
- * data center:
+ * data center (reads may widen it to the region and add Faxline's extension object: see scopeOf):
  *  - GET    /{custNr}/fax/reports/{jobId}  getStatusReport (unfinished jobs: status PENDING)
  *  - DELETE /{custNr}/fax/reports/{jobId}  deleteStatusReport (404 unless completed and ours)
  *  - GET    /{custNr}/fax/reports          getAllStatusReports (oldest 1000 completed)
@@ -30,6 +30,7 @@ import {
 } from "../../schemas/reports.ts";
 import type { ApiDeps } from "../../api-deps.ts";
 import { CustNrParams } from "./send-fax.ts";
+import { REGION_DATACENTERS } from "../../../config/schema.ts";
 
 export const REPORT_PAGE_LIMIT = 1000;
 const JobParams = Type.Object({ custNr: Type.String(), jobId: Type.String({ description: "FJ…" }) });
@@ -37,15 +38,42 @@ const JobParams = Type.Object({ custNr: Type.String(), jobId: Type.String({ desc
 export function registerReportRoutes(root: FastifyInstance, deps: ApiDeps): void {
   const app = root.withTypeProvider<TypeBoxTypeProvider>();
   const { db } = deps.store;
-  const scopeOf = (request: FastifyRequest): ReportScope => ({ login: request.account!.login, datacenter: deps.config.node.datacenter });
+  const ownDatacenter = [deps.config.node.datacenter];
+  const regionDatacenters = REGION_DATACENTERS[deps.config.node.region];
+  /**
+   * The contract's scope: the caller's jobs in this node's data center. Extensions (reads only):
+   * `?scope=region` shows the jobs of both data centers of the region (on a shared store), and
+   * `?view=extended` adds the `faxline` object (owner, accepting data center, adoptions).
+   * Deletes always stay in this data center, as the contract's clients expect.
+   */
+  const scopeOf = (request: FastifyRequest, options: { reads?: boolean } = {}): ReportScope => {
+    const query = (request.query ?? {}) as { scope?: string; view?: string };
+    const region = options.reads === true && query.scope?.toLowerCase() === "region";
+    return { login: request.account!.login, datacenters: region ? regionDatacenters : ownDatacenter, extended: options.reads === true && query.view?.toLowerCase() === "extended" };
+  };
+  const ReadQuery = Type.Object({
+    scope: Type.Optional(Type.String({ description: "Faxline extension: `region` shows the reports of both data centers of the region (default: this data center's, as the contract)" })),
+    view: Type.Optional(Type.String({ description: "Faxline extension: `extended` adds the faxline object (owning and accepting data center, adoptions)" })),
+  });
+  const checkReadQuery = (request: FastifyRequest) => {
+    const query = (request.query ?? {}) as { scope?: string; view?: string };
+    if (query.scope !== undefined && !["region", "datacenter"].includes(query.scope.toLowerCase())) {
+      throw new ApiError("enum_value_invalid", `scope is "${query.scope}"; use region or datacenter`);
+    }
+    if (query.view !== undefined && !["extended", "contract"].includes(query.view.toLowerCase())) {
+      throw new ApiError("enum_value_invalid", `view is "${query.view}"; use extended or contract`);
+    }
+  };
   const errors = { 400: ApiErrorBodySchema, 401: ApiErrorBodySchema, 404: ApiErrorBodySchema };
 
   app.get(
     "/:custNr/fax/reports/:jobId",
-    { schema: { summary: "Get one job's report", operationId: "getStatusReport", tags: ["reports"], params: JobParams, response: { 200: FaxReportSchema, ...errors } } },
+    { schema: { summary: "Get one job's report", operationId: "getStatusReport", tags: ["reports"], params: JobParams, querystring: ReadQuery, response: { 200: FaxReportSchema, ...errors } } },
     async (request) => {
-      const report = await getReport(db, scopeOf(request), request.params.jobId);
-      if (!report) throw new ApiError("report_not_found", `No job report for ${request.params.jobId} in data center ${deps.config.node.datacenter}`);
+      checkReadQuery(request);
+      const scope = scopeOf(request, { reads: true });
+      const report = await getReport(db, scope, request.params.jobId);
+      if (!report) throw new ApiError("report_not_found", `No job report for ${request.params.jobId} in ${scope.datacenters.length > 1 ? `region ${deps.config.node.region}` : `data center ${deps.config.node.datacenter}`}`);
       return report;
     },
   );
@@ -82,8 +110,11 @@ export function registerReportRoutes(root: FastifyInstance, deps: ApiDeps): void
 
   app.get(
     "/:custNr/fax/reports",
-    { schema: { summary: "List the oldest 1000 completed reports", operationId: "getAllStatusReports", tags: ["reports"], params: CustNrParams, response: { 200: FaxReportsSchema, ...errors } } },
-    async (request) => ({ reports: await listCompletedReports(db, scopeOf(request), REPORT_PAGE_LIMIT) }),
+    { schema: { summary: "List the oldest 1000 completed reports", operationId: "getAllStatusReports", tags: ["reports"], params: CustNrParams, querystring: ReadQuery, response: { 200: FaxReportsSchema, ...errors } } },
+    async (request) => {
+      checkReadQuery(request);
+      return { reports: await listCompletedReports(db, scopeOf(request, { reads: true }), REPORT_PAGE_LIMIT) };
+    },
   );
 
   app.delete(
@@ -100,6 +131,7 @@ export function registerReportRoutes(root: FastifyInstance, deps: ApiDeps): void
         operationId: "bulkStatusReports",
         tags: ["reports"],
         params: CustNrParams,
+        querystring: ReadQuery,
         body: BulkRequestSchema,
         response: { 200: BulkResponseSchema, ...errors },
       },
@@ -109,7 +141,8 @@ export function registerReportRoutes(root: FastifyInstance, deps: ApiDeps): void
       if (request.body.jobIds.length > REPORT_PAGE_LIMIT) {
         throw new ApiError("too_many_job_ids", `jobIds has ${request.body.jobIds.length} entries; at most ${REPORT_PAGE_LIMIT} are allowed per request`);
       }
-      if (action === "GET") return { reports: await getReportsByIds(db, scopeOf(request), request.body.jobIds) };
+      checkReadQuery(request);
+      if (action === "GET") return { reports: await getReportsByIds(db, scopeOf(request, { reads: true }), request.body.jobIds) };
       if (action === "DELETE") return { reports: await deleteReportsByIds(db, scopeOf(request), request.body.jobIds) };
       throw new ApiError("bulk_action_invalid", `action is "${request.body.action}"; use GET or DELETE`);
     },

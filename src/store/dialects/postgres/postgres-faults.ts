@@ -4,7 +4,8 @@
  * Unavailable (the API answers 503, roles retry):
  *  - no connection: the socket errors of Node (ECONNREFUSED, ECONNRESET, ETIMEDOUT, …), pg's
  *    own messages without a code ("Connection terminated unexpectedly", "timeout expired",
- *    "Client has encountered a connection error and is not queryable"), and no server of the
+ *    "Client has encountered a connection error and is not queryable", "Query read timeout": no
+ *    answer within statement_timeout + 5 s), and no server of the
  *    kind store.url asks for (WrongServerError, e.g. only standbys during a failover);
  *  - SQLSTATE class 08 (connection exception), 57P01/57P02/57P03 (the server is shutting down,
  *    crashed or still starting), 53300 (too many connections), 25006 (a read-only transaction:
@@ -16,7 +17,7 @@ import type { StoreFaults } from "../../store.ts";
 
 const SOCKET_CODES = new Set(["ECONNREFUSED", "ECONNRESET", "ECONNABORTED", "ETIMEDOUT", "EHOSTUNREACH", "ENETUNREACH", "ENOTFOUND", "EAI_AGAIN", "EPIPE"]);
 const UNAVAILABLE_SQLSTATES = new Set(["57P01", "57P02", "57P03", "53300", "25006", "57014", "40001", "40P01", "55P03"]);
-const LOST_CONNECTION_MESSAGES = /Connection terminated|timeout expired|not queryable|Client was closed|Connection terminated due to connection timeout|the database system is (starting up|shutting down)/i;
+const LOST_CONNECTION_MESSAGES = /Connection terminated|timeout expired|not queryable|Client was closed|Query read timeout|the database system is (starting up|shutting down)/i;
 
 function errorsOf(err: unknown): { code?: unknown; message?: unknown }[] {
   const out: { code?: unknown; message?: unknown }[] = [];

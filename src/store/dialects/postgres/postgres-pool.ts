@@ -98,8 +98,12 @@ export function clientConfig(settings: PostgresConnectionSettings, host: Postgre
     application_name: target.applicationName ?? settings.applicationName,
     connectionTimeoutMillis: (target.connectTimeoutSeconds ?? Math.ceil(settings.connectTimeoutMs / 1000)) * 1000,
     statement_timeout: settings.statementTimeoutMs,
+    // The client's own limit, for a server that does not answer at all (a network that drops
+    // everything): a little longer than the server's statement_timeout.
+    query_timeout: settings.statementTimeoutMs + 5_000,
     idle_in_transaction_session_timeout: 60_000,
     keepAlive: true,
+    keepAliveInitialDelayMillis: 10_000,
     types: FAXLINE_PG_TYPES,
   };
 }
@@ -134,6 +138,11 @@ export class FailoverPool implements PostgresPool {
         const host = selector.current;
         super(clientConfig(settings, host));
         hostOf.set(this, host);
+        // A connection that drops while checked out but between queries (inside a transaction,
+        // say) emits 'error' with nobody listening, which would end the process. Its next query
+        // fails instead, and #watch has the client destroyed on release; idle clients are
+        // removed by the pool's own listener.
+        this.on("error", () => {});
       }
     }
     this.#pool = new pg.Pool({
