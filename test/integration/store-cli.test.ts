@@ -70,17 +70,17 @@ describe("postgres: migrations", { skip: !runPostgres && "FAXLINE_TEST_DIALECTS 
   it("migrate --check lists what is pending and changes nothing; migrate runs it", async () => {
     const check = await cli("migrate", "--check");
     assert.equal(check.code, 1, check.stderr);
-    assert.match(check.stdout, /has 5 pending migration\(s\)/);
+    assert.match(check.stdout, /has 6 pending migration\(s\)/);
     assert.match(check.stdout, /0001-create-core-tables/);
-    assert.match(check.stdout, /0005-create-cluster-tables/);
+    assert.match(check.stdout, /0006-create-adoption-tables/);
     const tables = await pgQuery<{ n: number }>(ts.url, "select count(*) as n from information_schema.tables where table_name = 'jobs'");
     assert.equal(tables[0]!.n, 0, "--check created nothing");
     const run = await cli("migrate");
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /Migrated the store postgres:\/\/.*0005-create-cluster-tables/s);
+    assert.match(run.stdout, /Migrated the store postgres:\/\/.*0006-create-adoption-tables/s);
     const again = await cli("migrate", "--check");
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /is up to date \(5 migrations\)/);
+    assert.match(again.stdout, /is up to date \(6 migrations\)/);
   });
 
   it("ten nodes opening an empty database at once migrate it once", async () => {
@@ -92,7 +92,7 @@ describe("postgres: migrations", { skip: !runPostgres && "FAXLINE_TEST_DIALECTS 
         const rows = await pgQuery<{ name: string }>(fresh.url, "select name from kysely_migration order by name");
         assert.deepEqual(
           rows.map((r) => r.name),
-          ["0001-create-core-tables", "0002-create-notification-tables", "0003-create-fax-image-variants", "0004-create-destination-capabilities", "0005-create-cluster-tables"],
+          ["0001-create-core-tables", "0002-create-notification-tables", "0003-create-fax-image-variants", "0004-create-destination-capabilities", "0005-create-cluster-tables", "0006-create-adoption-tables"],
         );
         const triggers = await pgQuery<{ n: number }>(fresh.url, "select count(*) as n from pg_trigger where tgname like '%_signal_%'");
         assert.equal(triggers[0]!.n, 3);
@@ -174,5 +174,45 @@ describe("postgres: faxline store copy", { skip: !runPostgres && "FAXLINE_TEST_D
         await waitForFinalReport(moved, ACCOUNT.custNr, sent.body.jobId, 30_000);
       },
     );
+  });
+});
+
+describe("faxline datacenter adopt", () => {
+  const dir = tempDir("faxline-adopt-cli-");
+  after(() => dir.remove());
+  const cli = (...args: string[]) => runFaxlineCli(["datacenter", "adopt", ...args], { FAXLINE_DATA_DIR: dir.path, FAXLINE_LOG_LEVEL: "warn" });
+
+  it("refuses data centers of different regions, the same one twice, and unknown ones", async () => {
+    const cross = await cli("--from", "DE1", "--to", "US2");
+    assert.equal(cross.code, 1);
+    assert.match(cross.stderr, /DE1 lies in region DE and US2 in US; jobs move only within a region/);
+    const same = await cli("--from", "de2", "--to", "DE2");
+    assert.equal(same.code, 1);
+    assert.match(same.stderr, /name the same data center/);
+    const unknown = await cli("--from", "DE3", "--to", "DE1");
+    assert.equal(unknown.code, 1);
+    assert.match(unknown.stderr, /--from must be one of DE1, DE2, US1, US2, not "DE3"/);
+    const missing = await runFaxlineCli(["datacenter", "adopt", "--from", "DE1"], { FAXLINE_DATA_DIR: dir.path });
+    assert.equal(missing.code, 2);
+    assert.match(missing.stderr, /--to is required/);
+  });
+
+  it("moves a data center's jobs to the other and says how many; nothing the second time", async () => {
+    await createAccountWithCli(dir.path, ACCOUNT);
+    const node = await startChildNode({ name: "DE1", dataDir: dir.path, datacenter: "DE1", env: FAST_RETRIES_ENV });
+    try {
+      const client = api(node.url, ACCOUNT);
+      const sent = await client.post(`/${ACCOUNT.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
+      await waitForFinalReport(client, ACCOUNT.custNr, sent.body.jobId);
+      const moved = await cli("--from", "DE1", "--to", "DE2");
+      assert.equal(moved.code, 0, moved.stderr);
+      assert.match(moved.stdout, /Jobs adopted by DE2 from DE1 at \S+: 1 jobs \(0 unfinished\), 1 recipients, \d+ notifications\./);
+      assert.match(moved.stdout, /1 node\(s\) of DE1 still run/);
+      assert.equal((await client.get(`/${ACCOUNT.custNr}/fax/reports/${sent.body.jobId}`)).status, 404, "DE1 no longer reports it");
+      const again = await cli("--from", "DE1", "--to", "DE2");
+      assert.match(again.stdout, /DE1 owns no jobs; nothing to adopt/);
+    } finally {
+      await node.stop();
+    }
   });
 });

@@ -13,6 +13,8 @@ import { silentLogger } from "../../src/lib/logger.ts";
 import { NodeIdInUseError, NodeRegistry, nodeStatus } from "../../src/cluster/node-registry.ts";
 import { SingletonDuty } from "../../src/cluster/singleton-duty.ts";
 import { StoreHealth } from "../../src/cluster/store-health.ts";
+import { adoptionSummary, adoptNow, judgeDatacenter } from "../../src/cluster/datacenter-adoption.ts";
+import { adoptDatacenter } from "../../src/store/queries/adoptions.ts";
 import { startAttempt } from "../../src/scheduler/recipient-outcomes.ts";
 import type { Database } from "../../src/store/database.ts";
 import { acquireClusterLease, releaseClusterLease } from "../../src/store/queries/cluster-leases.ts";
@@ -305,6 +307,62 @@ for (const dialect of DIALECTS) {
       await third.stop();
       [row] = await listNodes(store.db);
       assert.equal(nodeStatus(row!, clock.now(), 1000), "stopped");
+    });
+  });
+}
+
+for (const dialect of DIALECTS) {
+  describe(`${dialect}: adopting a data center's jobs`, () => {
+    const dir = tempDir();
+    let ts: TestStore;
+    let store: Store;
+    before(async () => {
+      ts = await testStore(dialect);
+      store = await openTestStore(ts, dir.path);
+    });
+    after(async () => {
+      await store.close();
+      await ts.drop();
+      dir.remove();
+    });
+
+    it("judges a data center dead by its last heartbeat, or when it never had a node", () => {
+      assert.deepEqual(judgeDatacenter({ nodes: 0, lastSeenAt: null }, T0, 120_000), { dead: true, lastSeenAt: null });
+      assert.deepEqual(judgeDatacenter({ nodes: 2, lastSeenAt: T0 - 119_999 }, T0, 120_000), { dead: false, lastSeenAt: T0 - 119_999 });
+      assert.deepEqual(judgeDatacenter({ nodes: 2, lastSeenAt: T0 - 120_000 }, T0, 120_000), { dead: true, lastSeenAt: T0 - 120_000 });
+    });
+
+    it("moves every job of the dead data center with its recipients and notifications, once, and records it", async () => {
+      const { db } = store;
+      await seedJob(db, "FJADOPT000000000000001", [{ id: "FNADOPT000000000000001", e164: "+4930111" }]);
+      await seedJob(db, "FJADOPT000000000000002", [{ id: "FNADOPT000000000000002", e164: "+4930222" }]);
+      await db.updateTable("jobs").set({ state: "completed", completed_at: T0 }).where("id", "=", "FJADOPT000000000000002").execute();
+      await db.updateTable("recipients").set({ state: "sending", locked_by: "de1-x:dead", lease_until: T0 + 5 }).where("id", "=", "FNADOPT000000000000001").execute();
+      await db
+        .insertInto("notifications")
+        .values({ id: "msg_adopt", job_id: "FJADOPT000000000000002", cust_nr: "99999TE", datacenter: "DE1", channel: "http", event: "job.completed", target: "http://x", receiver: "http://x", auth: null, payload: "{}", state: "pending", attempts: 0, schedule_step: 0, next_attempt_at: T0, created_at: T0 })
+        .execute();
+      const row = await adoptDatacenter(db, { region: "DE", from: "DE1", to: "DE2", mode: "failover", node: "de2-a:tok", now: T0 + 10, lastSeenAt: T0 - 200_000 });
+      assert.ok(row);
+      assert.deepEqual([row.jobs, row.open_jobs, row.recipients, row.notifications], [2, 1, 2, 1]);
+      assert.match(adoptionSummary(row), /^adopted by DE2 from DE1 at 2026-11-01T00:00:00\.010Z: 2 jobs \(1 unfinished\), 2 recipients, 1 notifications$/);
+      const jobs = await db.selectFrom("jobs").select(["id", "datacenter"]).where("id", "like", "FJADOPT%").orderBy("id").execute();
+      assert.deepEqual(jobs.map((j) => j.datacenter), ["DE2", "DE2"]);
+      const sending = await db.selectFrom("recipients").selectAll().where("id", "=", "FNADOPT000000000000001").executeTakeFirstOrThrow();
+      assert.deepEqual([sending.datacenter, sending.state, sending.locked_by], ["DE2", "sending", "de1-x:dead"], "a running call keeps its lease: the new owner's sweep waits for it");
+      assert.equal((await db.selectFrom("notifications").select("datacenter").where("id", "=", "msg_adopt").executeTakeFirstOrThrow()).datacenter, "DE2");
+      const perJob = await db.selectFrom("job_adoptions").selectAll().orderBy("job_id").execute();
+      assert.deepEqual(perJob.map((a) => [a.job_id, a.from_datacenter, a.to_datacenter, Number(a.adopted_at), a.adoption_id === row.id]), [
+        ["FJADOPT000000000000001", "DE1", "DE2", T0 + 10, true],
+        ["FJADOPT000000000000002", "DE1", "DE2", T0 + 10, true],
+      ]);
+      // Nothing is left to move: a second run (another node, the CLI) does nothing.
+      assert.equal(await adoptDatacenter(db, { region: "DE", from: "DE1", to: "DE2", mode: "failover", node: "de2-b:tok", now: T0 + 11, lastSeenAt: null }), null);
+      assert.equal((await db.selectFrom("datacenter_adoptions").selectAll().execute()).length, 1);
+      // And back, by hand.
+      const back = await adoptNow(db, { from: "DE2", to: "DE1", node: "cli", now: T0 + 20 });
+      assert.equal(back?.mode, "manual");
+      assert.equal((await db.selectFrom("job_adoptions").selectAll().where("job_id", "=", "FJADOPT000000000000002").execute()).length, 2);
     });
   });
 }
