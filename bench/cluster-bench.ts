@@ -12,10 +12,11 @@
  *     list (oldest 1000), spread over the nodes;
  *  3. the same intake and reads against one node on the embedded SQLite store, as the reference
  *     of the same run;
- *  4. claim latency: node A runs only the api role, node B only scheduler and sender, both
- *     polling once a minute, so that only the store's wake-up (LISTEN/NOTIFY) moves the work:
- *     for `--claims` jobs sent one after another, the time from the 201 at the client to the
- *     job's render on B, and to the start of its first call on B.
+ *  4. claim latency: node A runs only the api role, node R only the scheduler, node S only the
+ *     sender, all polling once a minute, so that only the store's wake-ups (LISTEN/NOTIFY) move
+ *     the work: for `--claims` jobs sent one after another, the time from the 201 at the client
+ *     to the job's render on R, from that render's commit to the start of its first call on S
+ *     (the cross-node claim latency proper), and in all.
  *
  * Options: --jobs N (2000) --concurrency N (16) --reports N (100000) --gets N (2000)
  *          --lists N (20) --claims N (200) --nodes LIST (1,2,4) --pg-url URL
@@ -23,13 +24,15 @@
 import { readFileSync, readdirSync } from "node:fs";
 import { cpus, platform, release, totalmem } from "node:os";
 import { parseArgs } from "node:util";
-import { performance } from "node:perf_hooks";
 import { execFileSync } from "node:child_process";
 import { openStore } from "../src/store/dialects/open-store.ts";
 import { testConfig, tempDir } from "../test/support/test-node.ts";
 import { createAccountWithCli, startChildNode, stopAllChildNodes, type ChildNode } from "../test/support/child-node.ts";
 import { pgQuery, startPostgresCluster, withDatabase, type PostgresCluster } from "../test/support/postgres-cluster.ts";
 import { seedCompletedJobs } from "../test/support/seed-completed-jobs.ts";
+import { load as timedLoad, percentile, type LoadResult } from "./http-load.ts";
+
+const load = (count: number, concurrency: number, expect: number, request: (i: number) => Promise<Response>) => timedLoad("load", count, concurrency, expect, request);
 
 const { values: opts } = parseArgs({
   options: {
@@ -85,43 +88,11 @@ function clusterCpuSeconds(cluster: PostgresCluster | null): number {
   return total;
 }
 
-function percentile(sorted: number[], p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.max(0, Math.ceil((p / 100) * sorted.length) - 1))]!;
-}
-
-interface Load {
-  perSecond: number;
-  p50: number;
-  p99: number;
-  max: number;
-  seconds: number;
-}
-
-async function load(count: number, concurrency: number, expect: number, request: (i: number) => Promise<Response>): Promise<Load> {
-  const latencies: number[] = [];
-  let next = 0;
-  const started = performance.now();
-  await Promise.all(
-    Array.from({ length: Math.min(concurrency, count) }, async () => {
-      while (next < count) {
-        const i = next++;
-        const t0 = performance.now();
-        const res = await request(i);
-        const body = await res.arrayBuffer();
-        latencies.push(performance.now() - t0);
-        if (res.status !== expect) throw new Error(`request ${i} answered ${res.status}: ${Buffer.from(body).toString("utf8").slice(0, 200)}`);
-      }
-    }),
-  );
-  const seconds = (performance.now() - started) / 1000;
-  latencies.sort((a, b) => a - b);
-  return { perSecond: count / seconds, p50: percentile(latencies, 50), p99: percentile(latencies, 99), max: latencies.at(-1)!, seconds };
-}
-
 const ms = (v: number) => v.toFixed(2);
 const rate = (v: number) => Math.round(v).toLocaleString("en-US");
 const pct = (v: number) => `${Math.round(v * 100)} %`;
+
+type Load = LoadResult;
 
 interface SetupRun {
   label: string;
@@ -178,16 +149,22 @@ async function runSetup(label: string, count: number, env: Record<string, string
   }
 }
 
-/** Claim latency: api-only node A, scheduler+sender node B, both polling once a minute. */
-async function claimLatency(env: Record<string, string>, url: string): Promise<{ toRender: number[]; toCall: number[] }> {
-  const dirs = [tempDir("faxline-bench-a-"), tempDir("faxline-bench-b-")];
+/**
+ * Claim latency across nodes: node A runs only the api role, node R only the scheduler, node S
+ * only the sender, all polling once a minute, so that only the store's wake-ups move the work:
+ * A's 201 wakes R (render), R's commit of the rendered job wakes S (call).
+ */
+async function claimLatency(env: Record<string, string>, url: string): Promise<{ toRender: number[]; toCall: number[]; renderToCall: number[] }> {
+  const dirs = [tempDir("faxline-bench-a-"), tempDir("faxline-bench-r-"), tempDir("faxline-bench-s-")];
   try {
     await createAccountWithCli(dirs[0]!.path, ACCOUNT, { env });
     const common = { ...env, FAXLINE_SCHEDULER_POLL_INTERVAL: "60s", FAXLINE_LOG_LEVEL: "warn", FAXLINE_AUTH_CACHE_TTL: "1h" };
     const a = await startChildNode({ name: "A", dataDir: dirs[0]!.path, pollInterval: "60s", env: { ...common, FAXLINE_ROLES: "api", FAXLINE_NODE_ID: "bench-a" } });
-    await startChildNode({ name: "B", dataDir: dirs[1]!.path, pollInterval: "60s", ready: "log", env: { ...common, FAXLINE_ROLES: "scheduler,sender", FAXLINE_NODE_ID: "bench-b" } });
+    await startChildNode({ name: "R", dataDir: dirs[1]!.path, pollInterval: "60s", ready: "log", env: { ...common, FAXLINE_ROLES: "scheduler", FAXLINE_NODE_ID: "bench-r" } });
+    await startChildNode({ name: "S", dataDir: dirs[2]!.path, pollInterval: "60s", ready: "log", env: { ...common, FAXLINE_ROLES: "sender", FAXLINE_NODE_ID: "bench-s" } });
     const toRender: number[] = [];
     const toCall: number[] = [];
+    const renderToCall: number[] = [];
     for (let i = 0; i < CLAIMS + 5; i++) {
       const res = await fetch(`${a.url}/rest/v1/${ACCOUNT.custNr}/fax`, { method: "POST", headers: HEADERS, body: jobBody(i) });
       const acknowledged = Date.now();
@@ -204,13 +181,15 @@ async function claimLatency(env: Record<string, string>, url: string): Promise<{
           if (i >= 5) {
             toRender.push(Number(row.rendered_at) - acknowledged);
             toCall.push(Number(row.started_at) - acknowledged);
+            renderToCall.push(Number(row.started_at) - Number(row.rendered_at));
           }
           break;
         }
         await new Promise((r) => setTimeout(r, 5));
       }
     }
-    return { toRender: toRender.sort((x, y) => x - y), toCall: toCall.sort((x, y) => x - y) };
+    const sort = (v: number[]) => v.sort((x, y) => x - y);
+    return { toRender: sort(toRender), toCall: sort(toCall), renderToCall: sort(renderToCall) };
   } finally {
     await stopAllChildNodes();
     for (const d of dirs) d.remove();
@@ -259,9 +238,10 @@ async function main(): Promise<void> {
     console.error("claim latency …");
     const claims = await claimLatency({ FAXLINE_STORE_URL: withDatabase(base, "faxline_bench_claims") }, withDatabase(base, "faxline_bench_claims"));
     const show = (v: number[]) => `p50 ${percentile(v, 50)} ms, p99 ${percentile(v, 99)} ms, max ${v.at(-1)} ms`;
-    console.log(`claim latency, ${claims.toCall.length} jobs sent one at a time to an api-only node, rendered and dialled by another node that polls once a minute:`);
-    console.log(`  201 → rendered on the other node:        ${show(claims.toRender)}`);
-    console.log(`  201 → first call started on the other node: ${show(claims.toCall)}`);
+    console.log(`claim latency, ${claims.toCall.length} jobs sent one at a time to an api-only node A, rendered by a scheduler-only node R and dialled by a sender-only node S, all polling once a minute:`);
+    console.log(`  201 on A → rendered on R (wake-up, claim and render):   ${show(claims.toRender)}`);
+    console.log(`  rendered on R → first call started on S (wake-up, claim): ${show(claims.renderToCall)}`);
+    console.log(`  201 on A → first call started on S:                      ${show(claims.toCall)}`);
   } finally {
     cluster?.remove();
   }

@@ -45,13 +45,7 @@ async function main(): Promise<void> {
   console.log(`timings   heartbeat ${timings.heartbeat}, cluster.failoverAfter ${timings.failoverAfter}, send lease ${timings.sendLease}, duty lease ${timings.dutyLease}; test line at ${timings.timeScale}× real time; promotion ${opts["promote-after"]} ms after the kill`);
   const region = await startRegionDatabase(timings);
   try {
-    await Promise.all([region.startNode("de1-a", "DE1"), region.startNode("de1-b", "DE1"), region.startNode("de2-a", "DE2"), region.startNode("de2-b", "DE2")]);
-    const all = [
-      { name: "de1-a", dc: "DE1" as const },
-      { name: "de2-a", dc: "DE2" as const },
-      { name: "de1-b", dc: "DE1" as const },
-      { name: "de2-b", dc: "DE2" as const },
-    ];
+    const all = await region.startFourNodes();
     const load = new LoadGenerator(region, () => all, { every: 50, recipients: 2 });
     load.start();
     await new Promise((r) => setTimeout(r, Number(opts["load-ms"])));

@@ -7,7 +7,9 @@
  * rather than used: this node would not know the meaning of the newer columns.
  */
 import { Migrator, type Kysely } from "kysely";
-import { migrations, type MigrationDialect, type MigrationStatus } from "./store.ts";
+import { migrations } from "./migrations/all-migrations.ts";
+import type { MigrationDialect } from "./migrations/migration-dialect.ts";
+import type { MigrationStatus } from "./store.ts";
 
 export class StoreMigrationError extends Error {
   constructor(message: string, options?: { cause?: unknown }) {

@@ -10,28 +10,11 @@
  *  - postgres: a shared PostgreSQL database for many nodes (dialects/postgres/), chosen by
  *    store.url = postgres://…
  */
-import type { Kysely, Migration } from "kysely";
+import type { Kysely } from "kysely";
 import type { Database, JobRow, NewJobDocumentRow, NewJobRow, NewRecipientRow, NotificationRow, RecipientRow } from "./database.ts";
-import * as m0001 from "./migrations/0001-create-core-tables.ts";
-import * as m0002 from "./migrations/0002-create-notification-tables.ts";
-import * as m0003 from "./migrations/0003-create-fax-image-variants.ts";
-import * as m0004 from "./migrations/0004-create-destination-capabilities.ts";
-import * as m0005 from "./migrations/0005-create-cluster-tables.ts";
-import * as m0006 from "./migrations/0006-create-adoption-tables.ts";
 
 export type DialectName = "sqlite" | "postgres";
-
-/** What migrations need to know of the dialect: column types and dialect-only objects. */
-export interface MigrationDialect {
-  readonly name: DialectName;
-  readonly timestamp: "bigint";
-  readonly blob: "blob" | "bytea";
-  /**
-   * Installs what lets a write on one node wake the others (PostgreSQL: triggers that NOTIFY;
-   * SQLite: nothing, its nodes poll). Called by migration 0005.
-   */
-  installWorkSignals(db: Kysely<unknown>): Promise<void>;
-}
+export type { MigrationDialect } from "./migrations/migration-dialect.ts";
 
 export interface ClaimJobArgs {
   datacenter: string;
@@ -128,16 +111,4 @@ export interface Store {
   /** Every known migration with when it ran (null: pending). */
   migrations(): Promise<MigrationStatus[]>;
   close(): Promise<void>;
-}
-
-/** All migrations in order. Append only; never edit a released one. */
-export function migrations(dialect: MigrationDialect): Record<string, Migration> {
-  return {
-    "0001-create-core-tables": { up: (db) => m0001.up(db, dialect) },
-    "0002-create-notification-tables": { up: (db) => m0002.up(db, dialect) },
-    "0003-create-fax-image-variants": { up: (db) => m0003.up(db, dialect) },
-    "0004-create-destination-capabilities": { up: (db) => m0004.up(db, dialect) },
-    "0005-create-cluster-tables": { up: (db) => m0005.up(db, dialect) },
-    "0006-create-adoption-tables": { up: (db) => m0006.up(db, dialect) },
-  };
 }

@@ -37,13 +37,7 @@ describe("region DE: a data center and the database primary die at the same mome
 
   it("sends and reports every acknowledged job exactly once, from DE2, with one final push each", { timeout: 180_000 }, async () => {
     await withChildLogs(logs, async () => {
-      await Promise.all([region.startNode("de1-a", "DE1"), region.startNode("de1-b", "DE1"), region.startNode("de2-a", "DE2"), region.startNode("de2-b", "DE2")]);
-      const all = [
-        { name: "de1-a", dc: "DE1" as const },
-        { name: "de2-a", dc: "DE2" as const },
-        { name: "de1-b", dc: "DE1" as const },
-        { name: "de2-b", dc: "DE2" as const },
-      ];
+      const all = await region.startFourNodes();
       const load = new LoadGenerator(region, () => all, { every: 40, recipients: 2 });
       load.start();
       // Let DE1 take work and have calls in flight, then kill it and the primary at once.

@@ -84,6 +84,18 @@ export class Region {
     return node;
   }
 
+  /** The region of the failover test and bench: de1-a, de1-b, de2-a, de2-b. */
+  async startFourNodes(): Promise<{ name: string; dc: "DE1" | "DE2" }[]> {
+    const all = [
+      { name: "de1-a", dc: "DE1" as const },
+      { name: "de2-a", dc: "DE2" as const },
+      { name: "de1-b", dc: "DE1" as const },
+      { name: "de2-b", dc: "DE2" as const },
+    ];
+    await Promise.all(all.map((n) => this.startNode(n.name, n.dc)));
+    return all;
+  }
+
   node(name: string): ChildNode {
     const n = this.nodes.get(name);
     if (!n) throw new Error(`no node ${name}`);

@@ -9,16 +9,12 @@
  */
 import type { AttachedImageMode, ReportSnapshot, SnapshotRecipient } from "../report-snapshot.ts";
 import { renderTemplate, TemplateSyntaxError, type TemplateEscape } from "../templates/render-template.ts";
-import { DEFAULT_STATUS_MAIL_TEMPLATES } from "./default-status-mail-templates.ts";
+import { DEFAULT_STATUS_MAIL_TEMPLATES, type StatusMailTemplates } from "./default-status-mail-templates.ts";
+
+export type { StatusMailTemplates };
 import { faxImageToPdf } from "./fax-image-to-pdf.ts";
 import { recipientsCoveredBy, type StatusMailKind } from "./plan-status-mails.ts";
 
-/** A customer's own templates; a part left out uses the built-in template. */
-export interface StatusMailTemplates {
-  subject?: string;
-  text?: string;
-  html?: string;
-}
 
 /** The job's rendered fax image: TIFF-F, CCITT G4, one IFD per page. */
 export interface FaxImage {

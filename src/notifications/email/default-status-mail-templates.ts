@@ -4,7 +4,13 @@
  * they use are listed in compose-status-mail.ts (StatusMailTemplateData) and
  * docs/notifications-email.md. The subject's line breaks and runs of spaces become one space.
  */
-import type { StatusMailTemplates } from "./compose-status-mail.ts";
+
+/** A customer's own templates; a part left out uses the built-in template. */
+export interface StatusMailTemplates {
+  subject?: string;
+  text?: string;
+  html?: string;
+}
 
 const SUBJECT =
   "{{#isSuccess}}Fax delivered{{/isSuccess}}{{#isFailure}}Fax not delivered{{/isFailure}}" +

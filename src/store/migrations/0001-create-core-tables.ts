@@ -3,7 +3,7 @@
  * Migrations are numbered and never edited once released; a change is a new file.
  */
 import type { Kysely } from "kysely";
-import type { MigrationDialect } from "../store.ts";
+import type { MigrationDialect } from "./migration-dialect.ts";
 
 export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema

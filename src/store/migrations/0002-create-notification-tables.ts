@@ -14,7 +14,7 @@
  * its push has gone out, and the push must still go out.
  */
 import type { Kysely } from "kysely";
-import type { MigrationDialect } from "../store.ts";
+import type { MigrationDialect } from "./migration-dialect.ts";
 
 export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema.alterTable("customers").addColumn("push_url", "text").execute();

@@ -9,7 +9,7 @@
  *  - job_fax_images (one image per job) is copied into fax_images as variant 0 and dropped.
  */
 import { sql, type Kysely } from "kysely";
-import type { MigrationDialect } from "../store.ts";
+import type { MigrationDialect } from "./migration-dialect.ts";
 
 export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema

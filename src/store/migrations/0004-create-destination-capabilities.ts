@@ -9,7 +9,7 @@
  * Shared by every job and every node of the store: it is the remote machine that is difficult.
  */
 import type { Kysely } from "kysely";
-import type { MigrationDialect } from "../store.ts";
+import type { MigrationDialect } from "./migration-dialect.ts";
 
 export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema

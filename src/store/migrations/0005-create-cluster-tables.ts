@@ -10,7 +10,7 @@
  *    waits to be rendered, a recipient becomes due or a call ends, and a notification is due).
  */
 import type { Kysely } from "kysely";
-import type { MigrationDialect } from "../store.ts";
+import type { MigrationDialect } from "./migration-dialect.ts";
 
 export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema

@@ -9,7 +9,7 @@
  *    adopt`): who, from where to where, when, how much moved.
  */
 import { sql, type Kysely } from "kysely";
-import type { MigrationDialect } from "../store.ts";
+import type { MigrationDialect } from "./migration-dialect.ts";
 
 export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void> {
   await db.schema.alterTable("jobs").addColumn("accepted_datacenter", "text").execute();

@@ -14,6 +14,7 @@
  */
 import { sql } from "kysely";
 import type { ClaimQueries } from "../../store.ts";
+import { claimJob, claimNotification, claimRecipient, dueNotifications, dueRecipients, pendingJobs } from "../claim-candidates.ts";
 
 /** First key of the advisory locks on destinations (an arbitrary constant: "FAXD"). */
 const DESTINATION_LOCK_CLASS = 0x46415844;
@@ -21,67 +22,10 @@ const DESTINATION_LOCK_CLASS = 0x46415844;
 const RECIPIENT_CANDIDATES = 8;
 
 export const postgresClaims: ClaimQueries = {
-  async claimJobToRender(db, { datacenter, node, leaseUntil }) {
-    return db
-      .updateTable("jobs")
-      .set((eb) => ({
-        state: "rendering",
-        locked_by: node,
-        lease_until: leaseUntil,
-        render_attempts: eb("render_attempts", "+", 1),
-      }))
-      .where("id", "=", (eb) =>
-        eb
-          .selectFrom("jobs")
-          .select("id")
-          .where("datacenter", "=", datacenter)
-          .where("state", "=", "pending")
-          .orderBy("is_express", "desc")
-          .orderBy("created_at", "asc")
-          .limit(1)
-          .forUpdate()
-          .skipLocked(),
-      )
-      .where("state", "=", "pending")
-      .returningAll()
-      .executeTakeFirst();
-  },
+  claimJobToRender: (db, args) => claimJob(db, pendingJobs(db, args.datacenter).limit(1).forUpdate().skipLocked(), args).executeTakeFirst(),
 
-  async claimDueRecipient(trx, { datacenter, node, now, leaseUntil, callsPerNumber }) {
-    const candidates = await trx
-      .selectFrom("recipients as r")
-      .select(["r.id", "r.current_e164"])
-      .where("r.datacenter", "=", datacenter)
-      .where("r.state", "=", "ready")
-      .where("r.run_at", "<=", now)
-      .where((w) =>
-        w(
-          w
-            .selectFrom("recipients as s")
-            .select(w.fn.countAll().as("n"))
-            .whereRef("s.current_e164", "=", "r.current_e164")
-            .where("s.state", "=", "sending"),
-          "<",
-          callsPerNumber,
-        ),
-      )
-      .where((w) =>
-        w.exists(
-          w
-            .selectFrom("jobs as j")
-            .select("j.id")
-            .whereRef("j.id", "=", "r.job_id")
-            .where("j.valid_until", ">", now),
-        ),
-      )
-      .orderBy("r.is_express", "desc")
-      .orderBy("r.run_at", "asc")
-      .orderBy("r.id", "asc")
-      .limit(RECIPIENT_CANDIDATES)
-      .forUpdate("r")
-      .skipLocked()
-      .execute();
-
+  async claimDueRecipient(trx, args) {
+    const candidates = await dueRecipients(trx, args).limit(RECIPIENT_CANDIDATES).forUpdate("r").skipLocked().execute();
     for (const candidate of candidates) {
       const e164 = candidate.current_e164;
       if (e164 !== null) {
@@ -93,41 +37,13 @@ export const postgresClaims: ClaimQueries = {
           .where("current_e164", "=", e164)
           .where("state", "=", "sending")
           .executeTakeFirstOrThrow();
-        if (Number(running.n) >= callsPerNumber) continue;
+        if (Number(running.n) >= args.callsPerNumber) continue;
       }
-      const claimed = await trx
-        .updateTable("recipients")
-        .set((eb) => ({
-          state: "sending",
-          locked_by: node,
-          lease_until: leaseUntil,
-          attempt_count: eb("attempt_count", "+", 1),
-        }))
-        .where("id", "=", candidate.id)
-        .where("state", "=", "ready")
-        .returningAll()
-        .executeTakeFirst();
+      const claimed = await claimRecipient(trx, candidate.id, args).executeTakeFirst();
       if (claimed) return claimed;
     }
     return undefined;
   },
 
-  async claimDueNotification(db, { datacenter, node, now, leaseUntil, busyReceivers }) {
-    return db
-      .updateTable("notifications")
-      .set({ state: "delivering", locked_by: node, lease_until: leaseUntil })
-      .where("id", "=", (eb) => {
-        let query = eb
-          .selectFrom("notifications")
-          .select("id")
-          .where("datacenter", "=", datacenter)
-          .where("state", "=", "pending")
-          .where("next_attempt_at", "<=", now);
-        if (busyReceivers.length > 0) query = query.where("receiver", "not in", [...busyReceivers]);
-        return query.orderBy("next_attempt_at", "asc").orderBy("id", "asc").limit(1).forUpdate().skipLocked();
-      })
-      .where("state", "=", "pending")
-      .returningAll()
-      .executeTakeFirst();
-  },
+  claimDueNotification: (db, args) => claimNotification(db, dueNotifications(db, args).limit(1).forUpdate().skipLocked(), args).executeTakeFirst(),
 };

@@ -5,94 +5,10 @@
  * exact because no other claim can run beside it.
  */
 import type { ClaimQueries } from "../../store.ts";
+import { claimJob, claimNotification, claimRecipient, dueNotifications, dueRecipients, pendingJobs } from "../claim-candidates.ts";
 
 export const sqliteClaims: ClaimQueries = {
-  async claimJobToRender(db, { datacenter, node, leaseUntil }) {
-    return db
-      .updateTable("jobs")
-      .set((eb) => ({
-        state: "rendering",
-        locked_by: node,
-        lease_until: leaseUntil,
-        render_attempts: eb("render_attempts", "+", 1),
-      }))
-      .where("id", "=", (eb) =>
-        eb
-          .selectFrom("jobs")
-          .select("id")
-          .where("datacenter", "=", datacenter)
-          .where("state", "=", "pending")
-          .orderBy("is_express", "desc")
-          .orderBy("created_at", "asc")
-          .limit(1),
-      )
-      .where("state", "=", "pending")
-      .returningAll()
-      .executeTakeFirst();
-  },
-
-  async claimDueRecipient(db, { datacenter, node, now, leaseUntil, callsPerNumber }) {
-    return db
-      .updateTable("recipients")
-      .set((eb) => ({
-        state: "sending",
-        locked_by: node,
-        lease_until: leaseUntil,
-        attempt_count: eb("attempt_count", "+", 1),
-      }))
-      .where("id", "=", (eb) =>
-        eb
-          .selectFrom("recipients as r")
-          .select("r.id")
-          .where("r.datacenter", "=", datacenter)
-          .where("r.state", "=", "ready")
-          .where("r.run_at", "<=", now)
-          .where((w) =>
-            w(
-              w
-                .selectFrom("recipients as s")
-                .select(w.fn.countAll().as("n"))
-                .whereRef("s.current_e164", "=", "r.current_e164")
-                .where("s.state", "=", "sending"),
-              "<",
-              callsPerNumber,
-            ),
-          )
-          .where((w) =>
-            w.exists(
-              w
-                .selectFrom("jobs as j")
-                .select("j.id")
-                .whereRef("j.id", "=", "r.job_id")
-                .where("j.valid_until", ">", now),
-            ),
-          )
-          .orderBy("r.is_express", "desc")
-          .orderBy("r.run_at", "asc")
-          .orderBy("r.id", "asc")
-          .limit(1),
-      )
-      .where("state", "=", "ready")
-      .returningAll()
-      .executeTakeFirst();
-  },
-
-  async claimDueNotification(db, { datacenter, node, now, leaseUntil, busyReceivers }) {
-    return db
-      .updateTable("notifications")
-      .set({ state: "delivering", locked_by: node, lease_until: leaseUntil })
-      .where("id", "=", (eb) => {
-        let query = eb
-          .selectFrom("notifications")
-          .select("id")
-          .where("datacenter", "=", datacenter)
-          .where("state", "=", "pending")
-          .where("next_attempt_at", "<=", now);
-        if (busyReceivers.length > 0) query = query.where("receiver", "not in", [...busyReceivers]);
-        return query.orderBy("next_attempt_at", "asc").orderBy("id", "asc").limit(1);
-      })
-      .where("state", "=", "pending")
-      .returningAll()
-      .executeTakeFirst();
-  },
+  claimJobToRender: (db, args) => claimJob(db, pendingJobs(db, args.datacenter).limit(1), args).executeTakeFirst(),
+  claimDueRecipient: (trx, args) => claimRecipient(trx, dueRecipients(trx, args).limit(1), args).executeTakeFirst(),
+  claimDueNotification: (db, args) => claimNotification(db, dueNotifications(db, args).limit(1), args).executeTakeFirst(),
 };

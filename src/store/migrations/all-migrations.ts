@@ -1,0 +1,24 @@
+/**
+ * Every migration of the store, in order, for Kysely's Migrator (run-migrations.ts). Append
+ * only; never edit a released migration: a change is a new file.
+ */
+import type { Migration } from "kysely";
+import type { MigrationDialect } from "./migration-dialect.ts";
+import * as m0001 from "./0001-create-core-tables.ts";
+import * as m0002 from "./0002-create-notification-tables.ts";
+import * as m0003 from "./0003-create-fax-image-variants.ts";
+import * as m0004 from "./0004-create-destination-capabilities.ts";
+import * as m0005 from "./0005-create-cluster-tables.ts";
+import * as m0006 from "./0006-create-adoption-tables.ts";
+
+/** All migrations in order. */
+export function migrations(dialect: MigrationDialect): Record<string, Migration> {
+  return {
+    "0001-create-core-tables": { up: (db) => m0001.up(db, dialect) },
+    "0002-create-notification-tables": { up: (db) => m0002.up(db, dialect) },
+    "0003-create-fax-image-variants": { up: (db) => m0003.up(db, dialect) },
+    "0004-create-destination-capabilities": { up: (db) => m0004.up(db, dialect) },
+    "0005-create-cluster-tables": { up: (db) => m0005.up(db, dialect) },
+    "0006-create-adoption-tables": { up: (db) => m0006.up(db, dialect) },
+  };
+}
