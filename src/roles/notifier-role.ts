@@ -26,6 +26,7 @@ import { TemplateSyntaxError } from "../notifications/templates/render-template.
 import type { NotificationRow } from "../store/database.ts";
 import { recordNotificationTry, releaseNotificationLeases } from "../store/queries/notifications.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
+import { loopErrors, retryWhileStoreDown } from "./store-outage.ts";
 
 const SWEEP_EVERY_MS = 5_000;
 
@@ -148,7 +149,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
     }
     const now = ctx.clock.now();
     const next = nextStepAfter(result, n.schedule_step, now, n.channel === "email" ? plans.email : plans.http);
-    const recorded = await recordNotificationTry(store.db, {
+    const recorded = await retryWhileStoreDown(ctx, "notification try", () => recordNotificationTry(store.db, {
       notification: n,
       holder: ctx.holder,
       startedAt,
@@ -159,7 +160,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
       responseExcerpt: result.responseExcerpt,
       next,
       now,
-    });
+    }), signal, log);
     const fields = { notificationId: n.id, jobId: n.job_id, channel: n.channel, event: n.event, attempt: n.attempts + 1, status: result.statusCode };
     if (!recorded) log.warn(fields, "notification lease lost before the try was recorded; it will be sent again");
     else if (next.state === "delivered") log.info(fields, "notification delivered");
@@ -189,6 +190,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
   }
 
   const sweepDuty = ctx.singleton(`notification-sweep:${config.node.datacenter}`);
+  const reportError = loopErrors(ctx, "notifier loop", log);
   const loop = (async () => {
     const dc = config.node.datacenter;
     const released = await releaseNotificationLeases(store.db, { datacenter: dc, now: ctx.clock.now(), holderPrefix: `${ctx.nodeId}:`, exceptHolder: ctx.holder });
@@ -216,7 +218,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
         }
         if (!claimed) await ctx.wake.notify.wait(Math.min(config.scheduler.pollInterval, Math.floor(config.cluster.dutyLease / 3)), signal);
       } catch (err) {
-        log.error({ err: coerceError(err) }, "notifier loop failed; retrying");
+        reportError(err);
         await pause(config.scheduler.pollInterval, signal);
       }
     }

@@ -10,6 +10,7 @@ import { purgeCompletedDocuments, purgeExpiredReports, type PurgeOptions } from 
 import { pause } from "../lib/wakeup.ts";
 import { purgeFinishedNotifications } from "../store/queries/notifications.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
+import { loopErrors } from "./store-outage.ts";
 
 const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve));
 
@@ -51,6 +52,7 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
   const controller = new AbortController();
   // One node of the data center purges at a time; another takes over when it stops.
   const duty = ctx.singleton(`retention:${ctx.config.node.datacenter}`);
+  const reportError = loopErrors(ctx, "retention purge");
   const loop = (async () => {
     let lastPurge = Number.NEGATIVE_INFINITY;
     while (!controller.signal.aborted) {
@@ -62,7 +64,7 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
           if (purged.documents + purged.reports + purged.notifications > 0) ctx.logger.info(purged, "retention purge");
         }
       } catch (err) {
-        ctx.logger.error({ err: coerceError(err) }, "retention purge failed");
+        reportError(err);
       }
       await pause(Math.min(ctx.config.retention.interval, Math.floor(ctx.config.cluster.dutyLease / 3)), controller.signal);
     }

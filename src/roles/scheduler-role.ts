@@ -31,6 +31,7 @@ import type { Database, JobRow } from "../store/database.ts";
 import { applyFailure, completeJobIfDone, failRecipientsFinal, lockJob } from "../scheduler/recipient-outcomes.ts";
 import { pause } from "../lib/wakeup.ts";
 import { retrySchedule, type NodeContext, type RunningRole } from "./node-context.ts";
+import { loopErrors } from "./store-outage.ts";
 
 /**
  * `locked_by`'s node-id part, to compare with `<node id>:`. An exact, case-sensitive prefix:
@@ -323,13 +324,15 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
   const interval = ctx.config.scheduler.pollInterval;
   const faxImages = new FaxImageWorker({ timeoutMs: ctx.config.render.timeout, memoryLimitMb: ctx.config.render.workerMemory });
 
+  const renderErrors = loopErrors(ctx, "render loop");
+  const sweepErrors = loopErrors(ctx, "sweep");
   const renderLoop = (async () => {
     while (!signal.aborted) {
       try {
         const didWork = await renderOne(ctx, faxImages);
         if (didWork) continue;
       } catch (err) {
-        ctx.logger.error({ err: coerceError(err) }, "render loop error");
+        renderErrors(err);
       }
       await ctx.wake.render.wait(interval, signal);
     }
@@ -348,7 +351,7 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
           await sweepOnce(ctx);
         }
       } catch (err) {
-        ctx.logger.error({ err: coerceError(err) }, "sweep error");
+        sweepErrors(err);
       }
       await pause(tick, signal);
     }

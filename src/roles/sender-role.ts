@@ -23,6 +23,7 @@ import type { Logger } from "../lib/logger.ts";
 import type { RecipientRow } from "../store/database.ts";
 import { dialTargets, recordAttemptOutcome, startAttempt } from "../scheduler/recipient-outcomes.ts";
 import { retrySchedule, type NodeContext, type RunningRole } from "./node-context.ts";
+import { loopErrors, retryWhileStoreDown } from "./store-outage.ts";
 
 interface ClaimedCall {
   recipient: RecipientRow;
@@ -103,35 +104,6 @@ function renewLease(ctx: NodeContext, recipient: RecipientRow, call: AbortContro
   return { stop: () => clearInterval(timer) };
 }
 
-/**
- * Records a call's outcome; while the store does not answer, tries again (backing off up to
- * half a heartbeat interval, so that the outcome is written before any other node may judge
- * this one dead: cluster/store-health.ts). A node stopping gives up after the stop grace; the
- * lease sweep then treats the call as lost (sender_lost) and it is retried.
- */
-async function recordOutcome(ctx: NodeContext, args: Parameters<typeof recordAttemptOutcome>[1], stopSignal: AbortSignal, log: Logger) {
-  const maxDelay = Math.max(50, Math.floor(ctx.config.cluster.heartbeatInterval / 2));
-  let delay = Math.min(100, maxDelay);
-  let stoppingSince: number | null = null;
-  for (let tries = 1; ; tries++) {
-    try {
-      const result = await recordAttemptOutcome(ctx.store.db, args);
-      if (tries > 1) log.info({ tries }, "outcome recorded after the store came back");
-      return result;
-    } catch (err) {
-      if (!ctx.store.faults.isUnavailable(err)) throw err;
-      if (stopSignal.aborted) stoppingSince ??= Date.now();
-      if (stoppingSince !== null && Date.now() - stoppingSince > RECORD_GRACE_ON_STOP_MS) throw err;
-      if (tries === 1) log.warn({ err: coerceError(err) }, "the store does not answer; the outcome is kept and written when it does");
-      await new Promise((resolve) => setTimeout(resolve, delay));
-      delay = Math.min(delay * 2, maxDelay);
-    }
-  }
-}
-
-/** How long a stopping node keeps trying to record an outcome while the store is down. */
-const RECORD_GRACE_ON_STOP_MS = 10_000;
-
 async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: AbortSignal): Promise<void> {
   const { recipient, attemptId } = claimed;
   const log = ctx.logger.child({ jobId: recipient.job_id, recipientId: recipient.id, attempt: recipient.attempt_count });
@@ -196,14 +168,8 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
   heartbeat.stop();
   stopSignal.removeEventListener("abort", onStop);
 
-  const result = await recordOutcome(ctx, {
-    recipientId: recipient.id,
-    attemptId,
-    node: ctx.holder,
-    outcome,
-    now: ctx.clock.now(),
-    schedule: retrySchedule(ctx.config),
-  }, stopSignal, log);
+  const recorded = { recipientId: recipient.id, attemptId, node: ctx.holder, outcome, now: ctx.clock.now(), schedule: retrySchedule(ctx.config) };
+  const result = await retryWhileStoreDown(ctx, "outcome", () => recordAttemptOutcome(ctx.store.db, recorded), stopSignal, log);
   log.info(
     { e164: target.e164, result: outcome.result, reason: outcome.result === "failed" ? outcome.reasonCode : undefined, next: result },
     "attempt ended",
@@ -217,6 +183,7 @@ export function startSenderRole(ctx: NodeContext): RunningRole & { activeCalls()
   setMaxListeners(0, signal);
   const running = new Set<Promise<void>>();
   const channels = ctx.config.sender.channels;
+  const reportError = loopErrors(ctx, "dispatcher");
 
   const dispatcher = (async () => {
     while (!signal.aborted) {
@@ -240,7 +207,7 @@ export function startSenderRole(ctx: NodeContext): RunningRole & { activeCalls()
           running.add(call);
         }
       } catch (err) {
-        ctx.logger.error({ err: coerceError(err) }, "dispatcher error");
+        reportError(err);
       }
       if (!claimedAny || running.size >= channels) await ctx.wake.send.wait(ctx.config.scheduler.pollInterval, signal);
     }
