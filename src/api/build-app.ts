@@ -60,6 +60,12 @@ export function validationToApiError(errors: AjvError[], context: string): ApiEr
   return new ApiError(code, message);
 }
 
+/**
+ * A NUL character in a JSON string (JSON can only write it as \u0000, after an even number of
+ * backslashes). No field may hold it: the PostgreSQL store's text cannot, and no fax field needs it.
+ */
+const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
+
 /** Retry-After of a 503 store_unavailable: about how long a primary switch takes. */
 const STORE_RETRY_AFTER_SECONDS = 5;
 
@@ -89,6 +95,9 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
   app.addContentTypeParser(["application/json", "text/json"], { parseAs: "string" }, (_req, body, done) => {
     const text = typeof body === "string" ? body : body.toString("utf8");
     if (text.trim() === "") return done(null, undefined);
+    if (ESCAPED_NUL.test(text)) {
+      return done(new ApiError("invalid_request", "The request contains the character U+0000 (NUL, written \\u0000) in a string; no field may hold it: remove it"), undefined);
+    }
     try {
       done(null, JSON.parse(text));
     } catch (err) {
@@ -129,7 +138,12 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
     } else if (deps.store.faults.isUnavailable(error)) {
       // No primary, connection lost, timeout: the request changed nothing that was acknowledged.
       request.log.warn({ err: error }, "store unavailable");
-      apiError = new ApiError("store_unavailable", `The store cannot be reached right now (${storeFaultSummary(error)}); nothing was changed. Retry in ${STORE_RETRY_AFTER_SECONDS} s`);
+      apiError = new ApiError(
+        "store_unavailable",
+        request.method === "GET"
+          ? `The store cannot be reached right now (${storeFaultSummary(error)}). Retry in ${STORE_RETRY_AFTER_SECONDS} s`
+          : `The store cannot be reached right now (${storeFaultSummary(error)}); the request was most likely not carried out, but if the connection broke while it was being committed it may have been. Retry in ${STORE_RETRY_AFTER_SECONDS} s, a job with the same Idempotency-Key so that it cannot be stored twice`,
+      );
       reply.header("Retry-After", String(STORE_RETRY_AFTER_SECONDS));
     } else if (typeof (error as FastifyError).statusCode === "number" && (error as FastifyError).statusCode! < 500) {
       apiError = new ApiError("invalid_request", error.message);

@@ -70,8 +70,14 @@ export class NodeRegistry {
     this.#hostname = options.hostname ?? osHostname();
   }
 
-  /** Writes this life's row; throws NodeIdInUseError when another live host uses the id. */
-  async register(): Promise<void> {
+  /**
+   * Writes this life's row; throws NodeIdInUseError when another live host uses the id.
+   * Returns whether the id's previous life is known to be over: it ran on this host (whose
+   * data-directory lock this process now holds) or it stopped cleanly. A previous life on
+   * another host that merely went silent may still be placing calls (cut off from the store,
+   * not dead), so its leases must run out rather than be released at once.
+   */
+  async register(): Promise<{ previousLifeOver: boolean }> {
     const o = this.#o;
     const now = o.clock.now();
     const existing = await findNode(o.db, o.id);
@@ -102,6 +108,7 @@ export class NodeRegistry {
       active_calls: 0,
     });
     o.health.succeeded(now);
+    return { previousLifeOver: existing === undefined || existing.hostname === this.#hostname || existing.stopped_at !== null };
   }
 
   /** One heartbeat; records the store's health. */

@@ -193,8 +193,13 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
   const reportError = loopErrors(ctx, "notifier loop", log);
   const loop = (async () => {
     const dc = config.node.datacenter;
-    const released = await releaseNotificationLeases(store.db, { datacenter: dc, now: ctx.clock.now(), holderPrefix: `${ctx.nodeId}:`, exceptHolder: ctx.holder });
-    if (released > 0) log.warn({ released }, "released notifications this node was delivering before its restart");
+    try {
+      const released = await releaseNotificationLeases(store.db, { datacenter: dc, now: ctx.clock.now(), holderPrefix: `${ctx.nodeId}:`, exceptHolder: ctx.holder });
+      if (released > 0) log.warn({ released }, "released notifications this node was delivering before its restart");
+    } catch (err) {
+      // Their leases run out instead, and the sweep sends them again.
+      reportError(err);
+    }
     let lastSweep = 0;
     while (!signal.aborted) {
       try {

@@ -148,6 +148,9 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker): Promise<b
   }
   const done = ctx.clock.now();
   await db.transaction().execute(async (trx) => {
+    // Locked first: a sweep that gave the job up meanwhile (render lease lost) has committed
+    // or waits, and the check below sees what it did.
+    await lockJob(trx, job.id);
     const still = await trx
       .selectFrom("jobs")
       .select("id")
@@ -225,6 +228,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
     .execute();
   for (const job of staleRenders) {
     await db.transaction().execute(async (trx: Kysely<Database>) => {
+      await lockJob(trx, job.id);
       if (job.render_attempts >= ctx.config.scheduler.renderAttempts) {
         await trx
           .updateTable("jobs")
@@ -249,10 +253,10 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
   // Expired send leases: the call's node is gone. Judged only on a steady connection: after an
   // outage of the store every lease looks expired, and the nodes that held them must first get
   // the time to record the calls that ended meanwhile (cluster/store-health.ts).
-  // This node's own previous lives (released at start) are known dead and taken at once.
+  // This node's own previous lives, released at start (lease_until 0), are known dead and taken at once.
   const steady = ctx.health.steadyFor(now) >= 2 * ctx.config.cluster.heartbeatInterval;
   let staleQuery = db.selectFrom("recipients").selectAll().where("datacenter", "=", dc).where("state", "=", "sending").where("lease_until", "<", now);
-  if (!steady) staleQuery = staleQuery.where(ownPreviousLives(ctx), "=", `${ctx.nodeId}:`);
+  if (!steady) staleQuery = staleQuery.where(ownPreviousLives(ctx), "=", `${ctx.nodeId}:`).where("lease_until", "=", 0);
   const staleSends = await staleQuery.execute();
   for (const stale of staleSends) {
     await db.transaction().execute(async (trx) => {

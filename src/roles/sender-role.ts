@@ -104,16 +104,37 @@ function renewLease(ctx: NodeContext, recipient: RecipientRow, call: AbortContro
   return { stop: () => clearInterval(timer) };
 }
 
+function loadJob(ctx: NodeContext, jobId: string) {
+  return ctx.store.db.selectFrom("jobs").selectAll().where("id", "=", jobId).executeTakeFirstOrThrow();
+}
+
 async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: AbortSignal): Promise<void> {
   const { recipient, attemptId } = claimed;
   const log = ctx.logger.child({ jobId: recipient.job_id, recipientId: recipient.id, attempt: recipient.attempt_count });
-  const job = await ctx.store.db.selectFrom("jobs").selectAll().where("id", "=", recipient.job_id).executeTakeFirstOrThrow();
-  const target = dialTargets(recipient)[recipient.target_index]!;
+  // Listen for the stop before anything is awaited: a stop that came while the job was read
+  // would otherwise be missed, and the node would wait for the whole call before it stops.
   const callController = new AbortController();
   const onStop = () => callController.abort(new Error("node stopping"));
   stopSignal.addEventListener("abort", onStop, { once: true });
-
+  if (stopSignal.aborted) onStop();
   const heartbeat = renewLease(ctx, recipient, callController, log);
+  let job: Awaited<ReturnType<typeof loadJob>>;
+  try {
+    job = await loadJob(ctx, recipient.job_id);
+  } catch (err) {
+    heartbeat.stop();
+    stopSignal.removeEventListener("abort", onStop);
+    throw err;
+  }
+  const target = dialTargets(recipient)[recipient.target_index]!;
+  if (callController.signal.aborted) {
+    // Stopping before the call was placed: the attempt stays with the lease, and the restarted
+    // node (or the sweep) takes the recipient back at once, having dialled nobody.
+    heartbeat.stop();
+    stopSignal.removeEventListener("abort", onStop);
+    log.info({ why: String(callController.signal.reason) }, "call not placed");
+    return;
+  }
 
   let outcome: AttemptOutcome;
   try {

@@ -163,11 +163,14 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       health: context.health,
     });
     // Before any work: refuses to start when another live host runs with this node id.
-    await registry.register();
-
-    const released = await releasePreviousLives(context);
-    if (released.jobs + released.recipients + released.duties > 0) {
-      context.logger.warn(released, "released leases held by this node before its restart");
+    const { previousLifeOver } = await registry.register();
+    if (previousLifeOver) {
+      const released = await releasePreviousLives(context);
+      if (released.jobs + released.recipients + released.duties > 0) {
+        context.logger.warn(released, "released leases held by this node before its restart");
+      }
+    } else {
+      context.logger.warn("this node id last ran on another host, which stopped answering without stopping: its leases run out before its work is taken over");
     }
     const roles: RunningRole[] = [];
     if (enabled.has("scheduler")) roles.push(startSchedulerRole(context));

@@ -14,7 +14,8 @@ import { NodeIdInUseError, NodeRegistry, nodeStatus } from "../../src/cluster/no
 import { SingletonDuty } from "../../src/cluster/singleton-duty.ts";
 import { StoreHealth } from "../../src/cluster/store-health.ts";
 import { adoptionSummary, adoptNow, judgeDatacenter } from "../../src/cluster/datacenter-adoption.ts";
-import { adoptDatacenter } from "../../src/store/queries/adoptions.ts";
+import { ADOPTION_BATCH, adoptDatacenter } from "../../src/store/queries/adoptions.ts";
+import { seedCompletedJobs } from "../support/seed-completed-jobs.ts";
 import { startAttempt } from "../../src/scheduler/recipient-outcomes.ts";
 import type { Database } from "../../src/store/database.ts";
 import { acquireClusterLease, releaseClusterLease } from "../../src/store/queries/cluster-leases.ts";
@@ -291,8 +292,9 @@ for (const dialect of DIALECTS) {
       assert.equal(nodeStatus(row!, clock.now() + 3001, 1000), "not responding");
 
       await assert.rejects(registry(clock, "host-2", "de1-node-a:bbb").register(), (err: unknown) => err instanceof NodeIdInUseError && /host-1/.test(err.message));
-      // The same host: the local lock has proven the old life dead, so its row is taken over.
-      await registry(clock, "host-1", "de1-node-a:ccc").register();
+      // The same host: the local lock has proven the old life dead, so its row is taken over
+      // and its leases may be released at once.
+      assert.deepEqual(await registry(clock, "host-1", "de1-node-a:ccc").register(), { previousLifeOver: true });
       [row] = await listNodes(store.db);
       assert.equal(row!.instance, "de1-node-a:ccc");
       // The displaced life's heartbeats no longer count as this node's.
@@ -300,13 +302,16 @@ for (const dialect of DIALECTS) {
       [row] = await listNodes(store.db);
       assert.equal(row!.instance, "de1-node-a:ccc");
 
-      // Silent for more than three heartbeats: another host may take the id.
+      // Silent for more than three heartbeats: another host may take the id, but that life may
+      // only be cut off (still calling), so its leases must run out, not be released.
       await clock.advance(3500);
       const third = registry(clock, "host-2", "de1-node-a:ddd");
-      await third.register();
+      assert.deepEqual(await third.register(), { previousLifeOver: false });
       await third.stop();
       [row] = await listNodes(store.db);
       assert.equal(nodeStatus(row!, clock.now(), 1000), "stopped");
+      // A life that stopped cleanly is over, wherever the next one starts.
+      assert.deepEqual(await registry(clock, "host-3", "de1-node-a:eee").register(), { previousLifeOver: true });
     });
   });
 }
@@ -359,6 +364,13 @@ for (const dialect of DIALECTS) {
       // Nothing is left to move: a second run (another node, the CLI) does nothing.
       assert.equal(await adoptDatacenter(db, { region: "DE", from: "DE1", to: "DE2", mode: "failover", node: "de2-b:tok", now: T0 + 11, lastSeenAt: null }), null);
       assert.equal((await db.selectFrom("datacenter_adoptions").selectAll().execute()).length, 1);
+      // Many jobs move in batches, unfinished first; each job with all its rows.
+      await seedCompletedJobs(db, { custNr: "99999TE", login: "tester", datacenter: "DE1", count: ADOPTION_BATCH * 2 + 17, firstCompletedAt: T0 - 86_400_000 });
+      await seedJob(db, "FJADOPT000000000000003", [{ id: "FNADOPT000000000000003", e164: "+4930333" }]);
+      const many = await adoptDatacenter(db, { region: "DE", from: "DE1", to: "DE2", mode: "failover", node: "de2-a:tok", now: T0 + 15, lastSeenAt: null });
+      assert.deepEqual([many?.jobs, many?.open_jobs, many?.recipients], [ADOPTION_BATCH * 2 + 18, 1, ADOPTION_BATCH * 2 + 18]);
+      const left = await db.selectFrom("recipients").select("id").where("datacenter", "=", "DE1").execute();
+      assert.deepEqual(left, [], "no recipient left behind its job");
       // And back, by hand.
       const back = await adoptNow(db, { from: "DE2", to: "DE1", node: "cli", now: T0 + 20 });
       assert.equal(back?.mode, "manual");

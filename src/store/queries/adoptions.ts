@@ -1,19 +1,26 @@
 /**
  * Data-center adoption in the store: the last heartbeat of a data center's nodes, and the move
- * of everything a data center owns to its partner, in one transaction. cluster/
- * datacenter-adoption.ts decides when.
+ * of everything a data center owns to its partner. cluster/datacenter-adoption.ts decides when.
  *
- * What moves: every job the data center owns (finished or not; deleted ones are gone), its
- * recipients and its notifications (the outbox). Each moved job gets a job_adoptions row; the
- * run gets a datacenter_adoptions row. Rows are taken as they are: a recipient in `sending`
- * under a dead node's lease stays so until that lease expires and the new owner's sweep
- * abandons the attempt (never earlier: no fax is redialled while its call may still run).
- * Every statement is guarded by the old owner, so a second run (another node, or the CLI at
- * the same time) moves nothing twice.
+ * What moves: every job the data center owns (finished or not; deleted ones are gone), with its
+ * recipients and notifications, and notifications whose job was deleted. Jobs move in batches of
+ * ADOPTION_BATCH, unfinished ones first, each batch one transaction that moves the jobs (guarded
+ * by their old owner, RETURNING the ids it moved) and then exactly those jobs' recipients,
+ * notifications and job_adoptions rows: a job and its rows always move together, a second
+ * adopter at the same time (another node, the CLI) moves nothing twice, no statement grows with
+ * the store's history, and a job accepted meanwhile by a data center that is still alive (a
+ * manual adoption) either moves whole or stays whole. One datacenter_adoptions row counts the run.
+ *
+ * Rows are taken as they are: a recipient in `sending` under a dead node's lease stays so until
+ * that lease expires and the new owner's sweep abandons the attempt (never earlier: no fax is
+ * redialled while its call may still run).
  */
-import type { Kysely } from "kysely";
+import { sql, type Kysely } from "kysely";
 import { randomToken } from "../../lib/ids.ts";
 import type { Database, DatacenterAdoptionRow } from "../database.ts";
+
+/** Jobs moved per transaction. */
+export const ADOPTION_BATCH = 200;
 
 /** Nodes ever registered for a data center, and when the last of them wrote a heartbeat. */
 export async function datacenterHeartbeat(db: Kysely<Database>, datacenter: string): Promise<{ nodes: number; lastSeenAt: number | null }> {
@@ -43,45 +50,74 @@ export interface AdoptionArgs {
 
 /** Moves everything `from` owns to `to`; null when it owned nothing. */
 export async function adoptDatacenter(db: Kysely<Database>, a: AdoptionArgs): Promise<DatacenterAdoptionRow | null> {
-  return db.transaction().execute(async (trx) => {
-    const counts = await trx
-      .selectFrom("jobs")
-      .select((eb) => [eb.fn.countAll().as("jobs"), eb.fn.sum<number>(eb.case().when("state", "!=", "completed").then(1).else(0).end()).as("open")])
-      .where("datacenter", "=", a.from)
-      .executeTakeFirst();
-    const jobs = Number(counts?.jobs ?? 0);
-    if (jobs === 0) return null;
-    const id = `adp_${randomToken(16)}`;
-    await trx
-      .insertInto("job_adoptions")
-      .columns(["job_id", "adoption_id", "from_datacenter", "to_datacenter", "adopted_at"])
-      .expression((eb) =>
-        eb
-          .selectFrom("jobs")
-          .select((s) => ["id", s.val(id).as("adoption_id"), s.val(a.from).as("from_datacenter"), s.val(a.to).as("to_datacenter"), s.val(a.now).as("adopted_at")])
-          .where("datacenter", "=", a.from),
-      )
-      .execute();
-    const moved = await trx.updateTable("jobs").set({ datacenter: a.to }).where("datacenter", "=", a.from).executeTakeFirst();
-    const recipients = await trx.updateTable("recipients").set({ datacenter: a.to }).where("datacenter", "=", a.from).executeTakeFirst();
-    const notifications = await trx.updateTable("notifications").set({ datacenter: a.to }).where("datacenter", "=", a.from).executeTakeFirst();
-    const row: DatacenterAdoptionRow = {
-      id,
-      region: a.region,
-      from_datacenter: a.from,
-      to_datacenter: a.to,
-      mode: a.mode,
-      node: a.node,
-      adopted_at: a.now,
-      jobs: Number(moved.numUpdatedRows),
-      open_jobs: Number(counts?.open ?? 0),
-      recipients: Number(recipients.numUpdatedRows),
-      notifications: Number(notifications.numUpdatedRows),
-      last_seen_at: a.lastSeenAt,
-    };
-    await trx.insertInto("datacenter_adoptions").values(row).execute();
-    return row;
-  });
+  const id = `adp_${randomToken(16)}`;
+  const totals = { jobs: 0, open: 0, recipients: 0, notifications: 0 };
+  for (;;) {
+    const batch = await db.transaction().execute(async (trx) => {
+      const candidates = await trx
+        .selectFrom("jobs")
+        .select("id")
+        .where("datacenter", "=", a.from)
+        .orderBy(sql`case when state = 'completed' then 1 else 0 end`)
+        .orderBy("id")
+        .limit(ADOPTION_BATCH)
+        .execute();
+      if (candidates.length === 0) return null;
+      const moved = await trx
+        .updateTable("jobs")
+        .set({ datacenter: a.to })
+        .where("id", "in", candidates.map((c) => c.id))
+        .where("datacenter", "=", a.from)
+        .returning(["id", "state"])
+        .execute();
+      if (moved.length === 0) return { jobs: 0, open: 0, recipients: 0, notifications: 0, raced: true };
+      const ids = moved.map((m) => m.id);
+      await trx
+        .insertInto("job_adoptions")
+        .values(ids.map((jobId) => ({ job_id: jobId, adoption_id: id, from_datacenter: a.from, to_datacenter: a.to, adopted_at: a.now })))
+        .execute();
+      const recipients = await trx.updateTable("recipients").set({ datacenter: a.to }).where("job_id", "in", ids).where("datacenter", "=", a.from).executeTakeFirst();
+      const notifications = await trx.updateTable("notifications").set({ datacenter: a.to }).where("job_id", "in", ids).where("datacenter", "=", a.from).executeTakeFirst();
+      return {
+        jobs: moved.length,
+        open: moved.filter((m) => m.state !== "completed").length,
+        recipients: Number(recipients.numUpdatedRows),
+        notifications: Number(notifications.numUpdatedRows),
+        raced: false,
+      };
+    });
+    if (batch === null) break;
+    if (batch.raced) continue;
+    totals.jobs += batch.jobs;
+    totals.open += batch.open;
+    totals.recipients += batch.recipients;
+    totals.notifications += batch.notifications;
+  }
+  // Notifications whose job was deleted (a client may delete a report before its push is out).
+  const orphans = await db
+    .updateTable("notifications")
+    .set({ datacenter: a.to })
+    .where("datacenter", "=", a.from)
+    .where((eb) => eb.not(eb.exists(eb.selectFrom("jobs").select("jobs.id").whereRef("jobs.id", "=", "notifications.job_id"))))
+    .executeTakeFirst();
+  totals.notifications += Number(orphans.numUpdatedRows);
+  if (totals.jobs === 0 && totals.notifications === 0) return null;
+  const row: DatacenterAdoptionRow = {
+    id,
+    region: a.region,
+    from_datacenter: a.from,
+    to_datacenter: a.to,
+    mode: a.mode,
+    node: a.node,
+    adopted_at: a.now,
+    jobs: totals.jobs,
+    open_jobs: totals.open,
+    recipients: totals.recipients,
+    notifications: totals.notifications,
+    last_seen_at: a.lastSeenAt,
+  };
+  await db.insertInto("datacenter_adoptions").values(row).execute();
+  return row;
 }
 
 export async function listAdoptions(db: Kysely<Database>, limit = 20): Promise<DatacenterAdoptionRow[]> {

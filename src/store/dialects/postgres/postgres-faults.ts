@@ -7,6 +7,8 @@
  *    "Client has encountered a connection error and is not queryable", "Query read timeout": no
  *    answer within statement_timeout + 5 s), and no server of the
  *    kind store.url asks for (WrongServerError, e.g. only standbys during a failover);
+ *  - every pooled connection busy for store.connectTimeout (pg-pool's "timeout exceeded when
+ *    trying to connect"; the host selector does not move for it);
  *  - SQLSTATE class 08 (connection exception), 57P01/57P02/57P03 (the server is shutting down,
  *    crashed or still starting), 53300 (too many connections), 25006 (a read-only transaction:
  *    we reached a standby, e.g. just after a failover), 57014 (statement timeout), 40001 and
@@ -38,9 +40,15 @@ export function isConnectionLost(err: unknown): boolean {
   });
 }
 
+/** Every connection of the pool is busy (pg-pool waited store.connectTimeout for one). */
+const POOL_EXHAUSTED = /timeout exceeded when trying to connect/i;
+
 export const postgresFaults: StoreFaults = {
   isUnavailable(err) {
-    return isConnectionLost(err) || errorsOf(err).some((e) => typeof e.code === "string" && UNAVAILABLE_SQLSTATES.has(e.code));
+    return (
+      isConnectionLost(err) ||
+      errorsOf(err).some((e) => (typeof e.code === "string" && UNAVAILABLE_SQLSTATES.has(e.code)) || (typeof e.message === "string" && POOL_EXHAUSTED.test(e.message)))
+    );
   },
   isUniqueViolation(err) {
     return errorsOf(err).some((e) => e.code === "23505");

@@ -42,6 +42,15 @@ export const FAXLINE_PG_TYPES = {
 /** Errors of the socket or the server's start-up: another host may do better. */
 export const isConnectFailure = isConnectionLost;
 
+/**
+ * PostgreSQL's text cannot hold U+0000 (SQLite's can). A NUL that reaches a text parameter
+ * anyway (a receiver's answer quoted in a delivery log, a far end's reason phrase) becomes
+ * U+FFFD instead of failing the write; the API refuses NUL in requests before they get here.
+ */
+function withoutNul(value: unknown): unknown {
+  return typeof value === "string" && value.includes("\u0000") ? value.replaceAll("\u0000", "\uFFFD") : value;
+}
+
 export class WrongServerError extends Error {
   readonly code = "08000";
   constructor(host: PostgresHost, why: string) {
@@ -68,6 +77,18 @@ export class HostSelector {
   }
 }
 
+const caFiles = new Map<string, string>();
+
+/** The CA file of sslrootcert, read once (at open, where a bad path stops the node). */
+export function readCaFile(path: string): string {
+  let ca = caFiles.get(path);
+  if (ca === undefined) {
+    ca = readFileSync(path, "utf8");
+    caFiles.set(path, ca);
+  }
+  return ca;
+}
+
 function sslOptions(target: PostgresTarget): boolean | ConnectionOptions {
   switch (target.sslmode) {
     case "disable":
@@ -78,7 +99,7 @@ function sslOptions(target: PostgresTarget): boolean | ConnectionOptions {
     case "verify-ca":
     case "verify-full": {
       const options: ConnectionOptions = { rejectUnauthorized: true };
-      if (target.sslrootcert) options.ca = readFileSync(target.sslrootcert, "utf8");
+      if (target.sslrootcert) options.ca = readCaFile(target.sslrootcert);
       if (target.sslmode === "verify-ca") options.checkServerIdentity = () => undefined;
       return options;
     }
@@ -194,6 +215,7 @@ export class FailoverPool implements PostgresPool {
     const host = this.#hostOf.get(client);
     const selector = this.selector;
     const query = ((...args: unknown[]) => {
+      if (typeof args[0] === "string" && Array.isArray(args[1])) args[1] = args[1].map(withoutNul);
       const result = (client.query as (...a: unknown[]) => unknown)(...args);
       if (result instanceof Promise) {
         return result.catch((err: unknown) => {

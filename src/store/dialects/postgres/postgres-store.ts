@@ -21,7 +21,7 @@ import type { MigrationDialect, Store } from "../../store.ts";
 import { postgresWrites } from "./postgres-writes.ts";
 import { postgresClaims } from "./postgres-claims.ts";
 import { postgresFaults } from "./postgres-faults.ts";
-import { FailoverPool, type PostgresConnectionSettings } from "./postgres-pool.ts";
+import { FailoverPool, readCaFile, type PostgresConnectionSettings } from "./postgres-pool.ts";
 import { parsePostgresUrl, PostgresUrlError, redactStoreUrl, type PostgresTarget } from "./postgres-url.ts";
 import { installPostgresWorkSignals, postgresWorkSignals } from "./postgres-work-signals.ts";
 
@@ -52,6 +52,13 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<S
   } catch (err) {
     if (err instanceof PostgresUrlError) throw new ConfigError(`Invalid configuration store.url (FAXLINE_STORE_URL): ${err.message}; got ${location}`);
     throw err;
+  }
+  if (target.sslrootcert) {
+    try {
+      readCaFile(target.sslrootcert);
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration store.url (FAXLINE_STORE_URL): sslrootcert ${target.sslrootcert} cannot be read: ${(err as Error).message}`);
+    }
   }
   const settings: PostgresConnectionSettings = {
     target,

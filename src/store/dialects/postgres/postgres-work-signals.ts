@@ -72,7 +72,14 @@ export function postgresWorkSignals(settings: PostgresConnectionSettings, select
         timer = undefined;
         if (closed) return;
         const host = selector.current;
-        const candidate = new pg.Client(clientConfig(settings, host));
+        let candidate: pg.Client;
+        try {
+          candidate = new pg.Client(clientConfig(settings, host));
+        } catch {
+          failures += 1;
+          schedule(backoff());
+          return;
+        }
         // A connection that fails later ('error', then 'end') is replaced after a backoff.
         candidate.on("error", () => {});
         candidate.on("end", () => {
@@ -88,6 +95,10 @@ export function postgresWorkSignals(settings: PostgresConnectionSettings, select
           await candidate.connect();
           await checkServerKind(candidate, settings.target, host);
           await candidate.query(`listen ${WORK_CHANNEL}`);
+          if (closed) {
+            await candidate.end().catch(() => {});
+            return;
+          }
           client = candidate;
           failures = 0;
           // Whatever was signalled while the listener was away is lost: look once for all of it.
