@@ -118,6 +118,9 @@ export class ChildNode {
   readonly #stderr = new OutputBuffer();
   readonly #exited: Promise<ExitStatus>;
   #exit: ExitStatus | null = null;
+  /** Log lines whose message matched a kept pattern, kept whatever the output buffer drops. */
+  readonly #kept: Array<{ pattern: RegExp; lines: Array<Record<string, unknown>> }> = [];
+  #partial = "";
 
   constructor(child: ChildProcess, init: { name: string; dataDir: string; port: number; host: string }) {
     this.#child = child;
@@ -127,7 +130,10 @@ export class ChildNode {
     this.url = `http://${init.host}:${init.port}`;
     this.pid = child.pid ?? -1;
     this.startedAt = Date.now();
-    child.stdout?.on("data", (c: Buffer) => this.#stdout.append(c));
+    child.stdout?.on("data", (c: Buffer) => {
+      this.#stdout.append(c);
+      if (this.#kept.length > 0) this.#scanForKept(c.toString());
+    });
     child.stderr?.on("data", (c: Buffer) => this.#stderr.append(c));
     this.#exited = new Promise<ExitStatus>((resolveExit) => {
       child.once("exit", (code, signal) => {
@@ -157,6 +163,36 @@ export class ChildNode {
   describe(chars = 4000): string {
     const state = this.#exit ? `exited code=${this.#exit.code} signal=${this.#exit.signal}` : "running";
     return `--- child node ${this.name} (pid ${this.pid}, ${this.url}, ${state}) ---\nstdout:\n${this.#stdout.tail(chars) || "(empty)"}\nstderr:\n${this.#stderr.tail(chars) || "(empty)"}`;
+  }
+
+  /**
+   * Keeps, from now on, every JSON log line whose `msg` matches `pattern`, even when the output
+   * buffer later drops it (a busy node writes more than the buffer holds). Read with keptLines().
+   */
+  keepLines(pattern: RegExp): void {
+    this.#kept.push({ pattern, lines: [] });
+  }
+
+  /** The lines kept for `pattern` (the same RegExp object given to keepLines). */
+  keptLines(pattern: RegExp): Array<Record<string, unknown>> {
+    return this.#kept.find((k) => k.pattern === pattern)?.lines ?? [];
+  }
+
+  #scanForKept(chunk: string): void {
+    const text = this.#partial + chunk;
+    const lines = text.split("\n");
+    this.#partial = lines.pop() ?? "";
+    for (const line of lines) {
+      if (!line.startsWith("{")) continue;
+      let parsed: Record<string, unknown>;
+      try {
+        parsed = JSON.parse(line) as Record<string, unknown>;
+      } catch {
+        continue;
+      }
+      if (typeof parsed.msg !== "string") continue;
+      for (const k of this.#kept) if (k.pattern.test(parsed.msg)) k.lines.push(parsed);
+    }
   }
 
   /** Parsed JSON log lines of standard output (pino); other lines are skipped. */
