@@ -8,7 +8,7 @@
  * Errors: every non-2xx body comes from the API error catalogue (errors/api-errors.ts) through
  * one error handler; unexpected errors are logged and answered with a generic 500.
  */
-import Fastify, { type FastifyError, type FastifyInstance } from "fastify";
+import Fastify, { type FastifyError, type FastifyInstance, type FastifyReply } from "fastify";
 import swagger from "@fastify/swagger";
 import swaggerUi from "@fastify/swagger-ui";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
@@ -19,6 +19,8 @@ import { registerSendFaxRoute } from "./routes/v1/send-fax.ts";
 import { registerReportRoutes } from "./routes/v1/fax-reports.ts";
 import { registerNotificationRoutes } from "./routes/v1/notification-deliveries.ts";
 import { registerFaxImageRoutes } from "./routes/v1/fax-images.ts";
+import { parseJsonBody } from "./plugins/json-body.ts";
+import { clientErrorAnswer, frameworkErrorToApiError, MAX_PATH_PARAM_LENGTH } from "./plugins/framework-errors.ts";
 
 export interface FaxlineApp {
   app: FastifyInstance;
@@ -60,12 +62,6 @@ export function validationToApiError(errors: AjvError[], context: string): ApiEr
   return new ApiError(code, message);
 }
 
-/**
- * A NUL character in a JSON string (JSON can only write it as \u0000, after an even number of
- * backslashes). No field may hold it: the PostgreSQL store's text cannot, and no fax field needs it.
- */
-const ESCAPED_NUL = /(?:^|[^\\])(?:\\\\)*\\u0000/;
-
 /** Retry-After of a 503 store_unavailable: about how long a primary switch takes. */
 const STORE_RETRY_AFTER_SECONDS = 5;
 
@@ -85,23 +81,30 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
     bodyLimit: config.http.bodyLimitBytes,
     trustProxy: config.http.trustProxy,
     ajv: { customOptions: { coerceTypes: false, removeAdditional: false, allErrors: false } },
+    // The Go SDK joins its base URL and paths into "/rest/v1//{custNr}/fax/reports/{jobId}".
+    routerOptions: { ignoreDuplicateSlashes: true, maxParamLength: MAX_PATH_PARAM_LENGTH },
+    // The router's and the HTTP parser's own errors get the catalogue's body too.
+    frameworkErrors: (error, request, reply) => {
+      const apiError = frameworkErrorToApiError(error, request.url);
+      request.log.info({ code: error.code }, apiError.message);
+      return (reply as FastifyReply).code(apiError.status).send(apiError.toBody());
+    },
+    clientErrorHandler: (error, socket) => {
+      const answer = clientErrorAnswer(error);
+      if (answer && socket.writable) socket.write(answer);
+      socket.destroy(error);
+    },
   }).withTypeProvider<TypeBoxTypeProvider>();
 
   let draining = false;
 
-  // JSON bodies: empty bodies are fine (SDKs send Content-Type: application/json on GET and
-  // DELETE); anything unparsable is the contract's "Unable to process JSON".
+  // JSON bodies: plugins/json-body.ts (empty bodies, nesting depth, NUL, "Unable to process JSON").
   app.removeContentTypeParser(["application/json"]);
   app.addContentTypeParser(["application/json", "text/json"], { parseAs: "string" }, (_req, body, done) => {
-    const text = typeof body === "string" ? body : body.toString("utf8");
-    if (text.trim() === "") return done(null, undefined);
-    if (ESCAPED_NUL.test(text)) {
-      return done(new ApiError("invalid_request", "The request contains the character U+0000 (NUL, written \\u0000) in a string; no field may hold it: remove it"), undefined);
-    }
     try {
-      done(null, JSON.parse(text));
+      done(null, parseJsonBody(typeof body === "string" ? body : body.toString("utf8")));
     } catch (err) {
-      done(new ApiError("invalid_json", `Unable to process JSON: ${(err as Error).message}`), undefined);
+      done(err as Error, undefined);
     }
   });
 

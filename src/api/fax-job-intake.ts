@@ -62,6 +62,8 @@ export interface IntakeLimits {
   maxDocumentBytes: number;
   maxJobBytes: number;
   defaultValidity: string;
+  /** Longest validity (ISO-8601 duration); config jobs.maxValidity. */
+  maxValidity: string;
   allowPrivateReferenceTargets: boolean;
   numberContext: NumberContext;
 }
@@ -108,13 +110,20 @@ function parseZonedTimestamp(text: string): number | null {
   return Number.isNaN(ms) ? null : ms;
 }
 
+/** Whether a computed point in time is a real date (not NaN or Infinity, within ECMAScript's range). */
+function inDateRange(ms: number): boolean {
+  return Number.isFinite(ms) && Math.abs(ms) <= 8.64e15;
+}
+
 export function resolveJobValidity(
   jobValid: { start?: string | null; end?: string | null } | null | undefined,
   now: number,
   defaultValidity: string,
+  maxValidity: string,
 ): { validFrom: number; validUntil: number } {
   const startText = jobValid?.start?.trim() ?? "";
   const endText = jobValid?.end?.trim() ?? "";
+  const max = parseIsoDuration(maxValidity)!;
   let validFrom = now;
   if (startText !== "") {
     const ts = parseZonedTimestamp(startText);
@@ -126,6 +135,9 @@ export function resolveJobValidity(
     } else {
       throw new ApiError("job_valid_invalid", `meta.jobValid.start "${startText}" is not an ISO-8601 timestamp with time zone`);
     }
+  }
+  if (!inDateRange(validFrom) || validFrom > addIsoDuration(now, max)) {
+    throw new ApiError("job_valid_invalid", `meta.jobValid.start "${startText}" lies more than ${maxValidity} ahead; a job may start at most ${maxValidity} from now`);
   }
   let validUntil: number;
   if (endText === "") {
@@ -142,10 +154,14 @@ export function resolveJobValidity(
       );
     }
   }
+  if (!inDateRange(validUntil)) {
+    throw new ApiError("job_valid_invalid", `meta.jobValid.end "${endText}" is out of range; a job may stay valid at most ${maxValidity}`);
+  }
   if (validUntil <= validFrom) {
     throw new ApiError("job_valid_invalid", "meta.jobValid.end lies before the job becomes valid (start, or now)");
   }
-  return { validFrom, validUntil };
+  // Every job ends: a longer validity is cut to the maximum (docs/api.md, config jobs.maxValidity).
+  return { validFrom, validUntil: Math.min(validUntil, addIsoDuration(validFrom, max)) };
 }
 
 const SIMPLE_EMAIL = /^[^\s@]+@[^\s@]+$/;
@@ -264,7 +280,7 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
     }
   }
 
-  const { validFrom, validUntil } = resolveJobValidity(body.meta?.jobValid, now, limits.defaultValidity);
+  const { validFrom, validUntil } = resolveJobValidity(body.meta?.jobValid, now, limits.defaultValidity, limits.maxValidity);
   const transport = body.transportOptions ?? null;
 
   return {

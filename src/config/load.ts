@@ -6,7 +6,7 @@
  */
 import { readFileSync } from "node:fs";
 import { parse as parseYaml } from "yaml";
-import { parseIsoDuration } from "../lib/durations.ts";
+import { addIsoDuration, parseIsoDuration } from "../lib/durations.ts";
 import { readTrunksFile } from "../line/trunks/trunk-config.ts";
 import {
   CONFIG_KEYS,
@@ -136,9 +136,12 @@ function checkCrossKeyRules(config: FaxlineConfig): void {
   if (!Number.isFinite(scale) || scale < 0) {
     throw new ConfigError(`Invalid configuration testLine.timeScale: expected a number >= 0, got ${JSON.stringify(config.testLine.timeScale)}`);
   }
-  const validity = parseIsoDuration(config.jobs.defaultValidity);
-  if (!validity) {
-    throw new ConfigError(`Invalid configuration jobs.defaultValidity: expected an ISO-8601 duration such as P1M or P30D, got ${JSON.stringify(config.jobs.defaultValidity)}`);
+  for (const key of ["defaultValidity", "maxValidity"] as const) {
+    const validity = parseIsoDuration(config.jobs[key]);
+    const probe = validity ? addIsoDuration(Date.UTC(2000, 0, 31), validity) : NaN;
+    if (!validity || !Number.isFinite(probe) || probe <= Date.UTC(2000, 0, 31) || probe > Date.UTC(2100, 0, 1)) {
+      throw new ConfigError(`Invalid configuration jobs.${key}: expected an ISO-8601 duration longer than zero and shorter than 100 years, such as P1M or P30D, got ${JSON.stringify(config.jobs[key])}`);
+    }
   }
   try {
     new Intl.DateTimeFormat("en", { timeZone: config.render.defaultTimeZone });

@@ -60,6 +60,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "jobs.maxJobBytes", env: "FAXLINE_JOBS_MAX_JOB_BYTES", type: "integer", min: 1, default: 50 * 1024 * 1024, description: "Largest total of all inline documents of one job in bytes (decoded)." }),
   k({ path: "jobs.maxPages", env: "FAXLINE_JOBS_MAX_PAGES", type: "integer", min: 1, default: 500, description: "Most pages one job may render to." }),
   k({ path: "jobs.defaultValidity", env: "FAXLINE_JOBS_DEFAULT_VALIDITY", type: "string", default: "P1M", description: "ISO-8601 duration a job stays valid after its start when jobValid.end is absent (the contract: one month)." }),
+  k({ path: "jobs.maxValidity", env: "FAXLINE_JOBS_MAX_VALIDITY", type: "string", default: "P1Y", description: "Longest validity a job may ask for (ISO-8601 duration): a jobValid.end further from the start is cut to start + this, and a jobValid.start further ahead than this is refused (400 job_valid_invalid). Keeps the promise that every job ends." }),
   k({ path: "jobs.deadlineGrace", env: "FAXLINE_JOBS_DEADLINE_GRACE", type: "duration", default: "2h", description: "Hard deadline = end of validity + this grace; a recipient still unfinished then is ended with deadline_exceeded, whatever its state." }),
   k({ path: "documents.fetchTimeout", env: "FAXLINE_DOCUMENTS_FETCH_TIMEOUT", type: "duration", default: "30s", description: "Time limit for fetching one referenced document (connect, headers and body)." }),
   k({ path: "documents.fetchMaxRedirects", env: "FAXLINE_DOCUMENTS_FETCH_MAX_REDIRECTS", type: "integer", min: 0, max: 20, default: 5, description: "Redirects followed when fetching a referenced document." }),
@@ -127,6 +128,7 @@ export interface FaxlineConfig {
     maxJobBytes: number;
     maxPages: number;
     defaultValidity: string;
+    maxValidity: string;
     deadlineGrace: number;
   };
   documents: { fetchTimeout: number; fetchMaxRedirects: number; fetchAllowPrivateTargets: boolean };

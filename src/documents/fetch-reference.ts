@@ -52,7 +52,14 @@ export type FetchReferenceFailureKind = "forbidden_target" | "bad_url" | "http_s
 
 export type FetchReferenceResult =
   | { ok: true; bytes: Buffer; contentType: string | null; finalUrl: string }
-  | { ok: false; kind: FetchReferenceFailureKind; message: string };
+  | {
+      ok: false;
+      kind: FetchReferenceFailureKind;
+      /** For the client: never names an address a host name resolved to (no DNS oracle). */
+      message: string;
+      /** For the operator's log only: what the name resolved to and why that is refused. */
+      operatorDetail?: string;
+    };
 
 export type CheckReferenceUrlResult =
   | { ok: true; url: URL }
@@ -197,12 +204,14 @@ async function resolveAddresses(
     for (const { address } of addresses) {
       const reason = guard(address);
       if (reason === null) continue;
-      const detail = `${host} resolves to ${address}, which is ${reason}`;
+      // The client learns that the target is not allowed, not what the name resolved to: otherwise
+      // any API client could map the names and addresses of the operator's network.
+      const detail = `${host} resolves to an address that documents may not be fetched from`;
       const message =
         redirectedFrom === null
           ? `Refusing to fetch ${displayUrl(url)}: ${detail} ${ALLOW_HINT}`
           : `Refusing to follow the redirect from ${displayUrl(redirectedFrom)} to ${displayUrl(url)}: ${detail} ${ALLOW_HINT}`;
-      return { ok: false, result: fail("forbidden_target", message) };
+      return { ok: false, result: { ...fail("forbidden_target", message), operatorDetail: `${host} resolves to ${address}, which is ${reason}` } };
     }
   }
   return { ok: true, addresses };

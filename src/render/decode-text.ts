@@ -15,7 +15,12 @@
  *    `TextDecoder("windows-1252")` decodes that range as Latin-1 in Node 20.18.3+ and 22.13+
  *    (nodejs/node#56542, #60888).
  *
- * Failures are returned (`ok: false` with a person-readable message), never thrown.
+ * A byte order mark decides the encoding whatever the charset says or defaults to (as the WHATWG
+ * Encoding standard's decode does): EF BB BF is UTF-8, FF FE UTF-16LE, FE FF UTF-16BE. So a
+ * UTF-16 file saved by Windows Notepad decodes although the request names no charset.
+ *
+ * Failures are returned (`ok: false` with a person-readable message that names the `charset`
+ * field and the values it takes), never thrown.
  */
 
 import { Buffer } from "node:buffer";
@@ -56,6 +61,23 @@ export function decodeText(bytes: Uint8Array, charset: string | null | undefined
       message: `Charset "${requested}" is not supported; supported charsets are ${SUPPORTED_CHARSETS.join(", ")}`,
     };
   }
+  const result = decodeBySniffedBom(bytes) ?? decodeAs(bytes, canonical);
+  if (result.ok) return result;
+  const assumed = charset === null || charset === undefined || charset === "" ? `${canonical}, the default when the document names no charset` : canonical;
+  return {
+    ok: false,
+    message: `${result.message}. The text was read as ${assumed}; set the document's charset field to the encoding it was saved in (${SUPPORTED_CHARSETS.join(", ")})`,
+  };
+}
+
+/** Decodes by a leading byte order mark, or null when the bytes start with none. */
+function decodeBySniffedBom(bytes: Uint8Array): DecodeTextResult | null {
+  if (bytes[0] === 0xef && bytes[1] === 0xbb && bytes[2] === 0xbf) return decodeUtf8(bytes);
+  if ((bytes[0] === 0xff && bytes[1] === 0xfe) || (bytes[0] === 0xfe && bytes[1] === 0xff)) return decodeUtf16(bytes, "UTF-16");
+  return null;
+}
+
+function decodeAs(bytes: Uint8Array, canonical: SupportedCharset): DecodeTextResult {
   switch (canonical) {
     case "US-ASCII":
       return decodeUsAscii(bytes);

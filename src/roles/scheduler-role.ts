@@ -91,6 +91,7 @@ async function renderJob(ctx: NodeContext, job: JobRow, faxImages: FaxImageWorke
         userAgent: "Faxline document fetcher",
       });
       if (!fetched.ok) {
+        if (fetched.operatorDetail) ctx.logger.warn({ jobId: job.id, document: doc.name }, `document reference refused: ${fetched.operatorDetail}`);
         return {
           status: "failed",
           reasonCode: fetched.kind === "too_large" ? "document_too_large" : "document_fetch_failed",

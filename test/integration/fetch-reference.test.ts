@@ -311,7 +311,11 @@ describe("fetchReference", () => {
       for (const [name, address] of Object.entries(cases)) {
         const result = await withoutConnecting(() => fetchReference(`https://${name}/doc.pdf?token=secret`, guarded({ lookup })));
         const message = assertFailure(result, "forbidden_target");
-        assert.ok(message.startsWith(`Refusing to fetch https://${name}/doc.pdf: ${name} resolves to ${address}, which is `), message);
+        // The client is told the target is not allowed, never what the name resolved to (no DNS oracle);
+        // the operator's log gets the address and why.
+        assert.equal(message, `Refusing to fetch https://${name}/doc.pdf: ${name} resolves to an address that documents may not be fetched from (set documents.fetchAllowPrivateTargets to allow it)`);
+        assert.ok(!message.includes(address), "the resolved address stays out of the client's message");
+        assert.ok(!result.ok && result.operatorDetail?.startsWith(`${name} resolves to ${address}, which is `), !result.ok ? result.operatorDetail : "");
         assert.ok(!message.includes("secret"), "the query string stays out of messages");
       }
       assert.equal(lookup.calls.length, Object.keys(cases).length);
@@ -321,7 +325,9 @@ describe("fetchReference", () => {
       for (const answer of [["93.184.216.34", "10.1.2.3"], ["10.1.2.3", "93.184.216.34"]]) {
         const lookup = tableLookup({ "mixed.example.test": answer });
         const result = await withoutConnecting(() => fetchReference("http://mixed.example.test/doc.pdf", guarded({ lookup })));
-        assertFailure(result, "forbidden_target", /resolves to 10\.1\.2\.3, which is a private address/);
+        const message = assertFailure(result, "forbidden_target", /resolves to an address that documents may not be fetched from/);
+        assert.ok(!message.includes("10.1.2.3"));
+        assert.equal(!result.ok && result.operatorDetail, "mixed.example.test resolves to 10.1.2.3, which is a private address");
       }
     });
 
@@ -386,7 +392,7 @@ describe("fetchReference", () => {
       assert.equal(
         message,
         `Refusing to follow the redirect from http://docs.example.test:${port}/redirect to http://internal.example.test/secret.pdf: ` +
-          "internal.example.test resolves to 192.168.0.10, which is a private address (set documents.fetchAllowPrivateTargets to allow it)",
+          "internal.example.test resolves to an address that documents may not be fetched from (set documents.fetchAllowPrivateTargets to allow it)",
       );
       assert.deepEqual(lookup.calls, ["docs.example.test", "internal.example.test"]);
       assert.deepEqual(connectAttempts.slice(before), ["docs.example.test"]);

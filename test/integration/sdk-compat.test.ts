@@ -376,6 +376,27 @@ describe("sdk compatibility: payloads real clients send", () => {
     assert.equal(bulk.body.reports[0].reason, "NOT_FOUND", "Go drops a DC whose first item is NOT_FOUND");
   });
 
+  it("Go SDK: its report calls go to /rest/v1//{custNr}/fax/reports… (url.JoinPath with \"/\" parts) and work", async () => {
+    const account = await newAccount();
+    // Send goes to the HA address with the same join: "//{custNr}//fax".
+    const sent = await account.client.post(`//${account.custNr}//fax`, { recipients: [{ number: "+4989000000000" }], documents: [{ name: "go.txt", data: b64("go\n") }] });
+    assert.equal(sent.status, 201);
+    const jobId = sent.body.jobId as string;
+    await waitForFinalReport(account.client, account.custNr, jobId);
+    const one = await account.client.get(`//${account.custNr}//fax/reports/${jobId}`);
+    assert.equal(one.status, 200, "GetReport");
+    assert.equal(one.body.jobId, jobId);
+    const all = await account.client.get(`//${account.custNr}//fax/reports`);
+    assert.equal(all.status, 200, "GetReports");
+    assert.deepEqual(all.body.reports.map((r: any) => r.jobId), [jobId]);
+    const bulk = await account.client.post(`//${account.custNr}//fax/reports`, { action: "GET", jobIds: [jobId] });
+    assert.equal(bulk.status, 200, "GetBulkReports");
+    assert.equal(bulk.body.reports[0].jobId, jobId);
+    const del = await account.client.delete(`//${account.custNr}//fax/reports/${jobId}`);
+    assert.equal(del.status, 200, "DeleteReport");
+    assert.deepEqual((await account.client.delete(`//${account.custNr}//fax/reports`)).body, { reports: [] }, "DeleteReports");
+  });
+
   it("Rust SDK: minimal job with lowercase charset utf-8", async () => {
     const json = '{"recipients":[{"number":"+4989000000000"}],"documents":[{"name":"test.txt","data":"dGVzdGZheAo=","charset":"utf-8"}]}';
     const { jobId, report } = await sendRaw(json);

@@ -4,6 +4,7 @@ import { isSigningSecret, newSigningSecret, signWebhook, verifyWebhook } from ".
 import { digestAuthorization, parseDigestChallenge } from "../../src/net/digest-auth.ts";
 import { pushAddressGuard } from "../../src/notifications/push/push-address-guard.ts";
 import { ConfigError } from "../../src/config/schema.ts";
+import { OAuth2TokenCache, sendPush } from "../../src/notifications/push/send-push.ts";
 
 describe("Standard Webhooks signatures", () => {
   // The reference vector of the Standard Webhooks libraries.
@@ -77,6 +78,25 @@ describe("HTTP Digest answers (RFC 7616 §3.9.1 example)", () => {
 });
 
 describe("push address guard", () => {
+  it("does not tell the client what a refused target name resolved to (no DNS oracle)", async () => {
+    const result = await sendPush({
+      url: "http://internal.example.test/hook",
+      body: "{}",
+      contentType: "application/json",
+      headers: {},
+      auth: { method: "NONE", principal: null, credentials: null },
+      oauth2TokenUrl: null,
+      timeoutMs: 1000,
+      guard: pushAddressGuard([]),
+      tokens: new OAuth2TokenCache(),
+      now: () => 0,
+      lookup: async () => [{ address: "10.9.8.7", family: 4 }],
+    });
+    assert.equal(result.kind, "permanent");
+    assert.equal(result.error, "Refusing to push to http://internal.example.test/hook: internal.example.test resolves to an address that pushes may not go to (allow it in push.allowTargets)");
+    assert.ok(!result.error!.includes("10.9.8.7"));
+  });
+
   it("refuses loopback, private and metadata addresses unless allowed", () => {
     const guard = pushAddressGuard([]);
     assert.equal(guard("127.0.0.1"), "a loopback address");

@@ -166,6 +166,28 @@ describe("decodeText", () => {
       }
     });
 
+    it("a byte order mark decides the encoding when no charset is given (Windows Notepad's UTF-16 files)", () => {
+      assert.equal(decodedText(bytes(0xff, 0xfe, ...le), undefined), expected);
+      assert.equal(decodedText(bytes(0xfe, 0xff, ...be), null), expected);
+      assert.equal(decodedText(bytes(0xef, 0xbb, 0xbf, 0x41, 0xc3, 0xa4), ""), "Aä");
+    });
+
+    it("a byte order mark decides the encoding whatever charset the document names", () => {
+      assert.equal(decodedText(bytes(0xff, 0xfe, ...le), "ISO-8859-1"), expected);
+      assert.equal(decodedText(bytes(0xff, 0xfe, ...le), "UTF-16BE"), expected);
+      assert.equal(decodedText(bytes(0xfe, 0xff, ...be), "US-ASCII"), expected);
+      assert.equal(decodedText(bytes(0xef, 0xbb, 0xbf, 0xe2, 0x82, 0xac), "Windows-1252"), "€");
+    });
+
+    it("without a BOM, text that is not valid in the assumed charset fails naming the charset field and its values", () => {
+      const message = decodeFailure(le, undefined);
+      assert.match(message, /not valid UTF-8/);
+      assert.match(message, /read as UTF-8, the default when the document names no charset/);
+      assert.match(message, /charset field/);
+      assert.match(message, /US-ASCII, UTF-8, UTF-16, UTF-16BE, UTF-16LE, ISO-8859-1, Windows-1252/);
+      assert.match(decodeFailure(bytes(0x41, 0xe4), "US-ASCII"), /read as US-ASCII; set the document's charset field/);
+    });
+
     it("rejects an unpaired surrogate with its offset", () => {
       const message = decodeFailure(bytes(0xfe, 0xff, 0x00, 0x41, 0xd8, 0x3d, 0x00, 0x42), "UTF-16");
       assert.match(message, /surrogate/);

@@ -257,7 +257,9 @@ async function resolve(url: URL, t: PushTry): Promise<ResolvedAddress[]> {
       if (reason !== null) {
         throw new TryFailure(
           "permanent",
-          `Refusing to push to ${displayUrl(url)}: ${host === address ? address : `${host} resolves to ${address}, which`} is ${reason} (allow it in push.allowTargets)`,
+          // A name's resolved address is not told: the delivery log is readable over the API, and
+          // would otherwise map the operator's internal names to addresses.
+          `Refusing to push to ${displayUrl(url)}: ${host === address ? `${address} is ${reason}` : `${host} resolves to an address that pushes may not go to`} (allow it in push.allowTargets)`,
         );
       }
     }

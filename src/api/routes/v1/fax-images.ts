@@ -202,6 +202,7 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
           userAgent: "Faxline document fetcher",
         });
         if (!fetched.ok) {
+          if (fetched.operatorDetail) request.log.warn({ document: doc.name }, `document reference refused: ${fetched.operatorDetail}`);
           const reason = fetched.kind === "too_large" ? "document_too_large" : "document_fetch_failed";
           throw new ApiError("preview_failed", `${doc.name}: ${fetched.message}`, { reason });
         }

@@ -34,6 +34,7 @@ export function intakeLimits(config: FaxlineConfig): IntakeLimits {
     maxDocumentBytes: config.jobs.maxDocumentBytes,
     maxJobBytes: config.jobs.maxJobBytes,
     defaultValidity: config.jobs.defaultValidity,
+    maxValidity: config.jobs.maxValidity,
     allowPrivateReferenceTargets: config.documents.fetchAllowPrivateTargets,
     numberContext: REGION_NUMBER_CONTEXT[config.node.region],
   };
