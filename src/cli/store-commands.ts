@@ -117,7 +117,7 @@ export async function storeCopyCommand(config: FaxlineConfig, options: { to: str
   const live = config.store.url.trim() === "" ? liveNodeLocks(resolve(config.store.dataDir)) : [];
   if (live.length > 0) {
     throw new ConfigError(
-      `A node is running on ${resolve(config.store.dataDir)} (${live.map((l) => `${l.nodeId}, pid ${l.pid}`).join("; ")}); stop it before copying its store, so that nothing changes during the copy`,
+      `A node is running on ${resolve(config.store.dataDir)} (${live.map((l) => `${l.nodeId}, ${l.holder}`).join("; ")}); stop it before copying its store, so that nothing changes during the copy`,
     );
   }
   const source = await openStore(config);

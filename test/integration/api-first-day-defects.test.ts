@@ -146,7 +146,7 @@ describe("first-day defects (issue 13)", () => {
   });
 
   describe("validity durations", () => {
-    const send = (jobValid: Record<string, string>) =>
+    const send = (jobValid: { start?: string; end?: string }) =>
       client.post(`/${CUST}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC], meta: { jobValid } });
     for (const jobValid of [{ end: "P300000Y" }, { end: "P9999999999Y" }, { start: "P99999999D" }, { start: "PT99999999999999999999S" }, { end: `P${"9".repeat(400)}D` }]) {
       it(`refuses ${JSON.stringify(jobValid).slice(0, 60)} with 400 job_valid_invalid`, async () => {
