@@ -18,6 +18,8 @@
  *   faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
  *   faxline blacklist add NUMBER [--note TEXT] | blacklist remove NUMBER | blacklist list [--json]
  *   faxline test-numbers [--json]
+ *   faxline send FILE... --to NUMBER[,NUMBER...] --customer C --login L --password P [--url URL] [--detach] [--json]
+ *                                                                      (src/cli/send-through-node.ts)
  *   faxline migrate [--check] | nodes [--json] | store copy --to URL | datacenter adopt --from DC --to DC
  *                                                                      (src/cli/store-commands.ts)
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
@@ -65,6 +67,8 @@ const USAGE = `Usage:
   faxline blacklist remove NUMBER
   faxline blacklist list [--json]
   faxline test-numbers [--json]
+  faxline send FILE... --to NUMBER[,NUMBER...] --customer CUSTNR --login LOGIN --password PASSWORD [--url URL]
+               [--charset CHARSET] [--detach] [--json]      (through a running node; follows the job until it is final)
   faxline migrate [--check]
   faxline nodes [--json]
   faxline store copy --to postgres://USER:PASSWORD@HOST/DATABASE
@@ -172,6 +176,7 @@ export async function main(argv: string[]): Promise<number> {
       "max-rate": { type: "string" },
       check: { type: "boolean", default: false },
       from: { type: "string" },
+      detach: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
     },
   });
@@ -326,6 +331,28 @@ export async function main(argv: string[]): Promise<number> {
         throw new UsageError(`Unknown templates command "${sub ?? ""}"`);
       });
     }
+    case "send": {
+      const files = positionals.slice(1);
+      if (files.length === 0) throw new UsageError("faxline send needs at least one FILE");
+      const to = requireOption(values, "to").split(",").map((n) => n.trim()).filter((n) => n !== "");
+      const fromEnv = (name: string, env: string) => {
+        const v = (values as Record<string, unknown>)[name] ?? process.env[env];
+        if (typeof v !== "string" || v === "") throw new UsageError(`faxline send needs --${name} (or ${env})`);
+        return v;
+      };
+      const { sendThroughNode } = await import("./send-through-node.ts");
+      return sendThroughNode(config, {
+        files,
+        to,
+        url: values.url ?? null,
+        custNr: fromEnv("customer", "FAXLINE_API_CUSTOMER"),
+        login: fromEnv("login", "FAXLINE_API_LOGIN"),
+        password: fromEnv("password", "FAXLINE_API_PASSWORD"),
+        charset: values.charset ?? null,
+        detach: values.detach === true,
+        json: values.json === true,
+      });
+    }
     case "fax": {
       if (sub !== "send") throw new UsageError(`Unknown fax command "${sub ?? ""}" (faxline fax send FILE... --to NUMBER)`);
       const files = positionals.slice(2);
@@ -463,13 +490,14 @@ function pageOptions(
  * without a stack trace, exit code 1). Their modules are imported only here, on the error path.
  */
 async function isUserFacingError(err: unknown): Promise<boolean> {
-  const [{ AccountError }, { DataDirLockedError }, { NodeIdInUseError }, { StoreMigrationError }] = await Promise.all([
+  const [{ AccountError }, { DataDirLockedError }, { NodeIdInUseError }, { StoreMigrationError }, { SendRequestError }] = await Promise.all([
     import("../accounts/accounts.ts"),
     import("../roles/data-dir-lock.ts"),
     import("../cluster/node-registry.ts"),
     import("../store/run-migrations.ts"),
+    import("./send-through-node.ts"),
   ]);
-  return err instanceof AccountError || err instanceof DataDirLockedError || err instanceof NodeIdInUseError || err instanceof StoreMigrationError;
+  return err instanceof AccountError || err instanceof DataDirLockedError || err instanceof NodeIdInUseError || err instanceof StoreMigrationError || err instanceof SendRequestError;
 }
 
 export async function runCli(argv: string[]): Promise<void> {
