@@ -55,6 +55,11 @@ export interface TextLayout {
   columns: number;
   linesPerPage: number;
   pages: TextPageLayout[];
+  /**
+   * True when the layout stopped because the text needs more than `maxPages` printed pages;
+   * `pages` then holds what was laid out so far (more than maxPages).
+   */
+  exceeded: boolean;
 }
 
 export interface TextPageGeometry {
@@ -127,29 +132,47 @@ export function textFrame(paperFormat: PaperFormat): TextFrame {
 }
 
 /** Lays `text` out on pages; see the module comment for the rules. */
-export function layoutText(text: string, options: TextLayoutOptions): TextLayout {
+export function layoutText(text: string, options: TextLayoutOptions, maxPages = Number.POSITIVE_INFINITY): TextLayout {
   const { columns, linesPerPage } = textPageGeometry(options);
   const normalized = text.normalize("NFC").replace(/\r\n?|[\u2028\u2029]/g, "\n");
 
   const pages: string[][] = [];
   let current: string[] = [];
+  // Printed pages run from the first to the last completed page with a line on it (blank pages
+  // between them count); once they pass maxPages, the rest of the text cannot change that.
+  let firstPrinted = -1;
+  let exceeded = false;
+  // A line longer than this fills more than maxPages pages by itself.
+  const maxLineLength = (maxPages + 1) * linesPerPage * columns;
+  const complete = (page: string[]): void => {
+    pages.push(page);
+    if (page.some((line) => line !== "")) {
+      if (firstPrinted === -1) firstPrinted = pages.length - 1;
+      if (pages.length - firstPrinted > maxPages) exceeded = true;
+    }
+  };
   const pushLine = (line: string): void => {
     if (current.length === linesPerPage) {
-      pages.push(current);
+      complete(current);
       current = [];
     }
     current.push(line);
   };
   const breakPage = (): void => {
-    pages.push(current);
+    complete(current);
     current = [];
   };
 
-  for (const logicalLine of normalized.split("\n")) {
+  // Line by line without splitting the whole text at once: a long text past the page limit stops early.
+  for (let start = 0; start <= normalized.length && !exceeded; ) {
+    let end = normalized.indexOf("\n", start);
+    if (end === -1) end = normalized.length;
+    const logicalLine = normalized.slice(start, end);
+    start = end + 1;
     const segments = logicalLine.split("\f");
     segments.forEach((segment, index) => {
       if (index > 0) breakPage();
-      const cleaned = cleanSegment(segment);
+      const cleaned = cleanSegment(segment, maxLineLength);
       // A segment cut short by a form feed prints only if it has content; a newline-terminated
       // line prints even when blank, except the empty rest of a line after a form feed.
       const isLast = index === segments.length - 1;
@@ -158,7 +181,8 @@ export function layoutText(text: string, options: TextLayoutOptions): TextLayout
       }
     });
   }
-  pages.push(current);
+  if (!exceeded) complete(current);
+  if (exceeded) return { columns, linesPerPage, pages: pages.map((lines) => ({ lines })), exceeded };
 
   for (const page of pages) {
     while (page.length > 0 && page[page.length - 1] === "") page.pop();
@@ -172,18 +196,27 @@ export function layoutText(text: string, options: TextLayoutOptions): TextLayout
     columns,
     linesPerPage,
     pages: pages.slice(first, end).map((lines) => ({ lines })),
+    exceeded: false,
   };
 }
 
-/** Expands tabs, applies backspaces, drops control characters and trailing whitespace. */
-function cleanSegment(segment: string): string[] {
+/**
+ * Expands tabs, applies backspaces, drops control characters and trailing whitespace. Stops early
+ * once the line is certain to be longer than `maxLength` even if every backspace still to come
+ * removed a character (a single line of megabytes past the page limit is not kept in full).
+ */
+function cleanSegment(segment: string, maxLength = Number.POSITIVE_INFINITY): string[] {
   const out: string[] = [];
+  let backspacesLeft = 0;
+  if (Number.isFinite(maxLength)) for (let i = segment.indexOf("\b"); i !== -1; i = segment.indexOf("\b", i + 1)) backspacesLeft++;
   for (const ch of segment) {
     const cp = ch.codePointAt(0) ?? 0;
+    if (out.length - backspacesLeft > maxLength) return out;
     if (ch === "\t") {
       const spaces = TAB_WIDTH - (out.length % TAB_WIDTH);
       for (let i = 0; i < spaces; i++) out.push(" ");
     } else if (ch === "\b") {
+      backspacesLeft--;
       out.pop();
     } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
       // other control characters print nothing

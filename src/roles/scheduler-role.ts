@@ -327,11 +327,13 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
   const controller = new AbortController();
   const { signal } = controller;
   const interval = ctx.config.scheduler.pollInterval;
-  const faxImages = new FaxImageWorker({ timeoutMs: ctx.config.render.timeout, memoryLimitMb: ctx.config.render.workerMemory });
+  // render.concurrency slots, each a loop with a worker thread of its own. Which job a free slot
+  // takes is the claim's choice: a customer with nothing rendering first (store claims).
+  const workers = Array.from({ length: ctx.config.render.concurrency }, () => new FaxImageWorker({ timeoutMs: ctx.config.render.timeout, memoryLimitMb: ctx.config.render.workerMemory }));
 
   const renderErrors = loopErrors(ctx, "render loop");
   const sweepErrors = loopErrors(ctx, "sweep");
-  const renderLoop = (async () => {
+  const renderLoops = workers.map(async (faxImages) => {
     while (!signal.aborted) {
       try {
         const didWork = await renderOne(ctx, faxImages);
@@ -341,7 +343,7 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
       }
       await ctx.wake.render.wait(interval, signal);
     }
-  })();
+  });
 
   const sweepDuty = ctx.singleton(`sweep:${ctx.config.node.datacenter}`);
   // The duty's lease is renewed (or taken over) at least three times per lease, whatever the
@@ -367,9 +369,9 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
     name: "scheduler",
     async stop() {
       controller.abort();
-      // Ends a render in progress at once; its job is rendered again after the restart.
-      await faxImages.close();
-      await Promise.all([renderLoop, sweepLoop]);
+      // Ends the renders in progress at once; their jobs are rendered again after the restart.
+      await Promise.all(workers.map((w) => w.close()));
+      await Promise.all([...renderLoops, sweepLoop]);
     },
   };
 }

@@ -182,6 +182,31 @@ for (const dialect of DIALECTS) {
       assert.equal(won.length, ids.length);
       assert.deepEqual([...won].sort(), [...ids].sort());
     });
+
+    it("gives a free render slot to a customer with nothing rendering before another job of a busy one", async () => {
+      const db = nodes[0]!.db;
+      await db.deleteFrom("jobs").execute();
+      const pending = async (id: string, custNr: string, createdAt: number, express = 0) => {
+        await seedJob(db, id, []);
+        await db.updateTable("jobs").set({ state: "pending", cust_nr: custNr, created_at: createdAt, is_express: express }).where("id", "=", id).execute();
+      };
+      // Customer A sent four jobs, then B one and C one (express), in that order.
+      for (let i = 1; i <= 4; i++) await pending(`FJFAIRA${i}00000000000000`, "A-BIG", T0 + i);
+      await pending("FJFAIRB100000000000000", "B-SMALL", T0 + 10);
+      await pending("FJFAIRC100000000000000", "C-EXPRESS", T0 + 11, 1);
+      const claim = async () => (await nodes[0]!.claims.claimJobToRender(db, { datacenter: "DE1", node: "n0", now: T0, leaseUntil: T0 + 1000 }))?.id;
+      // Express first; then A's oldest; then B, although A's second job is older, because A is rendering.
+      assert.equal(await claim(), "FJFAIRC100000000000000");
+      assert.equal(await claim(), "FJFAIRA100000000000000");
+      assert.equal(await claim(), "FJFAIRB100000000000000");
+      // Only A has jobs left: its next jobs get the free slots.
+      assert.equal(await claim(), "FJFAIRA200000000000000");
+      // When B's job is done, a new job of B comes before A's older ones again.
+      await db.updateTable("jobs").set({ state: "active" }).where("id", "=", "FJFAIRB100000000000000").execute();
+      await pending("FJFAIRB200000000000000", "B-SMALL", T0 + 20);
+      assert.equal(await claim(), "FJFAIRB200000000000000");
+      assert.equal(await claim(), "FJFAIRA300000000000000");
+    });
   });
 
   describe(`${dialect}: singleton duties`, () => {

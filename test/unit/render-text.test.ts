@@ -223,3 +223,37 @@ describe("layoutText", () => {
     });
   });
 });
+
+describe("layoutText with a page limit (stops as soon as the limit is passed)", () => {
+  const A4: TextLayoutOptions = { paperFormat: "A4", resolution: "HIGH" };
+  const lines = (n: number) => Array.from({ length: n }, (_, i) => `line ${i + 1}`).join("\n");
+
+  it("is not exceeded at exactly the limit, and is one line later", () => {
+    const exact = layoutText(lines(62 * 3), A4, 3);
+    assert.equal(exact.exceeded, false);
+    assert.equal(exact.pages.length, 3);
+    assert.equal(layoutText(lines(62 * 3 + 1), A4, 3).exceeded, true);
+  });
+
+  it("does not count blank pages before the first printed page, but counts those between", () => {
+    assert.equal(layoutText("\f\f\f" + lines(62 * 2), A4, 2).exceeded, false);
+    assert.equal(layoutText(`${lines(1)}\f\f${lines(1)}`, A4, 2).exceeded, true);
+    assert.equal(layoutText(`${lines(1)}\f\f${lines(1)}`, A4, 3).exceeded, false);
+  });
+
+  it("stops on one enormous line without keeping it whole, and counts backspaces", () => {
+    const huge = "x".repeat(5_000_000);
+    const result = layoutText(huge, A4, 10);
+    assert.equal(result.exceeded, true);
+    assert.ok(result.pages.length <= 12, `${result.pages.length} pages laid out`);
+    // 10 pages of 80 columns, written with a backspace after every character: nothing prints.
+    assert.equal(layoutText("ab\b".repeat(62 * 80 * 10), A4, 10).exceeded, false);
+  });
+
+  it("gives the same pages as without a limit when the text fits", () => {
+    const text = `${lines(100)}\f\n${"word ".repeat(500)}\n\n\n`;
+    const limited = layoutText(text, A4, 10);
+    const unlimited = layoutText(text, A4);
+    assert.deepEqual(limited, unlimited);
+  });
+});

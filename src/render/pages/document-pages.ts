@@ -15,7 +15,7 @@ export async function* documentPages(doc: DocumentInput, geometry: PageGeometry,
   const type = documentTypeFromName(doc.name);
   switch (type) {
     case "text":
-      yield* textPages(doc, geometry);
+      yield* textPages(doc, geometry, limits);
       return;
     case "pdf":
       yield* pdfPages(doc, geometry, limits);

@@ -20,6 +20,15 @@ export function pendingJobs(db: Kysely<Database>, datacenter: string) {
 }
 
 /**
+ * Pending jobs of customers that have no job rendering in the data center now, in the order of
+ * pendingJobs. A render claim asks for these first, so that a customer's long job (or many jobs)
+ * takes one render slot while other customers' jobs wait, not all of them.
+ */
+export function pendingJobsOfIdleCustomers(db: Kysely<Database>, datacenter: string) {
+  return pendingJobs(db, datacenter).where("cust_nr", "not in", db.selectFrom("jobs as busy").select("busy.cust_nr").where("busy.datacenter", "=", datacenter).where("busy.state", "=", "rendering"));
+}
+
+/**
  * Due `ready` recipients of the data center whose destination has fewer than `callsPerNumber`
  * calls running and whose job is still valid: express first, then by due time.
  */

@@ -14,7 +14,7 @@
  */
 import { sql } from "kysely";
 import type { ClaimQueries } from "../../store.ts";
-import { claimJob, claimNotification, claimRecipient, dueNotifications, dueRecipients, pendingJobs } from "../claim-candidates.ts";
+import { claimJob, claimNotification, claimRecipient, dueNotifications, dueRecipients, pendingJobs, pendingJobsOfIdleCustomers } from "../claim-candidates.ts";
 
 /** First key of the advisory locks on destinations (an arbitrary constant: "FAXD"). */
 const DESTINATION_LOCK_CLASS = 0x46415844;
@@ -22,7 +22,9 @@ const DESTINATION_LOCK_CLASS = 0x46415844;
 const RECIPIENT_CANDIDATES = 8;
 
 export const postgresClaims: ClaimQueries = {
-  claimJobToRender: (db, args) => claimJob(db, pendingJobs(db, args.datacenter).limit(1).forUpdate().skipLocked(), args).executeTakeFirst(),
+  claimJobToRender: async (db, args) =>
+    (await claimJob(db, pendingJobsOfIdleCustomers(db, args.datacenter).limit(1).forUpdate().skipLocked(), args).executeTakeFirst()) ??
+    (await claimJob(db, pendingJobs(db, args.datacenter).limit(1).forUpdate().skipLocked(), args).executeTakeFirst()),
 
   async claimDueRecipient(trx, args) {
     const candidates = await dueRecipients(trx, args).limit(RECIPIENT_CANDIDATES).forUpdate("r").skipLocked().execute();

@@ -5,10 +5,12 @@
  * exact because no other claim can run beside it.
  */
 import type { ClaimQueries } from "../../store.ts";
-import { claimJob, claimNotification, claimRecipient, dueNotifications, dueRecipients, pendingJobs } from "../claim-candidates.ts";
+import { claimJob, claimNotification, claimRecipient, dueNotifications, dueRecipients, pendingJobs, pendingJobsOfIdleCustomers } from "../claim-candidates.ts";
 
 export const sqliteClaims: ClaimQueries = {
-  claimJobToRender: (db, args) => claimJob(db, pendingJobs(db, args.datacenter).limit(1), args).executeTakeFirst(),
+  claimJobToRender: async (db, args) =>
+    (await claimJob(db, pendingJobsOfIdleCustomers(db, args.datacenter).limit(1), args).executeTakeFirst()) ??
+    (await claimJob(db, pendingJobs(db, args.datacenter).limit(1), args).executeTakeFirst()),
   claimDueRecipient: (trx, args) => claimRecipient(trx, dueRecipients(trx, args).limit(1), args).executeTakeFirst(),
   claimDueNotification: (db, args) => claimNotification(db, dueNotifications(db, args).limit(1), args).executeTakeFirst(),
 };
