@@ -19,7 +19,7 @@ import { registerSendFaxRoute } from "./routes/v1/send-fax.ts";
 import { registerReportRoutes } from "./routes/v1/fax-reports.ts";
 import { registerNotificationRoutes } from "./routes/v1/notification-deliveries.ts";
 import { registerFaxImageRoutes } from "./routes/v1/fax-images.ts";
-import { parseJsonBody } from "./plugins/json-body.ts";
+import { bodyHash, parseJsonBody } from "./plugins/json-body.ts";
 import { clientErrorAnswer, frameworkErrorToApiError, MAX_PATH_PARAM_LENGTH } from "./plugins/framework-errors.ts";
 
 export interface FaxlineApp {
@@ -100,9 +100,11 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
 
   // JSON bodies: plugins/json-body.ts (empty bodies, nesting depth, NUL, "Unable to process JSON").
   app.removeContentTypeParser(["application/json"]);
-  app.addContentTypeParser(["application/json", "text/json"], { parseAs: "string" }, (_req, body, done) => {
+  app.addContentTypeParser(["application/json", "text/json"], { parseAs: "string" }, (req, body, done) => {
     try {
-      done(null, parseJsonBody(typeof body === "string" ? body : body.toString("utf8")));
+      const text = typeof body === "string" ? body : body.toString("utf8");
+      if (req.headers["idempotency-key"] !== undefined) req.bodySha256 = bodyHash(text);
+      done(null, parseJsonBody(text));
     } catch (err) {
       done(err as Error, undefined);
     }

@@ -4,7 +4,6 @@
  * clock it is given: documents are decoded here, references are checked for syntax and obvious
  * forbidden targets (the fetch itself happens in the scheduler, where DNS is checked again).
  */
-import { createHash } from "node:crypto";
 import { ApiError } from "../errors/api-errors.ts";
 import { addIsoDuration, parseIsoDuration } from "../lib/durations.ts";
 import { normalizeFaxNumber, type NumberContext } from "../numbers/normalize-number.ts";
@@ -53,7 +52,7 @@ export interface NewFaxJob {
   validUntil: number;
   documents: NewFaxDocument[];
   recipients: NewFaxRecipient[];
-  requestHash: string;
+  requestHash: string | null;
 }
 
 export interface IntakeLimits {
@@ -83,15 +82,36 @@ function matchEnum<T extends string>(value: string | null | undefined, allowed: 
   return hit;
 }
 
-const BASE64 = /^[A-Za-z0-9+/\-_]*={0,2}$/;
+/** Base64 or base64url, with line breaks and spaces anywhere (MIME style), and up to two "=". */
+const BASE64 = /^[A-Za-z0-9+/\-_\s]*(?:=\s*){0,2}$/;
 
-function decodeBase64(data: string, field: string): Buffer {
-  const compact = data.replace(/\s+/g, "");
-  if (!BASE64.test(compact) || compact.replace(/=+$/, "").length % 4 === 1) {
-    throw new ApiError("document_data_invalid", `${field} is not valid base64`);
+/**
+ * How many bytes base64 `data` decodes to, or null when it is not base64. Reads the text without
+ * copying it: a document of tens of megabytes is checked against the size limits before it is
+ * decoded, and then decoded straight into one Buffer (Node's decoder takes both alphabets and
+ * skips whitespace).
+ */
+function base64DecodedLength(data: string): number | null {
+  if (!BASE64.test(data)) return null;
+  let chars = data.length;
+  if (/\s/.test(data)) {
+    for (let i = 0; i < data.length; i++) {
+      const c = data.charCodeAt(i);
+      if (c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c > 0x7f) chars--;
+    }
   }
-  return Buffer.from(compact.replace(/-/g, "+").replace(/_/g, "/"), "base64");
+  let padding = 0;
+  for (let i = data.length - 1; i >= 0 && padding < 3; i--) {
+    const c = data.charCodeAt(i);
+    if (c === 0x3d) padding++;
+    else if (c > 0x20) break;
+  }
+  const significant = chars - padding;
+  if (significant % 4 === 1) return null;
+  return Math.floor((significant * 3) / 4);
 }
+
+
 
 const ISO_TIMESTAMP = /^\d{4}-\d{2}-\d{2}T\d{2}:\d{2}(?::\d{2}(?:[.,]\d{1,9})?)?(Z|[+-]\d{2}(?::?\d{2})?)$/i;
 const ISO_TIMESTAMP_NO_ZONE = /^\d{4}-\d{2}-\d{2}(T\d{2}:\d{2}(:\d{2}([.,]\d+)?)?)?$/;
@@ -166,7 +186,8 @@ export function resolveJobValidity(
 
 const SIMPLE_EMAIL = /^[^\s@]+@[^\s@]+$/;
 
-export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: number): NewFaxJob {
+/** `requestHash`: the raw body's hash when the request has an Idempotency-Key (api/plugins/json-body.ts), else null. */
+export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: number, requestHash: string | null = null): NewFaxJob {
   const recipientsIn = body.recipients ?? [];
   if (recipientsIn.length === 0) throw new ApiError("no_recipients", "recipients is empty; a job needs at least one recipient");
   if (recipientsIn.length > limits.maxRecipients) {
@@ -215,15 +236,17 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
     if (doc.data === null || doc.data === undefined || doc.data === "") {
       throw new ApiError("document_data_invalid", `${field} has neither data (base64) nor a reference URL`);
     }
-    const content = decodeBase64(doc.data, `${field}.data`);
-    if (content.length > limits.maxDocumentBytes) {
-      throw new ApiError("document_too_large", `${field} is ${content.length} bytes; at most ${limits.maxDocumentBytes} are allowed`);
+    // Both size limits are checked on the decoded length before anything is decoded.
+    const length = base64DecodedLength(doc.data);
+    if (length === null) throw new ApiError("document_data_invalid", `${field}.data is not valid base64`);
+    if (length > limits.maxDocumentBytes) {
+      throw new ApiError("document_too_large", `${field} is ${length} bytes; at most ${limits.maxDocumentBytes} are allowed`);
     }
-    totalBytes += content.length;
+    totalBytes += length;
     if (totalBytes > limits.maxJobBytes) {
       throw new ApiError("document_too_large", `The job's documents exceed ${limits.maxJobBytes} bytes in total`);
     }
-    return { name: doc.name, charset, referenceUrl: null, content };
+    return { name: doc.name, charset, referenceUrl: null, content: Buffer.from(doc.data, "base64") };
   });
 
   const recipients = recipientsIn.map((r, i): NewFaxRecipient => {
@@ -303,6 +326,6 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
     validUntil,
     documents,
     recipients,
-    requestHash: createHash("sha256").update(JSON.stringify(body)).digest("base64url"),
+    requestHash,
   };
 }

@@ -124,7 +124,8 @@ async function renderJob(ctx: NodeContext, job: JobRow, faxImages: FaxImageWorke
   return { status: "failed", reasonCode: "render_failed", message: faxImageFailureDetail(outcome) };
 }
 
-async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker): Promise<boolean> {
+/** Claims and renders one job; `onClaimed` runs as soon as a job is claimed (to let the next slot look). */
+async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker, onClaimed: () => void): Promise<boolean> {
   const { db, claims } = ctx.store;
   const now = ctx.clock.now();
   const job = await claims.claimJobToRender(db, {
@@ -134,6 +135,7 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker): Promise<b
     leaseUntil: now + ctx.config.scheduler.renderLease,
   });
   if (!job) return false;
+  onClaimed();
   const log = ctx.logger.child({ jobId: job.id });
   let result: JobRenderResult;
   try {
@@ -333,13 +335,28 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
 
   const renderErrors = loopErrors(ctx, "render loop");
   const sweepErrors = loopErrors(ctx, "sweep");
-  const renderLoops = workers.map(async (faxImages) => {
+  // Slot k claims only while k jobs are rendering (counted from their claim): one job at a time
+  // keeps to the first, warm worker, and a second worker thread starts only when two jobs wait at
+  // once. A slot that claims wakes the others, so the next slot looks for a second job at once.
+  let rendering = 0;
+  const renderLoops = workers.map(async (faxImages, slot) => {
     while (!signal.aborted) {
-      try {
-        const didWork = await renderOne(ctx, faxImages);
-        if (didWork) continue;
-      } catch (err) {
-        renderErrors(err);
+      if (rendering >= slot) {
+        let claimed = false;
+        let failed = false;
+        try {
+          await renderOne(ctx, faxImages, () => {
+            claimed = true;
+            rendering++;
+            ctx.wake.render.notify();
+          });
+        } catch (err) {
+          failed = true;
+          renderErrors(err);
+        } finally {
+          if (claimed) rendering--;
+        }
+        if (claimed && !failed) continue;
       }
       await ctx.wake.render.wait(interval, signal);
     }

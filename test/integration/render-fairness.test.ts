@@ -71,8 +71,7 @@ describe("rendering: several jobs at once, a fair share per customer, the page l
     const res = await client(B).post(`/${B.custNr}/fax/preview`, { recipients: [{ number: "+4900000020" }], documents: [denseText("long.txt", 1613)] });
     assert.equal(res.status, 422);
     assert.equal(res.body.reason, "document_too_large");
-    // Said by the layout (render/pages/text-pages.ts), not by the page count after drawing.
-    assert.match(res.body.message, /long\.txt has more than 120 pages of text, the limit/);
+    assert.match(res.body.message, /long\.txt brings the fax to more than the limit of 120 pages/);
     const id = await send(B, denseText("long.txt", 1613));
     const report = await waitForFinalReport(client(B), B.custNr, id, 20_000);
     assert.equal(report.recipientStatus[0].status, "DOC_ERROR");

@@ -118,7 +118,9 @@ describe("faxline render", () => {
     assert.equal(utf8.code, 1);
     assert.equal(
       utf8.stderr.trim(),
-      `faxline: ${failureReason("document_unreadable").description}: notice.txt: Text is not valid UTF-8: invalid or incomplete byte sequence at byte offset 29 (byte 0xFC)`,
+      `faxline: ${failureReason("document_unreadable").description}: notice.txt: Text is not valid UTF-8: invalid or incomplete byte sequence at byte offset 29 (byte 0xFC). ` +
+        "The text was read as UTF-8, the default when the document names no charset; set the document's charset field to the encoding it was saved in " +
+        "(US-ASCII, UTF-8, UTF-16, UTF-16BE, UTF-16LE, ISO-8859-1, Windows-1252)",
     );
   });
 

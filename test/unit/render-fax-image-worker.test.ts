@@ -79,7 +79,7 @@ describe("FaxImageWorker", () => {
         ok: false,
         reasonCode: "document_unreadable",
         documentName: "bad.txt",
-        message: "bad.txt: Text is not valid UTF-8: invalid or incomplete byte sequence at byte offset 1 (byte 0xFF)",
+        message: "bad.txt: Text is not valid UTF-8: invalid or incomplete byte sequence at byte offset 1 (byte 0xFF). The text was read as UTF-8; set the document's charset field to the encoding it was saved in (US-ASCII, UTF-8, UTF-16, UTF-16BE, UTF-16LE, ISO-8859-1, Windows-1252)",
       };
       assert.deepEqual(outcome, { ok: true, result: expected });
       assert.equal(pages(await worker.render(textJob(1))), 1, "the worker renders on");

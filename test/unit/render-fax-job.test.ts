@@ -154,7 +154,7 @@ describe("renderFaxJob: failures name the document", () => {
     const result = failure(await renderFaxJob(job([textDoc("ok.txt", "fine"), { name: "bad.txt", charset: "UTF-8", bytes: Uint8Array.of(0x41, 0x42, 0xff, 0x43) }])));
     assert.equal(result.reasonCode, "document_unreadable");
     assert.equal(result.documentName, "bad.txt");
-    assert.equal(result.message, "bad.txt: Text is not valid UTF-8: invalid or incomplete byte sequence at byte offset 2 (byte 0xFF)");
+    assert.equal(result.message, "bad.txt: Text is not valid UTF-8: invalid or incomplete byte sequence at byte offset 2 (byte 0xFF). The text was read as UTF-8; set the document's charset field to the encoding it was saved in (US-ASCII, UTF-8, UTF-16, UTF-16BE, UTF-16LE, ISO-8859-1, Windows-1252)");
   });
 
   it("an unsupported charset: document_unreadable naming it", async () => {

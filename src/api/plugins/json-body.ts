@@ -9,7 +9,24 @@
  *   cannot hold it, and no fax field needs it.
  * - Anything unparsable is the contract's "Unable to process JSON" (400 invalid_json).
  */
+import { createHash } from "node:crypto";
 import { ApiError } from "../../errors/api-errors.ts";
+
+declare module "fastify" {
+  interface FastifyRequest {
+    /**
+     * SHA-256 of the raw body (base64url), taken while parsing and only for a request with an
+     * Idempotency-Key: a repeated key tells whether the request was the same. Hashing the text as
+     * it arrived avoids serialising a body of tens of megabytes again.
+     */
+    bodySha256?: string;
+  }
+}
+
+/** Hash of a body's text, as stored in jobs.request_hash. */
+export function bodyHash(text: string): string {
+  return createHash("sha256").update(text).digest("base64url");
+}
 
 /** Deepest nesting of objects and arrays accepted in a request body. */
 export const MAX_JSON_DEPTH = 32;

@@ -17,7 +17,7 @@ export async function* textPages(doc: DocumentInput, geometry: PageGeometry, lim
   // fails in a fraction of a second instead of drawing the pages up to the limit first.
   const layout = layoutText(decoded.text, options, limits.maxPages);
   if (layout.exceeded) {
-    throw new DocumentRenderError("document_too_large", `${doc.name} has more than ${limits.maxPages} pages of text, the limit`);
+    throw new DocumentRenderError("document_too_large", `${doc.name} brings the fax to more than the limit of ${limits.maxPages} ${limits.maxPages === 1 ? "page" : "pages"}`);
   }
   if (layout.pages.length === 0) throw new DocumentRenderError("document_unreadable", `${doc.name} has no printable content`);
   const rasterize = createTextPageRasterizer(options);

@@ -79,7 +79,7 @@ export function registerSendFaxRoute(app: FastifyInstance, deps: ApiDeps): void 
     async (request, reply) => {
       const account = request.account!;
       const now = deps.clock.now();
-      const job = intakeFaxJob(request.body, intakeLimits(config), now);
+      const job = intakeFaxJob(request.body, intakeLimits(config), now, request.bodySha256 ?? null);
       await requireInstalledOverlay(deps, account.custNr, job);
       const key = request.headers["idempotency-key"];
       const idempotencyKey = typeof key === "string" && key.trim() !== "" ? key.trim() : null;
