@@ -78,5 +78,7 @@ if [ "$START" -eq 1 ]; then
     node bin/faxline.js accounts create --customer 99999TE --login demo --password demo-password --test
   fi
   echo "install: starting Faxline on port ${FAXLINE_PORT:-8080} (demo test login: demo / demo-password, customer 99999TE)"
+  # glibc malloc settings that let a node give memory back after large requests (docs/deployment.md, "Memory").
+  export MALLOC_ARENA_MAX="${MALLOC_ARENA_MAX:-2}" MALLOC_MMAP_THRESHOLD_="${MALLOC_MMAP_THRESHOLD_:-131072}" MALLOC_TRIM_THRESHOLD_="${MALLOC_TRIM_THRESHOLD_:-131072}"
   exec node bin/faxline.js serve
 fi

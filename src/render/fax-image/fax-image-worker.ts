@@ -13,6 +13,11 @@
  * (`{ ok: false, reasonCode, ... }`) that fails the job with a document reason. `close()` terminates the worker; a request still running then ends as
  * `stopped`, so that its job can be rendered again after the restart.
  *
+ * A worker that rendered a job with large documents (over `recycleAfterBytes` in all) is ended
+ * after that job and the next one starts a fresh worker: an idle thread does not collect its heap,
+ * so the tens of megabytes such a job made it hold would otherwise stay taken until it renders
+ * again. Ordinary jobs keep the warm worker.
+ *
  * Under tsx (tests, `node --import tsx`) this module is a .ts file. Node 20 does not start a
  * .ts worker even with `execArgv: ["--import", "tsx"]` (ERR_UNKNOWN_FILE_EXTENSION), so the
  * worker is started from a small evaluated script that registers tsx and then imports the
@@ -21,6 +26,9 @@
 import { Worker } from "node:worker_threads";
 import { formatDurationMs } from "../../lib/durations.ts";
 import type { FaxJobRenderInput, FaxJobRenderResult } from "../render-fax-job.ts";
+
+/** Documents larger than this in all end the worker after their job (see the module comment). */
+export const RECYCLE_AFTER_BYTES = 8 * 1024 * 1024;
 
 export interface RenderRequest {
   id: number;
@@ -61,12 +69,14 @@ export class FaxImageWorker {
   readonly #memoryLimitMb: number;
   #worker: Worker | null = null;
   #queue: Promise<unknown> = Promise.resolve();
+  readonly #recycleAfterBytes: number;
   #nextId = 1;
   #closed = false;
 
-  constructor(options: { timeoutMs: number; memoryLimitMb: number }) {
+  constructor(options: { timeoutMs: number; memoryLimitMb: number; recycleAfterBytes?: number }) {
     this.#timeoutMs = options.timeoutMs;
     this.#memoryLimitMb = options.memoryLimitMb;
+    this.#recycleAfterBytes = options.recycleAfterBytes ?? RECYCLE_AFTER_BYTES;
   }
 
   /** Renders one job's fax images; requests made while one runs wait their turn. Never rejects. */
@@ -94,8 +104,11 @@ export class FaxImageWorker {
       return Promise.resolve({ ok: false, kind: "failed", message });
     }
     const id = this.#nextId++;
+    const inputBytes = input.documents.reduce((n, d) => n + d.bytes.byteLength, 0) + (input.overlay?.document.bytes.byteLength ?? 0);
+    const recycle = inputBytes > this.#recycleAfterBytes;
     return new Promise<FaxImageOutcome>((resolve) => {
       const finish = (outcome: FaxImageOutcome, workerIsDone: boolean): void => {
+        if (recycle) workerIsDone = true;
         clearTimeout(timer);
         worker.off("message", onMessage).off("error", onError).off("exit", onExit);
         if (workerIsDone) {
