@@ -16,6 +16,7 @@
  */
 import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
+import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
 import { dirname, join, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
@@ -93,6 +94,12 @@ export interface ChildNodeOptions {
   ready?: "health" | "log";
   /** A name for diagnostics, e.g. "DE1". */
   name?: string;
+  /**
+   * Run the node as PID 1 of a PID namespace of its own (`unshare --pid --fork --kill-child
+   * --mount-proc`), as in most containers. Signals go to the node itself (PID 1 inside), and
+   * the node's death ends the namespace and the unshare process.
+   */
+  pidNamespace?: boolean;
 }
 
 /** Retry schedules of milliseconds, as the in-process FAST_ENGINE uses. */
@@ -122,8 +129,11 @@ export class ChildNode {
   readonly #kept: Array<{ pattern: RegExp; lines: Array<Record<string, unknown>> }> = [];
   #partial = "";
 
-  constructor(child: ChildProcess, init: { name: string; dataDir: string; port: number; host: string }) {
+  readonly #pidNamespace: boolean;
+
+  constructor(child: ChildProcess, init: { name: string; dataDir: string; port: number; host: string; pidNamespace?: boolean }) {
     this.#child = child;
+    this.#pidNamespace = init.pidNamespace === true;
     this.name = init.name;
     this.dataDir = init.dataDir;
     this.port = init.port;
@@ -210,7 +220,30 @@ export class ChildNode {
   }
 
   kill(signal: NodeJS.Signals = "SIGTERM"): void {
-    if (this.#exit === null) this.#child.kill(signal);
+    if (this.#exit !== null) return;
+    if (this.#pidNamespace) {
+      // The node is the unshare process's one child: PID 1 inside, another pid out here.
+      const inner = this.namespacedPid();
+      if (inner !== null) {
+        try {
+          process.kill(inner, signal);
+          return;
+        } catch {
+          /* gone meanwhile: fall through to unshare */
+        }
+      }
+    }
+    this.#child.kill(signal);
+  }
+
+  /** With pidNamespace: the node's pid as seen from here (it is 1 inside its namespace), or null. */
+  namespacedPid(): number | null {
+    try {
+      const children = readFileSync(`/proc/${this.pid}/task/${this.pid}/children`, "utf8").trim().split(/\s+/).filter(Boolean);
+      return children.length > 0 ? Number(children[0]) : null;
+    } catch {
+      return null;
+    }
   }
 
   /** Resolves when the process has exited; rejects after `timeoutMs`. */
@@ -255,12 +288,14 @@ function spawnServe(options: ChildNodeOptions, port: number): ChildNode {
     // A node whose start is seen in its log must log at info at least.
     ...(options.ready === "log" && !["info", "debug", "trace"].includes(options.env?.FAXLINE_LOG_LEVEL ?? options.logLevel ?? "warn") ? { FAXLINE_LOG_LEVEL: "info" } : {}),
   });
-  const child = spawn(process.execPath, ["--import", "tsx", CLI_ENTRY, "serve"], {
+  const argv = [process.execPath, "--import", "tsx", CLI_ENTRY, "serve"];
+  if (options.pidNamespace) argv.unshift("unshare", "--pid", "--fork", "--kill-child", "--mount-proc");
+  const child = spawn(argv[0]!, argv.slice(1), {
     cwd: REPO_ROOT,
     env,
     stdio: ["ignore", "pipe", "pipe"],
   });
-  return new ChildNode(child, { name: options.name ?? options.datacenter ?? "node", dataDir: options.dataDir, port, host });
+  return new ChildNode(child, { name: options.name ?? options.datacenter ?? "node", dataDir: options.dataDir, port, host, pidNamespace: options.pidNamespace });
 }
 
 async function waitForStartedLog(node: ChildNode, timeoutMs: number): Promise<void> {
