@@ -7,6 +7,7 @@ import type { FaxlineConfig } from "../config/schema.ts";
 import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Store } from "../store/store.ts";
+import type { NodeMetrics } from "../metrics/node-metrics.ts";
 
 export interface ApiDeps {
   config: FaxlineConfig;
@@ -17,4 +18,8 @@ export interface ApiDeps {
   onJobAccepted?: (jobId: string) => void;
   /** Called after a notification is queued for redelivery, to wake this node's notifier. */
   onNotificationQueued?: () => void;
+  /** The node's metrics: GET /metrics serves them, the routes count into them. */
+  metrics?: NodeMetrics;
+  /** Why this node is not ready for work now (roles not yet running), or null when it is. */
+  notReady?: () => string | null;
 }

@@ -20,6 +20,7 @@ import { registerReportRoutes } from "./routes/v1/fax-reports.ts";
 import { registerNotificationRoutes } from "./routes/v1/notification-deliveries.ts";
 import { registerFaxImageRoutes } from "./routes/v1/fax-images.ts";
 import { bodyHash, parseJsonBody } from "./plugins/json-body.ts";
+import { registerOperationsRoutes } from "./routes/operations.ts";
 import { clientErrorAnswer, frameworkErrorToApiError, MAX_PATH_PARAM_LENGTH } from "./plugins/framework-errors.ts";
 
 export interface FaxlineApp {
@@ -125,9 +126,19 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
   });
   await app.register(swaggerUi, { routePrefix: "/docs" });
 
-  app.addHook("onRequest", async () => {
-    if (draining) throw new ApiError("service_unavailable", "This node is shutting down; retry on another node or shortly");
+  app.addHook("onRequest", async (request) => {
+    // Probes and metrics answer while draining: they say so themselves.
+    if (draining && !request.url.startsWith("/health/") && request.url !== "/metrics") {
+      throw new ApiError("service_unavailable", "This node is shutting down; retry on another node or shortly");
+    }
   });
+  if (deps.metrics) {
+    const metrics = deps.metrics;
+    // By the route's pattern (/rest/v1/:custNr/fax), never the raw path: ids would make a series each.
+    app.addHook("onResponse", async (request, reply) => {
+      metrics.httpRequest(request.method, request.routeOptions.url ?? "unmatched", reply.statusCode, reply.elapsedTime / 1000);
+    });
+  }
 
   app.setErrorHandler((error: FastifyError | ApiError, request, reply) => {
     let apiError: ApiError;
@@ -182,6 +193,12 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
     }
   });
   app.get("/openapi.json", { schema: { hide: true } }, async () => app.swagger());
+  await app.register(async (ops) =>
+    registerOperationsRoutes(ops, deps, {
+      draining: () => draining,
+      storeFault: (err) => (deps.store.faults.isUnavailable(err) ? storeFaultSummary(err) : null),
+    }),
+  );
 
   const authenticator = new Authenticator({
     db: deps.store.db,

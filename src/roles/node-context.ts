@@ -16,6 +16,7 @@ import type { Wakeup } from "../lib/wakeup.ts";
 import type { Line } from "../line/line.ts";
 import type { Store } from "../store/store.ts";
 import type { RetrySchedule } from "../scheduler/retry-policy.ts";
+import type { NodeMetrics } from "../metrics/node-metrics.ts";
 
 export interface NodeContext {
   config: FaxlineConfig;
@@ -30,6 +31,8 @@ export interface NodeContext {
   health: StoreHealth;
   /** A duty that one node of the store does at a time (cluster/singleton-duty.ts). */
   singleton(name: string): SingletonDuty;
+  /** What the roles count for GET /metrics. */
+  metrics: NodeMetrics;
 }
 
 export function retrySchedule(config: FaxlineConfig): RetrySchedule {

@@ -161,6 +161,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
       next,
       now,
     }), signal, log);
+    if (recorded) ctx.metrics.notificationTry(n.channel, result.kind === "delivered" ? "delivered" : next.state === "failed" ? "failed" : "retry");
     const fields = { notificationId: n.id, jobId: n.job_id, channel: n.channel, event: n.event, attempt: n.attempts + 1, status: result.statusCode };
     if (!recorded) log.warn(fields, "notification lease lost before the try was recorded; it will be sent again");
     else if (next.state === "delivered") log.info(fields, "notification delivered");

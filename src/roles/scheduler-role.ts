@@ -22,7 +22,7 @@
 import { sql, type Kysely } from "kysely";
 import { coerceError } from "../errors/internal-error.ts";
 import { fetchReference } from "../documents/fetch-reference.ts";
-import type { FailureReasonCode } from "../errors/failure-reasons.ts";
+import { failureReason, type FailureReasonCode } from "../errors/failure-reasons.ts";
 import type { DocumentInput } from "../render/pages/grey-page.ts";
 import { FaxImageWorker, faxImageFailureDetail } from "../render/fax-image/fax-image-worker.ts";
 import type { FaxImageVariant } from "../render/render-fax-job.ts";
@@ -124,6 +124,12 @@ async function renderJob(ctx: NodeContext, job: JobRow, faxImages: FaxImageWorke
   return { status: "failed", reasonCode: "render_failed", message: faxImageFailureDetail(outcome) };
 }
 
+/** Counts recipients that a sweep or a render failure ended for good (the finished-recipients metric). */
+function countFinal(ctx: NodeContext, code: FailureReasonCode, count: number): void {
+  const reason = failureReason(code);
+  ctx.metrics.recipientsFinished(reason.status, reason.category, count);
+}
+
 /** Claims and renders one job; `onClaimed` runs as soon as a job is claimed (to let the next slot look). */
 async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker, onClaimed: () => void): Promise<boolean> {
   const { db, claims } = ctx.store;
@@ -138,6 +144,7 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker, onClaimed:
   onClaimed();
   const log = ctx.logger.child({ jobId: job.id });
   let result: JobRenderResult;
+  const renderStarted = ctx.clock.now();
   try {
     result = await renderJob(ctx, job, faxImages);
   } catch (err) {
@@ -150,6 +157,7 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker, onClaimed:
     return true;
   }
   const done = ctx.clock.now();
+  let renderFailedRecipients = 0;
   await db.transaction().execute(async (trx) => {
     // Locked first: a sweep that gave the job up meanwhile (render lease lost) has committed
     // or waits, and the check below sees what it did.
@@ -203,9 +211,15 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker, onClaimed:
         .set({ failure_code: result.reasonCode, failure_detail: result.message, locked_by: null, lease_until: null })
         .where("id", "=", job.id)
         .execute();
-      await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, result.reasonCode, done, result.message);
+      renderFailedRecipients = await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, result.reasonCode, done, result.message);
     }
   });
+  const renderSeconds = (ctx.clock.now() - renderStarted) / 1000;
+  if (result.status === "rendered") ctx.metrics.rendered("rendered", renderSeconds, result.images.reduce((n, image) => n + image.pageSizes.length, 0));
+  else {
+    ctx.metrics.rendered("failed", renderSeconds, 0);
+    countFinal(ctx, result.reasonCode, renderFailedRecipients);
+  }
   if (result.status === "rendered") {
     const bytes = result.images.reduce((sum, image) => sum + image.tiff.length, 0);
     log.info({ pages: result.images[0]?.pageSizes.length, images: result.images.length, bytes }, "job rendered");
@@ -239,7 +253,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
           .where("id", "=", job.id)
           .where("state", "=", "rendering")
           .execute();
-        await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, "render_failed", now, `given up after ${job.render_attempts} attempts`);
+        countFinal(ctx, "render_failed", await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, "render_failed", now, `given up after ${job.render_attempts} attempts`));
       } else {
         await trx
           .updateTable("jobs")
@@ -303,7 +317,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
     .execute();
   for (const job of expired) {
     await db.transaction().execute(async (trx) => {
-      await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting", "ready"] }, "job_expired", now);
+      countFinal(ctx, "job_expired", await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting", "ready"] }, "job_expired", now));
     });
   }
 
@@ -319,6 +333,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
   for (const job of overdue) {
     await db.transaction().execute(async (trx) => {
       const ended = await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting", "ready", "sending"] }, "deadline_exceeded", now);
+      countFinal(ctx, "deadline_exceeded", ended);
       if (ended === 0) await completeJobIfDone(trx, job.id, now);
       ctx.logger.warn({ jobId: job.id, ended }, "job reached its hard deadline");
     });

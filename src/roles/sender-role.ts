@@ -22,6 +22,7 @@ import type { AttemptOutcome, Line } from "../line/line.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { RecipientRow } from "../store/database.ts";
 import { dialTargets, recordAttemptOutcome, startAttempt } from "../scheduler/recipient-outcomes.ts";
+import { failureReason } from "../errors/failure-reasons.ts";
 import { retrySchedule, type NodeContext, type RunningRole } from "./node-context.ts";
 import { loopErrors, retryWhileStoreDown } from "./store-outage.ts";
 
@@ -159,7 +160,11 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
                 const row = await ctx.store.db.selectFrom("fax_images").select("content").where("id", "=", imageId).executeTakeFirstOrThrow();
                 return row.content;
               };
-        outcome = await line.call(
+        const lineLabel = job.is_test === 1 ? "test" : "sip";
+        ctx.metrics.callStarted(lineLabel);
+        let placed: AttemptOutcome | null = null;
+        try {
+          placed = await line.call(
           {
             jobId: job.id,
             recipientId: recipient.id,
@@ -173,7 +178,11 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
             ...(loadImage !== undefined ? { loadImage } : {}),
           },
           callController.signal,
-        );
+          );
+        } finally {
+          ctx.metrics.callEnded(lineLabel, placed?.result ?? "aborted", placed?.result === "failed" ? placed.reasonCode : "");
+        }
+        outcome = placed;
       }
     }
   } catch (err) {
@@ -191,6 +200,11 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
 
   const recorded = { recipientId: recipient.id, attemptId, node: ctx.holder, outcome, now: ctx.clock.now(), schedule: retrySchedule(ctx.config) };
   const result = await retryWhileStoreDown(ctx, "outcome", () => recordAttemptOutcome(ctx.store.db, recorded), stopSignal, log);
+  if (result === "succeeded") ctx.metrics.recipientsFinished("OK", "delivered");
+  else if (result === "failed" && outcome.result === "failed") {
+    const reason = failureReason(outcome.reasonCode);
+    ctx.metrics.recipientsFinished(reason.status, reason.category);
+  }
   log.info(
     { e164: target.e164, result: outcome.result, reason: outcome.result === "failed" ? outcome.reasonCode : undefined, next: result },
     "attempt ended",

@@ -25,11 +25,13 @@ import { SingletonDuty } from "../cluster/singleton-duty.ts";
 import { StoreHealth } from "../cluster/store-health.ts";
 import { faxlineVersion } from "../lib/version.ts";
 import { coerceError } from "../errors/internal-error.ts";
-import { openStore } from "../store/dialects/open-store.ts";
+import { openStore, storeKind } from "../store/dialects/open-store.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "../api/build-app.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
 import { acquireNodeLock } from "./data-dir-lock.ts";
+import { NodeMetrics } from "../metrics/node-metrics.ts";
+import { queueDepths } from "../store/queries/queue-depths.ts";
 import { releasePreviousLives, startSchedulerRole } from "./scheduler-role.ts";
 import { startSenderRole } from "./sender-role.ts";
 import { startRetentionRole } from "./retention-role.ts";
@@ -99,8 +101,15 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
   let sipLine: SipFaxLine | null = null;
   let registry: NodeRegistry | null = null;
   let listening: { close(): Promise<void> } | null = null;
+  let storeForMetrics: Store | null = null;
+  const metrics = new NodeMetrics({
+    labels: { datacenter: config.node.datacenter, node: nodeId },
+    queueDepths: async () => (storeForMetrics ? queueDepths(storeForMetrics.db, config.node.datacenter) : []),
+  });
   try {
-    store = await openStore(config);
+    const dialect = storeKind(config);
+    store = await openStore(config, { onQuery: (ms) => metrics.storeQuery(dialect, ms / 1000) });
+    storeForMetrics = store;
     const openedStore = store;
     const enabled = new Set(config.node.roles);
     // Real calls need trunks and a sender; test accounts always keep the test line.
@@ -121,6 +130,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: sipLine },
       health: new StoreHealth(clock.now()),
       singleton: (name) => new SingletonDuty({ db: openedStore.db, name, holder, leaseMs: config.cluster.dutyLease, clock, logger: nodeLogger }),
+      metrics,
     };
 
     // Other nodes of the store announce work through it (PostgreSQL NOTIFY): wake the roles here.
@@ -132,6 +142,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     // Listen before taking over any work: a node that cannot bind its port changes nothing.
     let url: string | null = null;
     let drain = () => {};
+    let rolesRunning = false;
     if (enabled.has("api")) {
       const built = await buildApp({
         config,
@@ -140,6 +151,8 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
         logger: context.logger,
         onJobAccepted: () => context.wake.render.notify(),
         onNotificationQueued: () => context.wake.notify.notify(),
+        metrics,
+        notReady: () => (rolesRunning ? null : "the node's roles are starting"),
       });
       app = built.app;
       drain = built.drain;
@@ -201,6 +214,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
           },
         })
       : null;
+    rolesRunning = true;
     context.logger.info(
       { roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter, store: store.location, version: faxlineVersion() },
       "node started",

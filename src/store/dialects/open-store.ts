@@ -21,6 +21,8 @@ export function storeKind(config: FaxlineConfig): "sqlite" | "postgres" {
 export interface OpenStoreOptions {
   /** Run pending migrations (default true); `faxline migrate --check` opens without. */
   migrate?: boolean;
+  /** Called after each query with its duration (the node's store query metric). */
+  onQuery?: (durationMs: number) => void;
 }
 
 export async function openStore(config: FaxlineConfig, options: OpenStoreOptions = {}): Promise<Store> {
@@ -28,7 +30,7 @@ export async function openStore(config: FaxlineConfig, options: OpenStoreOptions
   let store: Store;
   if (url === "") {
     const { openSqliteStore } = await import("./sqlite/sqlite-store.ts");
-    store = await openSqliteStore({ file: sqliteStoreFile(config) });
+    store = await openSqliteStore({ file: sqliteStoreFile(config), onQuery: options.onQuery });
   } else if (/^postgres(ql)?:\/\//i.test(url)) {
     const { openPostgresStore } = await import("./postgres/postgres-store.ts");
     store = await openPostgresStore({
@@ -37,6 +39,7 @@ export async function openStore(config: FaxlineConfig, options: OpenStoreOptions
       statementTimeoutMs: config.store.statementTimeout,
       connectTimeoutMs: config.store.connectTimeout,
       applicationName: `faxline ${config.node.datacenter}`,
+      onQuery: options.onQuery,
     });
   } else {
     throw new ConfigError("Invalid configuration store.url (FAXLINE_STORE_URL): expected empty (the embedded SQLite store) or a postgres:// URL");

@@ -109,6 +109,7 @@ export function registerSendFaxRoute(app: FastifyInstance, deps: ApiDeps): void 
         );
       }
       request.log.info({ jobId: result.jobId, recipients: job.recipients.length, documents: job.documents.length }, "job accepted");
+      deps.metrics?.jobAccepted(job.recipients.length);
       deps.onJobAccepted?.(result.jobId);
       return reply.status(201).send({ jobId: result.jobId });
     },

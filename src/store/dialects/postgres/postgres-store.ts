@@ -11,6 +11,7 @@
  * Opening checks a connection at once, so that a bad or unreachable URL stops the node at
  * start with a message that names store.url and the cause.
  */
+import { queryLog } from "../query-log.ts";
 import { hostname } from "node:os";
 import { Kysely, PostgresDialect } from "kysely";
 import Cursor from "pg-cursor";
@@ -34,6 +35,7 @@ export const POSTGRES_MIGRATION_DIALECT: MigrationDialect = Object.freeze({
 
 export interface OpenPostgresOptions {
   url: string;
+  onQuery?: (durationMs: number) => void;
   /** Connections of this node's pool. */
   poolSize: number;
   statementTimeoutMs: number;
@@ -76,7 +78,7 @@ export async function openPostgresStore(options: OpenPostgresOptions): Promise<S
     await pool.end().catch(() => {});
     throw new ConfigError(`Cannot open the store at store.url (FAXLINE_STORE_URL) ${location}: ${describeConnectError(err)}`);
   }
-  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }) });
+  const db = new Kysely<Database>({ dialect: new PostgresDialect({ pool, cursor: Cursor }), ...queryLog(options.onQuery) });
 
   return {
     dialect: "postgres",

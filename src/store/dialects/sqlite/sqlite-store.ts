@@ -8,6 +8,7 @@
  * Several processes may share the file (each with its own node id), but they do not wake each
  * other: the work signals of this dialect are silent and its nodes find new work by polling.
  */
+import { queryLog } from "../query-log.ts";
 import { mkdirSync } from "node:fs";
 import { dirname } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
@@ -29,6 +30,7 @@ export const SQLITE_MIGRATION_DIALECT: MigrationDialect = Object.freeze({
 export interface OpenSqliteOptions {
   /** Path of the database file, or ":memory:". */
   file: string;
+  onQuery?: (durationMs: number) => void;
 }
 
 export async function openSqliteStore(options: OpenSqliteOptions): Promise<Store> {
@@ -38,7 +40,7 @@ export async function openSqliteStore(options: OpenSqliteOptions): Promise<Store
   database.pragma("synchronous = NORMAL");
   database.pragma("foreign_keys = ON");
   database.pragma("busy_timeout = 5000");
-  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }) });
+  const db = new Kysely<Database>({ dialect: new SqliteDialect({ database }), ...queryLog(options.onQuery) });
 
   return {
     dialect: "sqlite",

@@ -1,0 +1,142 @@
+/**
+ * The node's metrics, in the Prometheus exposition format at `GET /metrics` (prom-client).
+ * One registry per node (a process may run several in tests). Counters count what this node did;
+ * sum them over the nodes of a data center. Queue depths are read from the store at each scrape
+ * (the whole data center's, the same on every node of it; take the max, not the sum).
+ *
+ * | metric | kind | labels |
+ * |---|---|---|
+ * | faxline_http_request_duration_seconds | histogram | method, route, status |
+ * | faxline_jobs_accepted_total, faxline_recipients_accepted_total | counter | |
+ * | faxline_recipients_finished_total | counter | status (report status), category (failure category, "delivered") |
+ * | faxline_queue_depth | gauge | kind (job, recipient, notification), state |
+ * | faxline_render_duration_seconds | histogram | result (rendered, failed) |
+ * | faxline_render_pages_total | counter | |
+ * | faxline_calls_active | gauge | line (test, sip) |
+ * | faxline_call_outcomes_total | counter | line, result (delivered, failed, …), reason |
+ * | faxline_notifications_total | counter | channel (http, email), outcome (delivered, retry, failed) |
+ * | faxline_store_query_duration_seconds | histogram | dialect |
+ * | nodejs_*, process_* (event-loop lag, heap, CPU, file descriptors) | prom-client defaults | |
+ *
+ * Roles report through the methods below; nothing here does I/O but the queue-depth read at a
+ * scrape, through the function the node gives it.
+ */
+import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
+
+export type QueueDepths = Array<{ kind: "job" | "recipient" | "notification"; state: string; count: number }>;
+
+export class NodeMetrics {
+  readonly registry = new Registry();
+  readonly #http: Histogram<"method" | "route" | "status">;
+  readonly #jobsAccepted: Counter;
+  readonly #recipientsAccepted: Counter;
+  readonly #recipientsFinished: Counter<"status" | "category">;
+  readonly #renderSeconds: Histogram<"result">;
+  readonly #renderPages: Counter;
+  readonly #callsActive: Gauge<"line">;
+  readonly #callOutcomes: Counter<"line" | "result" | "reason">;
+  readonly #notifications: Counter<"channel" | "outcome">;
+  readonly #storeQuery: Histogram<"dialect">;
+
+  constructor(options: { labels: { datacenter: string; node: string }; queueDepths?: () => Promise<QueueDepths> }) {
+    const registers = [this.registry];
+    this.registry.setDefaultLabels(options.labels);
+    collectDefaultMetrics({ register: this.registry });
+    this.#http = new Histogram({
+      name: "faxline_http_request_duration_seconds",
+      help: "HTTP requests by method, route (the route's pattern) and status",
+      labelNames: ["method", "route", "status"],
+      buckets: [0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 0.5, 1, 2.5, 5, 10],
+      registers,
+    });
+    this.#jobsAccepted = new Counter({ name: "faxline_jobs_accepted_total", help: "Jobs accepted (201)", registers });
+    this.#recipientsAccepted = new Counter({ name: "faxline_recipients_accepted_total", help: "Recipients of the jobs accepted", registers });
+    this.#recipientsFinished = new Counter({
+      name: "faxline_recipients_finished_total",
+      help: "Recipients that reached their final status, by report status and failure category",
+      labelNames: ["status", "category"],
+      registers,
+    });
+    this.#renderSeconds = new Histogram({
+      name: "faxline_render_duration_seconds",
+      help: "Time to render a job's fax images, by result",
+      labelNames: ["result"],
+      buckets: [0.1, 0.25, 0.5, 1, 2.5, 5, 10, 30, 60, 120],
+      registers,
+    });
+    this.#renderPages = new Counter({ name: "faxline_render_pages_total", help: "Fax pages rendered", registers });
+    this.#callsActive = new Gauge({ name: "faxline_calls_active", help: "Calls running now, by line", labelNames: ["line"], registers });
+    this.#callOutcomes = new Counter({
+      name: "faxline_call_outcomes_total",
+      help: "Ended calls (attempts) by line, result and failure reason",
+      labelNames: ["line", "result", "reason"],
+      registers,
+    });
+    this.#notifications = new Counter({
+      name: "faxline_notifications_total",
+      help: "Status push and mail tries by channel and outcome",
+      labelNames: ["channel", "outcome"],
+      registers,
+    });
+    this.#storeQuery = new Histogram({
+      name: "faxline_store_query_duration_seconds",
+      help: "Store queries by dialect",
+      labelNames: ["dialect"],
+      buckets: [0.0005, 0.001, 0.0025, 0.005, 0.01, 0.025, 0.05, 0.1, 0.25, 1],
+      registers,
+    });
+    const queueDepths = options.queueDepths;
+    if (queueDepths) {
+      new Gauge({
+        name: "faxline_queue_depth",
+        help: "Jobs, recipients and notifications of this data center by state, read from the store at the scrape",
+        labelNames: ["kind", "state"],
+        registers,
+        async collect() {
+          this.reset();
+          for (const d of await queueDepths()) this.set({ kind: d.kind, state: d.state }, d.count);
+        },
+      });
+    }
+  }
+
+  httpRequest(method: string, route: string, status: number, seconds: number): void {
+    this.#http.observe({ method, route, status: String(status) }, seconds);
+  }
+
+  jobAccepted(recipients: number): void {
+    this.#jobsAccepted.inc();
+    this.#recipientsAccepted.inc(recipients);
+  }
+
+  recipientsFinished(status: string, category: string, count = 1): void {
+    if (count > 0) this.#recipientsFinished.inc({ status, category }, count);
+  }
+
+  rendered(result: "rendered" | "failed", seconds: number, pages: number): void {
+    this.#renderSeconds.observe({ result }, seconds);
+    if (pages > 0) this.#renderPages.inc(pages);
+  }
+
+  callStarted(line: string): void {
+    this.#callsActive.inc({ line });
+  }
+
+  callEnded(line: string, result: string, reason: string): void {
+    this.#callsActive.dec({ line });
+    this.#callOutcomes.inc({ line, result, reason });
+  }
+
+  notificationTry(channel: string, outcome: "delivered" | "retry" | "failed"): void {
+    this.#notifications.inc({ channel, outcome });
+  }
+
+  storeQuery(dialect: string, seconds: number): void {
+    this.#storeQuery.observe({ dialect }, seconds);
+  }
+
+  /** The exposition text and its content type. */
+  async exposition(): Promise<{ contentType: string; text: string }> {
+    return { contentType: this.registry.contentType, text: await this.registry.metrics() };
+  }
+}
