@@ -91,7 +91,9 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
       return (reply as FastifyReply).code(apiError.status).send(apiError.toBody());
     },
     clientErrorHandler: (error, socket) => {
-      const answer = clientErrorAnswer(error);
+      // As Node's own handler: no answer of ours into a response already being written on this connection.
+      const inFlight = (socket as unknown as { _httpMessage?: { headersSent?: boolean } })._httpMessage;
+      const answer = inFlight?.headersSent ? null : clientErrorAnswer(error);
       if (answer && socket.writable) socket.write(answer);
       socket.destroy(error);
     },

@@ -83,7 +83,8 @@ function matchEnum<T extends string>(value: string | null | undefined, allowed: 
 }
 
 /** Base64 or base64url, with line breaks and spaces anywhere (MIME style), and up to two "=". */
-const BASE64 = /^[A-Za-z0-9+/\-_\s]*(?:=\s*){0,2}$/;
+// ASCII whitespace only: Node's base64 decoder skips it, but not other Unicode spaces.
+const BASE64 = /^[A-Za-z0-9+/\-_\t\n\v\f\r ]*(?:=[\t\n\v\f\r ]*){0,2}$/;
 
 /**
  * How many bytes base64 `data` decodes to, or null when it is not base64. Reads the text without
@@ -94,10 +95,10 @@ const BASE64 = /^[A-Za-z0-9+/\-_\s]*(?:=\s*){0,2}$/;
 function base64DecodedLength(data: string): number | null {
   if (!BASE64.test(data)) return null;
   let chars = data.length;
-  if (/\s/.test(data)) {
+  if (/[\t\n\v\f\r ]/.test(data)) {
     for (let i = 0; i < data.length; i++) {
       const c = data.charCodeAt(i);
-      if (c === 0x20 || (c >= 0x09 && c <= 0x0d) || c === 0xa0 || c > 0x7f) chars--;
+      if (c === 0x20 || (c >= 0x09 && c <= 0x0d)) chars--;
     }
   }
   let padding = 0;

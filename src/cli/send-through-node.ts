@@ -1,5 +1,5 @@
 /**
- * `faxline send FILE... --to NUMBER [--to NUMBER]... [--url URL] [--customer CUSTNR] [--login LOGIN]
+ * `faxline send FILE... --to NUMBER[,NUMBER...] [--url URL] [--customer CUSTNR] [--login LOGIN]
  * [--password PASSWORD] [--charset CHARSET] [--detach] [--json]`: sends a fax job through a running
  * node's REST API, exactly as a client would (POST /rest/v1/{custNr}/fax), then follows the job's
  * report and prints each recipient's progress (rendering, dialling, retries and when they are due)

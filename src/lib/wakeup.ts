@@ -6,8 +6,15 @@
 export class Wakeup {
   #waiters = new Set<() => void>();
   #pending = false;
+  #generation = 0;
+
+  /** Counts notifications: a loop that compares it before and after a look knows whether one came meanwhile. */
+  get generation(): number {
+    return this.#generation;
+  }
 
   notify(): void {
+    this.#generation++;
     if (this.#waiters.size === 0) {
       this.#pending = true;
       return;

@@ -87,14 +87,24 @@ export class NodeMetrics {
     });
     const queueDepths = options.queueDepths;
     if (queueDepths) {
+      // Scrapes that come while a read runs share it, and a store outage leaves the gauge empty
+      // instead of taking the other metrics down with it.
+      let inFlight: Promise<QueueDepths> | null = null;
+      const read = (): Promise<QueueDepths> =>
+        (inFlight ??= queueDepths()
+          .catch((): QueueDepths => [])
+          .finally(() => {
+            inFlight = null;
+          }));
       new Gauge({
         name: "faxline_queue_depth",
         help: "Jobs, recipients and notifications of this data center by state, read from the store at the scrape",
         labelNames: ["kind", "state"],
         registers,
         async collect() {
+          const depths = await read();
           this.reset();
-          for (const d of await queueDepths()) this.set({ kind: d.kind, state: d.state }, d.count);
+          for (const d of depths) this.set({ kind: d.kind, state: d.state }, d.count);
         },
       });
     }

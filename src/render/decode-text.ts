@@ -61,9 +61,15 @@ export function decodeText(bytes: Uint8Array, charset: string | null | undefined
       message: `Charset "${requested}" is not supported; supported charsets are ${SUPPORTED_CHARSETS.join(", ")}`,
     };
   }
-  const result = decodeBySniffedBom(bytes) ?? decodeAs(bytes, canonical);
+  const sniffed = decodeBySniffedBom(bytes);
+  const result = sniffed ?? decodeAs(bytes, canonical);
   if (result.ok) return result;
-  const assumed = charset === null || charset === undefined || charset === "" ? `${canonical}, the default when the document names no charset` : canonical;
+  const assumed =
+    sniffed !== null
+      ? "UTF-8 or UTF-16 as its byte order mark says"
+      : charset === null || charset === undefined || charset === ""
+        ? `${canonical}, the default when the document names no charset`
+        : canonical;
   return {
     ok: false,
     message: `${result.message}. The text was read as ${assumed}; set the document's charset field to the encoding it was saved in (${SUPPORTED_CHARSETS.join(", ")})`,

@@ -202,21 +202,25 @@ export function layoutText(text: string, options: TextLayoutOptions, maxPages = 
 
 /**
  * Expands tabs, applies backspaces, drops control characters and trailing whitespace. Stops early
- * once the line is certain to be longer than `maxLength` even if every backspace still to come
- * removed a character (a single line of megabytes past the page limit is not kept in full).
+ * once the line certainly holds more than `maxLength` characters other than spaces, even if every
+ * backspace of the line removed one of them (a single line of megabytes past the page limit is
+ * not kept in full).
  */
 function cleanSegment(segment: string, maxLength = Number.POSITIVE_INFINITY): string[] {
   const out: string[] = [];
-  let backspacesLeft = 0;
-  if (Number.isFinite(maxLength)) for (let i = segment.indexOf("\b"); i !== -1; i = segment.indexOf("\b", i + 1)) backspacesLeft++;
+  let backspaces = 0;
+  // Counted are the characters that are not spaces: wrapping drops the spaces at its breaks, but
+  // each wrapped line holds at most `columns` of the others.
+  let printable = 0;
+  if (Number.isFinite(maxLength)) for (let i = segment.indexOf("\b"); i !== -1; i = segment.indexOf("\b", i + 1)) backspaces++;
   for (const ch of segment) {
     const cp = ch.codePointAt(0) ?? 0;
-    if (out.length - backspacesLeft > maxLength) return out;
+    if (printable - backspaces > maxLength) return out;
+    if (ch !== "\t" && ch !== "\b" && ch !== " " && !(cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))) printable++;
     if (ch === "\t") {
       const spaces = TAB_WIDTH - (out.length % TAB_WIDTH);
       for (let i = 0; i < spaces; i++) out.push(" ");
     } else if (ch === "\b") {
-      backspacesLeft--;
       out.pop();
     } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
       // other control characters print nothing

@@ -44,9 +44,13 @@ function isBusy(err: unknown): boolean {
   return typeof code === "string" && (code.startsWith("SQLITE_BUSY") || code.startsWith("SQLITE_LOCKED"));
 }
 
-/** Takes the lock file's exclusive lock, or returns null when another process holds it. */
-function tryLock(file: string): Database.Database | null {
-  const db = new Database(file, { timeout: 0 });
+/**
+ * Takes the lock file's exclusive lock, or returns null when another process holds it.
+ * `waitMs`: how long to wait for it (a start waits a little, so that `faxline store copy`
+ * looking at the lock at that moment does not make it refuse).
+ */
+function tryLock(file: string, waitMs = 0): Database.Database | null {
+  const db = new Database(file, { timeout: waitMs });
   try {
     db.pragma("locking_mode = EXCLUSIVE");
     db.exec("BEGIN EXCLUSIVE");
@@ -78,7 +82,7 @@ export function acquireNodeLock(dataDir: string, nodeId: string): { release(): v
   if (heldHere.has(paths.lock)) throw busy(`pid ${process.pid}, this process`);
   let db: Database.Database | null;
   try {
-    db = tryLock(paths.lock);
+    db = tryLock(paths.lock, 500);
   } catch (err) {
     throw new DataDirLockedError(`Could not lock ${paths.lock}: ${(err as Error).message}; check the data directory's permissions`);
   }

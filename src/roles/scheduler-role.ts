@@ -244,7 +244,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
     .where("lease_until", "<", now)
     .execute();
   for (const job of staleRenders) {
-    await db.transaction().execute(async (trx: Kysely<Database>) => {
+    const ended = await db.transaction().execute(async (trx: Kysely<Database>) => {
       await lockJob(trx, job.id);
       if (job.render_attempts >= ctx.config.scheduler.renderAttempts) {
         await trx
@@ -253,7 +253,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
           .where("id", "=", job.id)
           .where("state", "=", "rendering")
           .execute();
-        countFinal(ctx, "render_failed", await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, "render_failed", now, `given up after ${job.render_attempts} attempts`));
+        return failRecipientsFinal(trx, { jobId: job.id, states: ["waiting"] }, "render_failed", now, `given up after ${job.render_attempts} attempts`);
       } else {
         await trx
           .updateTable("jobs")
@@ -262,8 +262,10 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
           .where("state", "=", "rendering")
           .where("lease_until", "<", now)
           .execute();
+        return 0;
       }
     });
+    countFinal(ctx, "render_failed", ended);
     ctx.wake.render.notify();
   }
 
@@ -276,7 +278,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
   if (!steady) staleQuery = staleQuery.where(ownPreviousLives(ctx), "=", `${ctx.nodeId}:`).where("lease_until", "=", 0);
   const staleSends = await staleQuery.execute();
   for (const stale of staleSends) {
-    await db.transaction().execute(async (trx) => {
+    const next = await db.transaction().execute(async (trx) => {
       await lockJob(trx, stale.job_id);
       // Read again inside the transaction: since the select above, the sender may have
       // recorded its outcome and the recipient may have been claimed again under a live lease.
@@ -287,7 +289,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
         .where("state", "=", "sending")
         .where("lease_until", "<", now)
         .executeTakeFirst();
-      if (!recipient) return;
+      if (!recipient) return null;
       const abandoned = await trx
         .updateTable("attempts")
         .set({ result: "abandoned", ended_at: now, reason_code: "sender_lost", raw_cause: `lease of ${recipient.locked_by} expired` })
@@ -295,7 +297,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
         .where("result", "=", "in_progress")
         .executeTakeFirst();
       ctx.logger.warn({ recipientId: recipient.id, jobId: recipient.job_id, holder: recipient.locked_by, attempts: Number(abandoned.numUpdatedRows) }, "abandoning the call of a lost sender");
-      await applyFailure(trx, recipient, "sender_lost", now, retrySchedule(ctx.config), {
+      return applyFailure(trx, recipient, "sender_lost", now, retrySchedule(ctx.config), {
         attempted: false,
         durationSecs: 0,
         remoteCsid: null,
@@ -303,6 +305,7 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
         expectState: "sending",
       });
     });
+    if (next === "failed") countFinal(ctx, "sender_lost", 1);
     ctx.wake.send.notify();
   }
 
@@ -316,9 +319,8 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
     .limit(ctx.config.retention.batchSize)
     .execute();
   for (const job of expired) {
-    await db.transaction().execute(async (trx) => {
-      countFinal(ctx, "job_expired", await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting", "ready"] }, "job_expired", now));
-    });
+    const ended = await db.transaction().execute((trx) => failRecipientsFinal(trx, { jobId: job.id, states: ["waiting", "ready"] }, "job_expired", now));
+    countFinal(ctx, "job_expired", ended);
   }
 
   // Hard deadline: end everything still open.
@@ -331,12 +333,13 @@ export async function sweepOnce(ctx: NodeContext): Promise<void> {
     .limit(ctx.config.retention.batchSize)
     .execute();
   for (const job of overdue) {
-    await db.transaction().execute(async (trx) => {
-      const ended = await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting", "ready", "sending"] }, "deadline_exceeded", now);
-      countFinal(ctx, "deadline_exceeded", ended);
-      if (ended === 0) await completeJobIfDone(trx, job.id, now);
-      ctx.logger.warn({ jobId: job.id, ended }, "job reached its hard deadline");
+    const ended = await db.transaction().execute(async (trx) => {
+      const n = await failRecipientsFinal(trx, { jobId: job.id, states: ["waiting", "ready", "sending"] }, "deadline_exceeded", now);
+      if (n === 0) await completeJobIfDone(trx, job.id, now);
+      return n;
     });
+    countFinal(ctx, "deadline_exceeded", ended);
+    ctx.logger.warn({ jobId: job.id, ended }, "job reached its hard deadline");
   }
 }
 
@@ -356,6 +359,8 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
   let rendering = 0;
   const renderLoops = workers.map(async (faxImages, slot) => {
     while (!signal.aborted) {
+      // A wake-up that comes while this slot looks must not be lost: it looks again instead of waiting.
+      const seen = ctx.wake.render.generation;
       if (rendering >= slot) {
         let claimed = false;
         let failed = false;
@@ -373,6 +378,7 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
         }
         if (claimed && !failed) continue;
       }
+      if (ctx.wake.render.generation !== seen && rendering >= slot) continue;
       await ctx.wake.render.wait(interval, signal);
     }
   });

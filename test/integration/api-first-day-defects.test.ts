@@ -125,6 +125,29 @@ describe("first-day defects (issue 13)", () => {
     });
   });
 
+  describe("base64 documents (sized before decoding, decoded without copies)", () => {
+    it("takes MIME line breaks and base64url, and stores exactly the bytes", async () => {
+      const bytes = Buffer.from("Zeile 1: Grüße\nZeile 2: ~~~???>>>\n".repeat(20));
+      const mime = bytes.toString("base64").replace(/.{76}/g, "$&\r\n");
+      const url = bytes.toString("base64url");
+      for (const data of [mime, url]) {
+        // Starting in an hour: the job keeps its document meanwhile (documents go when a job completes).
+        const sent = await client.post(`/${CUST}/fax`, { recipients: [{ number: "+4900000020" }], documents: [{ name: "mime.txt", data }], meta: { jobValid: { start: "PT1H" } } });
+        assert.equal(sent.status, 201, JSON.stringify(sent.body));
+        const row = await node.node.context.store.db.selectFrom("job_documents").select(["content", "size_bytes"]).where("job_id", "=", sent.body.jobId).executeTakeFirstOrThrow();
+        assert.equal(Number(row.size_bytes), bytes.length, "the decoded size");
+        assert.ok(row.content !== null && Buffer.from(row.content).equals(bytes), "the stored document is the sent bytes");
+      }
+    });
+
+    it("refuses Unicode spaces inside base64 (Node's decoder would not skip them) with 400 document_data_invalid", async () => {
+      const data = Buffer.from("hello fax").toString("base64").replace("Z", "Z\u3000");
+      const res = await client.post(`/${CUST}/fax`, { recipients: [{ number: "+4900000020" }], documents: [{ name: "u.txt", data }] });
+      assert.equal(res.status, 400);
+      assertCatalogueBody(400, res.body, "document_data_invalid");
+    });
+  });
+
   describe("deeply nested JSON", () => {
     for (const path of [`/${CUST}/fax`, `/${CUST}/fax/preview`]) {
       it(`refuses 5000 levels of nesting in ${path} with 400 json_too_deep, and the node stays up`, async () => {

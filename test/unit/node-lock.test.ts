@@ -58,9 +58,12 @@ describe("node lock: one live process per node id", () => {
     const dir = tempDir();
     try {
       const { child, pid } = await holder(dir.path, "x");
-      assert.throws(() => acquireNodeLock(dir.path, "x"), (err: Error) => err instanceof DataDirLockedError && err.message.includes(`(pid ${pid}) is running as node "x"`));
-      assert.deepEqual(liveNodeLocks(dir.path), [{ nodeId: "x", holder: `pid ${pid}` }]);
-      await killed(child);
+      try {
+        assert.throws(() => acquireNodeLock(dir.path, "x"), (err: Error) => err instanceof DataDirLockedError && err.message.includes(`(pid ${pid}) is running as node "x"`));
+        assert.deepEqual(liveNodeLocks(dir.path), [{ nodeId: "x", holder: `pid ${pid}` }]);
+      } finally {
+        await killed(child);
+      }
       assert.deepEqual(liveNodeLocks(dir.path), []);
       acquireNodeLock(dir.path, "x").release();
     } finally {
@@ -86,10 +89,13 @@ describe("node lock: one live process per node id", () => {
     try {
       for (let life = 1; life <= 3; life++) {
         const { child, pid } = await holder(dir.path, "container", ["unshare", "--pid", "--fork", "--kill-child", "--mount-proc"]);
-        assert.equal(pid, 1, "the holder is PID 1 of its namespace");
-        assert.equal(liveNodeLocks(dir.path).length, 1, `life ${life}: the lock is held`);
-        // SIGKILL to unshare; --kill-child has the kernel SIGKILL the namespace's PID 1 with it.
-        await killed(child);
+        try {
+          assert.equal(pid, 1, "the holder is PID 1 of its namespace");
+          assert.equal(liveNodeLocks(dir.path).length, 1, `life ${life}: the lock is held`);
+        } finally {
+          // SIGKILL to unshare; --kill-child has the kernel SIGKILL the namespace's PID 1 with it.
+          await killed(child);
+        }
         const deadline = Date.now() + 10_000;
         while (liveNodeLocks(dir.path).length > 0 && Date.now() < deadline) await new Promise((r) => setTimeout(r, 20));
         assert.deepEqual(liveNodeLocks(dir.path), [], `life ${life}: released by the kernel when PID 1 died`);

@@ -257,3 +257,12 @@ describe("layoutText with a page limit (stops as soon as the limit is passed)", 
     assert.deepEqual(limited, unlimited);
   });
 });
+
+describe("layoutText with a page limit: a long line of spaces", () => {
+  it("does not cut a line whose spaces (dropped at the breaks) run past the limit, and keeps its end", () => {
+    const line = `A${" ".repeat(2_000_000)}IMPORTANT`;
+    const result = layoutText(line, { paperFormat: "A4", resolution: "HIGH" }, 10);
+    assert.equal(result.exceeded, false);
+    assert.deepEqual(result.pages.flatMap((p) => p.lines), ["A", "IMPORTANT"]);
+  });
+});
