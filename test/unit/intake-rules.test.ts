@@ -7,6 +7,16 @@ import { newJobId, newRecipientId } from "../../src/lib/ids.ts";
 
 const NOW = Date.UTC(2026, 10, 20, 12, 0, 0);
 
+/** "<api error code>: <message>" of what `f` throws, or null when it does not throw. */
+function code(f: () => unknown): string | null {
+  try {
+    f();
+    return null;
+  } catch (err) {
+    return err instanceof ApiError ? `${err.definition.code}: ${err.message}` : String(err);
+  }
+}
+
 describe("intake: job validity", () => {
   it("defaults to now until one month later", () => {
     const v = resolveJobValidity(null, NOW, "P1M", "P1Y");
@@ -28,14 +38,6 @@ describe("intake: job validity", () => {
     assert.equal(resolveJobValidity({ start: "2020-01-01T00:00:00Z" }, NOW, "P1M", "P1Y").validFrom, NOW);
   });
   it("rejects a start without time zone, a bad end and an end before the start", () => {
-    const code = (f: () => unknown) => {
-      try {
-        f();
-        return null;
-      } catch (err) {
-        return err instanceof ApiError ? `${err.definition.code}: ${err.message}` : String(err);
-      }
-    };
     assert.match(code(() => resolveJobValidity({ start: "2026-11-20T14:00:00" }, NOW, "P1M", "P1Y"))!, /^job_valid_invalid: .*no time zone/);
     assert.match(code(() => resolveJobValidity({ end: "tomorrow" }, NOW, "P1M", "P1Y"))!, /^job_valid_invalid: .*PT80M/);
     assert.match(code(() => resolveJobValidity({ end: "2026-11-20T11:00:00Z" }, NOW, "P1M", "P1Y"))!, /^job_valid_invalid: .*before/);
@@ -43,14 +45,6 @@ describe("intake: job validity", () => {
 });
 
 describe("intake: validity out of range (every job ends)", () => {
-  const code = (f: () => unknown) => {
-    try {
-      f();
-      return null;
-    } catch (err) {
-      return err instanceof ApiError ? `${err.definition.code}: ${err.message}` : String(err);
-    }
-  };
   it("refuses durations whose end is no date (NaN or Infinity) with 400 job_valid_invalid", () => {
     for (const end of ["P300000Y", "P9999999999Y", `P${"9".repeat(400)}D`, "PT99999999999999999999S"]) {
       assert.match(code(() => resolveJobValidity({ end }, NOW, "P1M", "P1Y"))!, /^job_valid_invalid: .*out of range/, end);
