@@ -20,6 +20,8 @@
 # tests start throwaway clusters of their own with initdb and pg_ctl (as the postgres user when
 # run as root), and several nodes can share one PostgreSQL database (store.url). The package's
 # own cluster and service are not used by Faxline.
+# Chromium (Debian's chromium package) is the real browser the console's tests drive with
+# playwright-core; the node itself does not need it (FAXLINE_INSTALL_BROWSER=0 skips it).
 # A node without LibreOffice or Ghostscript still runs; it refuses those document types with
 # a 400 that names the missing package (set FAXLINE_INSTALL_CONVERTERS=0 to skip them).
 set -euo pipefail
@@ -41,6 +43,7 @@ fi
 missing=()
 tools=(python3 make g++ tiffinfo pkg-config sipp rtpengine openssl)
 [ "${FAXLINE_INSTALL_CONVERTERS:-1}" = "1" ] && tools+=(soffice gs pdftotext)
+[ "${FAXLINE_INSTALL_BROWSER:-1}" = "1" ] && tools+=(chromium)
 for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
 # The fax font and the SpanDSP and libtiff headers are files, not commands.
 pkg-config --exists spandsp 2>/dev/null || missing+=(libspandsp-dev)
@@ -56,7 +59,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
       soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
       gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
       sipp) pkgs+=(sip-tester) ;; rtpengine) pkgs+=(rtpengine-daemon) ;; openssl) pkgs+=(openssl) ;;
-      initdb) pkgs+=(postgresql) ;;
+      initdb) pkgs+=(postgresql) ;; chromium) pkgs+=(chromium) ;;
       pkg-config) pkgs+=(pkg-config) ;; libspandsp-dev) pkgs+=(libspandsp-dev) ;; tiffio.h) pkgs+=(libtiff-dev) ;;
     esac
   done

@@ -17,6 +17,7 @@ else
   # The fax engine addon and the SpanDSP test receiver (about 2 s; see scripts/build-native.sh).
   bash scripts/build-native.sh >/dev/null
   npx tsc -p tsconfig.json --noEmit
+  npx tsc -p packages/console/tsconfig.json
 fi
 if [ -z "${FAXLINE_TEST_PG_URL:-}" ] && [ "${FAXLINE_TEST_DIALECTS:-sqlite,postgres}" != "sqlite" ]; then
   pg_file="$(mktemp /tmp/faxline-test-pg.XXXXXX)"

@@ -48,6 +48,8 @@ export interface CreateLoginInput {
   login: string;
   password: string;
   isTest: boolean;
+  /** An operator login: the console's Operations pages. */
+  isAdmin?: boolean;
   ipAllowList?: string[] | null;
   retentionDays?: number | null;
 }
@@ -81,6 +83,7 @@ export async function createLogin(db: Kysely<Database>, input: CreateLoginInput,
         cust_nr: input.custNr,
         password_hash: passwordHash,
         is_test: input.isTest ? 1 : 0,
+        is_admin: input.isAdmin ? 1 : 0,
         ip_allow_list: allow ? JSON.stringify(allow) : null,
         disabled_at: null,
         created_at: now,
@@ -94,6 +97,7 @@ export interface LoginSummary {
   login: string;
   custNr: string;
   test: boolean;
+  admin: boolean;
   disabled: boolean;
   ipAllowList: string[] | null;
   retentionDays: number | null;
@@ -104,7 +108,7 @@ export async function listLogins(db: Kysely<Database>, custNr?: string): Promise
   let query = db
     .selectFrom("logins")
     .innerJoin("customers", "customers.cust_nr", "logins.cust_nr")
-    .select(["logins.login", "logins.cust_nr", "logins.is_test", "logins.disabled_at", "logins.ip_allow_list", "logins.created_at", "customers.retention_days"])
+    .select(["logins.login", "logins.cust_nr", "logins.is_test", "logins.is_admin", "logins.disabled_at", "logins.ip_allow_list", "logins.created_at", "customers.retention_days"])
     .orderBy("logins.cust_nr")
     .orderBy("logins.login");
   if (custNr) query = query.where("logins.cust_nr", "=", custNr);
@@ -113,6 +117,7 @@ export async function listLogins(db: Kysely<Database>, custNr?: string): Promise
     login: r.login,
     custNr: r.cust_nr,
     test: r.is_test === 1,
+    admin: r.is_admin === 1,
     disabled: r.disabled_at !== null,
     ipAllowList: r.ip_allow_list === null ? null : (JSON.parse(r.ip_allow_list) as string[]),
     retentionDays: r.retention_days,
@@ -127,6 +132,31 @@ export async function setLoginDisabled(db: Kysely<Database>, login: string, disa
     .where("login", "=", login)
     .executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) throw new AccountError(`No login "${login}"`);
+}
+
+export async function setLoginAdmin(db: Kysely<Database>, login: string, admin: boolean): Promise<void> {
+  const result = await db.updateTable("logins").set({ is_admin: admin ? 1 : 0 }).where("login", "=", login).executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) throw new AccountError(`No login "${login}"`);
+}
+
+/** Sets a login's password (at least 8 characters) and ends its console sessions but `keepSession`. */
+export async function setLoginPassword(db: Kysely<Database>, login: string, password: string, keepSessionHash?: string): Promise<void> {
+  if (password.length < 8) throw new AccountError("The password must have at least 8 characters");
+  if (password.length > 1024) throw new AccountError("The password may have at most 1024 characters");
+  const passwordHash = await hashPassword(password);
+  const result = await db.updateTable("logins").set({ password_hash: passwordHash }).where("login", "=", login).executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) throw new AccountError(`No login "${login}"`);
+  let ended = db.deleteFrom("console_sessions").where("login", "=", login);
+  if (keepSessionHash !== undefined) ended = ended.where("token_hash", "!=", keepSessionHash);
+  await ended.execute();
+}
+
+/** Sets (or with null or an empty list removes) a login's IP allow-list. */
+export async function setLoginAllowList(db: Kysely<Database>, login: string, entries: readonly string[] | null): Promise<string[] | null> {
+  const allow = entries && entries.length > 0 ? parseAllowList(entries) : null;
+  const result = await db.updateTable("logins").set({ ip_allow_list: allow ? JSON.stringify(allow) : null }).where("login", "=", login).executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) throw new AccountError(`No login "${login}"`);
+  return allow;
 }
 
 export async function setCustomerRetention(db: Kysely<Database>, custNr: string, days: number | null): Promise<void> {

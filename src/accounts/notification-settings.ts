@@ -9,6 +9,7 @@ import { AccountError } from "./accounts.ts";
 import { OPTIONAL_PUSH_EVENTS, isOptionalPushEvent } from "../notifications/events.ts";
 import { PUSH_FORMATS, type PushFormat } from "../notifications/push/push-formats.ts";
 import { newSigningSecret } from "../notifications/push/sign-webhook.ts";
+import { ATTACHED_IMAGE_FORMATS, ATTACHED_IMAGE_MODES } from "../notifications/report-snapshot.ts";
 import { parseTemplate } from "../notifications/templates/render-template.ts";
 
 export const TEMPLATE_KINDS = ["push", "mail-subject", "mail-text", "mail-html"] as const;
@@ -67,6 +68,43 @@ export async function setPushSettings(db: Kysely<Database>, custNr: string, chan
   await db.updateTable("customers").set(set).where("cust_nr", "=", custNr).execute();
 }
 
+/** The e-mail report of an account's jobs that ask for none (console settings). */
+export interface AccountReportMail {
+  successAddress: string | null;
+  failureAddress: string | null;
+  attachedFaxImageMode: string;
+  attachedFaxImageFormat: string;
+}
+
+const MAIL_ADDRESS = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
+
+/** Sets (or with null removes) the account's default e-mail report; checks addresses and modes. */
+export async function setReportMail(db: Kysely<Database>, custNr: string, mail: AccountReportMail | null): Promise<AccountReportMail | null> {
+  await requireCustomer(db, custNr);
+  let stored: AccountReportMail | null = null;
+  if (mail !== null) {
+    const address = (value: string | null, what: string): string | null => {
+      const trimmed = value?.trim() ?? "";
+      if (trimmed === "") return null;
+      if (trimmed.length > 320 || !MAIL_ADDRESS.test(trimmed)) throw new AccountError(`The ${what} "${trimmed}" is not an e-mail address`);
+      return trimmed;
+    };
+    const mode = mail.attachedFaxImageMode.trim().toUpperCase();
+    if (!(ATTACHED_IMAGE_MODES as readonly string[]).includes(mode)) throw new AccountError(`The attachment mode must be one of ${ATTACHED_IMAGE_MODES.join(", ")}`);
+    const format = mail.attachedFaxImageFormat.trim().toUpperCase();
+    if (!(ATTACHED_IMAGE_FORMATS as readonly string[]).includes(format)) throw new AccountError(`The attachment format must be one of ${ATTACHED_IMAGE_FORMATS.join(", ")}`);
+    stored = {
+      successAddress: address(mail.successAddress, "success address"),
+      failureAddress: address(mail.failureAddress, "failure address"),
+      attachedFaxImageMode: mode,
+      attachedFaxImageFormat: format,
+    };
+    if (stored.successAddress === null && stored.failureAddress === null) stored = null;
+  }
+  await db.updateTable("customers").set({ report_mail: stored === null ? null : JSON.stringify(stored) }).where("cust_nr", "=", custNr).execute();
+  return stored;
+}
+
 export interface NotificationSettings {
   custNr: string;
   pushUrl: string | null;
@@ -74,6 +112,7 @@ export interface NotificationSettings {
   pushEvents: string[];
   oauth2TokenUrl: string | null;
   signingSecrets: number;
+  reportMail: AccountReportMail | null;
   templates: { kind: string; name: string; contentType: string; bytes: number }[];
 }
 
@@ -87,6 +126,7 @@ export async function getNotificationSettings(db: Kysely<Database>, custNr: stri
     pushEvents: c.push_events ? (JSON.parse(c.push_events) as string[]) : [],
     oauth2TokenUrl: c.oauth2_token_url,
     signingSecrets: c.signing_secrets ? (JSON.parse(c.signing_secrets) as string[]).length : 0,
+    reportMail: c.report_mail ? (JSON.parse(c.report_mail) as AccountReportMail) : null,
     templates: templates.map((t) => ({ kind: t.kind, name: t.name, contentType: t.content_type, bytes: Buffer.byteLength(t.content) })),
   };
 }

@@ -4,6 +4,7 @@
  * - `/rest/v1/{custNr}/fax…`: the contract's six operations (routes/v1/*.ts), Basic auth on all.
  * - `/openapi.json` and `/docs`: the OpenAPI document generated from the TypeBox schemas.
  * - `/health`: liveness, with the node's region and data center.
+ * - `/console/`: the web console (console/register-console.ts), when `console.enabled`.
  *
  * Errors: every non-2xx body comes from the API error catalogue (errors/api-errors.ts) through
  * one error handler; unexpected errors are logged and answered with a generic 500.
@@ -21,6 +22,9 @@ import { registerNotificationRoutes } from "./routes/v1/notification-deliveries.
 import { registerFaxImageRoutes } from "./routes/v1/fax-images.ts";
 import { bodyHash, parseJsonBody } from "./plugins/json-body.ts";
 import { registerOperationsRoutes } from "./routes/operations.ts";
+import { ConsoleSessions } from "../console/console-sessions.ts";
+import { registerConsole } from "../console/register-console.ts";
+import { REGION_DATACENTERS } from "../config/schema.ts";
 import { clientErrorAnswer, frameworkErrorToApiError, MAX_PATH_PARAM_LENGTH } from "./plugins/framework-errors.ts";
 
 export interface FaxlineApp {
@@ -202,13 +206,19 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
     }),
   );
 
+  let sessions: ConsoleSessions | null = null;
   const authenticator = new Authenticator({
     db: deps.store.db,
     clock: deps.clock,
     maxFailures: config.auth.maxFailures,
     lockoutMs: config.auth.lockout,
     cacheTtlMs: config.auth.cacheTtl,
+    ...(config.console.enabled ? { sessions: (request) => sessions!.resolve(request) } : {}),
   });
+  if (config.console.enabled) {
+    sessions = new ConsoleSessions({ db: deps.store.db, clock: deps.clock, authenticator, idleMs: config.console.sessionIdle, maxMs: config.console.sessionMax });
+    await registerConsole(app as unknown as FastifyInstance, { ...deps, sessions, authenticator, regionDatacenters: REGION_DATACENTERS[config.node.region] });
+  }
 
   await app.register(
     async (v1) => {

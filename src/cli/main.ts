@@ -2,10 +2,11 @@
  * The `faxline` command.
  *
  *   faxline serve [--config FILE]
- *   faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test]
+ *   faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--admin]
  *                           [--allow-ip CIDR]... [--retention-days N]
  *   faxline accounts list [--customer CUSTNR] [--json]
  *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
+ *   faxline accounts set-admin --login LOGIN [--off]
  *   faxline accounts set-retention --customer CUSTNR --days N
  *   faxline accounts set-push --customer CUSTNR [--url URL] [--format XML|JSON|TEMPLATE]
  *                             [--events LIST|none] [--oauth2-token-url URL]
@@ -50,7 +51,8 @@ import type { FaxBitRateCap } from "../line/fax-engine/engine.ts";
 
 const USAGE = `Usage:
   faxline serve [--config FILE]
-  faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--allow-ip CIDR]... [--retention-days N]
+  faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--admin] [--allow-ip CIDR]... [--retention-days N]
+  faxline accounts set-admin --login LOGIN [--off]
   faxline accounts list [--customer CUSTNR] [--json]
   faxline accounts disable --login LOGIN
   faxline accounts enable --login LOGIN
@@ -145,6 +147,8 @@ export async function main(argv: string[]): Promise<number> {
       login: { type: "string" },
       password: { type: "string" },
       test: { type: "boolean", default: false },
+      admin: { type: "boolean", default: false },
+      off: { type: "boolean", default: false },
       "allow-ip": { type: "string", multiple: true },
       "retention-days": { type: "string" },
       days: { type: "string" },
@@ -209,7 +213,7 @@ export async function main(argv: string[]): Promise<number> {
       if (sub !== "adopt") throw new UsageError(`Unknown datacenter command "${sub ?? ""}" (faxline datacenter adopt --from DE1 --to DE2)`);
       return (await import("./store-commands.ts")).datacenterAdoptCommand(config, { from: requireOption(values, "from"), to: requireOption(values, "to") });
     case "accounts": {
-      const { createLogin, listLogins, setCustomerRetention, setLoginDisabled } = await import("../accounts/accounts.ts");
+      const { createLogin, listLogins, setCustomerRetention, setLoginAdmin, setLoginDisabled } = await import("../accounts/accounts.ts");
       const { getNotificationSettings, retireSigningSecrets, rotateSigningSecret, setPushSettings } = await import("../accounts/notification-settings.ts");
       const { setDefaultHeader } = await import("../accounts/rendering-settings.ts");
       return withStore(config, async ({ db }) => {
@@ -223,13 +227,14 @@ export async function main(argv: string[]): Promise<number> {
                 login: requireOption(values, "login"),
                 password: requireOption(values, "password"),
                 isTest: values.test === true,
+                isAdmin: values.admin === true,
                 ipAllowList: values["allow-ip"] ?? null,
                 retentionDays: days === undefined ? null : Number(days),
               },
               now,
             );
             console.log(
-              `Created ${values.test ? "test " : ""}login ${values.login} for customer ${values.customer}${result.customerCreated ? " (new customer)" : ""}`,
+              `Created ${values.test ? "test " : ""}${values.admin ? "operator " : ""}login ${values.login} for customer ${values.customer}${result.customerCreated ? " (new customer)" : ""}`,
             );
             return 0;
           }
@@ -239,7 +244,7 @@ export async function main(argv: string[]): Promise<number> {
             else {
               for (const l of logins) {
                 console.log(
-                  `${l.custNr.padEnd(12)} ${l.login.padEnd(24)} ${l.test ? "test" : "live"} ${l.disabled ? "disabled" : "enabled "} ${l.ipAllowList?.join(",") ?? "any address"}`,
+                  `${l.custNr.padEnd(12)} ${l.login.padEnd(24)} ${l.test ? "test" : "live"}${l.admin ? " operator" : ""} ${l.disabled ? "disabled" : "enabled "} ${l.ipAllowList?.join(",") ?? "any address"}`,
                 );
               }
               if (logins.length === 0) console.log("No logins.");
@@ -251,6 +256,12 @@ export async function main(argv: string[]): Promise<number> {
             await setLoginDisabled(db, requireOption(values, "login"), sub === "disable", now);
             console.log(`Login ${values.login} ${sub}d`);
             return 0;
+          case "set-admin": {
+            const login = requireOption(values, "login");
+            await setLoginAdmin(db, login, values.off !== true);
+            console.log(values.off ? `Login ${login} is no longer an operator` : `Login ${login} is an operator: the console shows it the Operations pages`);
+            return 0;
+          }
           case "set-retention": {
             const days = Number(requireOption(values, "days"));
             if (!Number.isInteger(days) || days < 1) throw new UsageError("--days must be a whole number of days, at least 1");

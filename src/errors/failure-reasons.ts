@@ -124,6 +124,13 @@ export const FailureReasons = {
     "EXPIRED",
     "The job reached its hard deadline and was ended",
   ),
+  cancelled: reason(
+    "cancelled",
+    "policy",
+    "never",
+    "CANCELLED",
+    "The job was cancelled before the fax was sent to this number",
+  ),
   document_type_unsupported: reason(
     "document_type_unsupported",
     "document",

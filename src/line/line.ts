@@ -37,6 +37,8 @@ export interface CallRequest {
   loadImage?: () => Promise<Uint8Array>;
 }
 
+export type AttemptTransport = "t38" | "g711" | "test";
+
 export type AttemptOutcome =
   | {
       result: "delivered";
@@ -47,6 +49,8 @@ export type AttemptOutcome =
       bitRate: number;
       /** The number actually dialled (the trunk's dial string): the report's sentToNumber. Absent: the stored dial string. */
       sentToNumber?: string;
+      /** What carried the fax: t38, g711, or test (the simulated test line). Absent: not known. */
+      transport?: AttemptTransport;
     }
   | {
       result: "failed";
@@ -59,6 +63,8 @@ export type AttemptOutcome =
       dialled?: boolean;
       /** The number actually dialled, as for a delivered outcome. */
       sentToNumber?: string;
+      /** What carried the fax when the call ended; absent when no fax exchange began. */
+      transport?: AttemptTransport;
     };
 
 export interface Line {

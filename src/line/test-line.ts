@@ -43,7 +43,7 @@ export class TestLine implements Line {
         const seconds =
           SETUP_SECONDS + PHASE_B_SECONDS + request.pages.reduce((s, p) => s + pageSeconds(p.encodedBytes), 0) + PHASE_E_SECONDS;
         await this.#wait(seconds, signal);
-        return { result: "delivered", pagesSent: request.pages.length, durationSecs: Math.round(seconds), remoteCsid, bitRate: TEST_LINE_BIT_RATE };
+        return { result: "delivered", pagesSent: request.pages.length, durationSecs: Math.round(seconds), remoteCsid, bitRate: TEST_LINE_BIT_RATE, transport: "test" };
       }
       case "fail": {
         await this.#wait(script.secondsBeforeFailure, signal);
@@ -54,6 +54,7 @@ export class TestLine implements Line {
           durationSecs: script.answered ? Math.round(script.secondsBeforeFailure) : 0,
           remoteCsid: null,
           rawCause: script.rawCause,
+          transport: "test",
         };
       }
       case "partial": {
@@ -74,6 +75,7 @@ export class TestLine implements Line {
           durationSecs: Math.round(seconds),
           remoteCsid,
           rawCause: script.rawCause,
+          transport: "test",
         };
       }
     }

@@ -131,6 +131,8 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
         pages_sent: outcome.pagesSent,
         duration_secs: outcome.durationSecs,
         remote_csid: outcome.remoteCsid,
+        transport: outcome.transport ?? null,
+        bit_rate: outcome.result === "delivered" ? outcome.bitRate : null,
         // A SIP line dials its trunk's dial string, which may differ from the one stored at intake.
         ...(outcome.sentToNumber !== undefined ? { dial_string: outcome.sentToNumber } : {}),
       })

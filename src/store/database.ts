@@ -26,6 +26,8 @@ export interface CustomersTable {
   signing_secrets: string | null;
   /** Fax header used when a job gives none. */
   default_header: string | null;
+  /** JSON reportMail ({successAddress, failureAddress, attachedFaxImageMode, attachedFaxImageFormat}) for jobs that ask for none (migration 0007). */
+  report_mail: Generated<string | null>;
 }
 
 export interface CustomerTemplatesTable {
@@ -115,6 +117,22 @@ export interface LoginsTable {
   ip_allow_list: string | null;
   disabled_at: number | null;
   created_at: number;
+  /** 1: an operator login; it sees the console's Operations pages (migration 0007). */
+  is_admin: Generated<number>;
+}
+
+/** A signed-in console browser (migration 0007; console/console-sessions.ts). */
+export interface ConsoleSessionsTable {
+  /** SHA-256 (base64url) of the cookie's token; the token itself is never stored. */
+  token_hash: string;
+  login: string;
+  /** Must come back in X-CSRF-Token on every request that changes something. */
+  csrf_token: string;
+  created_at: number;
+  last_seen_at: number;
+  /** Idle expiry: moved forward as the session is used, never past created_at + the absolute limit. */
+  expires_at: number;
+  client_address: string | null;
 }
 
 export interface JobsTable {
@@ -230,6 +248,10 @@ export interface AttemptsTable {
   pages_sent: number;
   duration_secs: number;
   remote_csid: string | null;
+  /** t38 | g711 | test: what carried the fax (migration 0007); null when unknown or no fax exchange began. */
+  transport: Generated<string | null>;
+  /** Bit rate of a delivered call (migration 0007). */
+  bit_rate: Generated<number | null>;
 }
 
 /** What a destination's fax machine was seen to do (migration 0004; line/outcomes/fallback-ladder.ts). */
@@ -337,6 +359,7 @@ export interface Database {
   cluster_leases: ClusterLeasesTable;
   datacenter_adoptions: DatacenterAdoptionsTable;
   job_adoptions: JobAdoptionsTable;
+  console_sessions: ConsoleSessionsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

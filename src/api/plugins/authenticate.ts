@@ -1,6 +1,9 @@
 /**
  * HTTP Basic authentication for /rest/v1, as the contract requires on every call.
  *
+ * A request without an Authorization header may instead carry a console session cookie
+ * (console/console-sessions.ts): the web console calls the same routes as any client.
+ *
  * Order of checks: credentials present (401) → this login+address not locked out (429) →
  * password (401; unknown logins cost the same hash time) → login enabled (401) → client
  * address on the login's allow-list, if it has one (401) → `custNr` in the path is the login's
@@ -24,7 +27,15 @@ export interface AuthenticatedAccount {
   login: string;
   custNr: string;
   isTest: boolean;
+  /** An operator login (logins.is_admin): the console's Operations pages. */
+  isAdmin: boolean;
 }
+
+/**
+ * Resolves a request's console session (cookie, and the CSRF header on changes) to its account,
+ * or null when it carries none. Throws ApiError for a session that exists but may not be used.
+ */
+export type SessionResolver = (request: FastifyRequest) => Promise<AuthenticatedAccount | null>;
 
 declare module "fastify" {
   interface FastifyRequest {
@@ -38,6 +49,8 @@ export interface AuthOptions {
   maxFailures: number;
   lockoutMs: number;
   cacheTtlMs: number;
+  /** The console's sessions; absent: Basic auth only. */
+  sessions?: SessionResolver;
 }
 
 interface FailureState {
@@ -75,41 +88,70 @@ export class Authenticator {
   }
 
   async authenticate(request: FastifyRequest, reply: FastifyReply): Promise<void> {
-    const now = this.#options.clock.now();
     const credentials = parseBasicAuth(request.headers.authorization);
-    if (!credentials) {
-      reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
-      throw new ApiError("authentication_failed", "Missing HTTP Basic credentials (Authorization: Basic base64(login:password))");
+    let account: AuthenticatedAccount;
+    if (!credentials && request.headers.authorization === undefined && this.#options.sessions) {
+      // The web console: a session cookie instead of Basic credentials (console/console-sessions.ts).
+      const session = await this.#options.sessions(request);
+      if (!session) {
+        reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
+        throw new ApiError("authentication_failed", "Missing HTTP Basic credentials (Authorization: Basic base64(login:password))");
+      }
+      account = session;
+    } else {
+      if (!credentials) {
+        reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
+        throw new ApiError("authentication_failed", "Missing HTTP Basic credentials (Authorization: Basic base64(login:password))");
+      }
+      try {
+        account = await this.verify(credentials.login, credentials.password, request.ip, reply);
+      } catch (err) {
+        // Every 401 carries a challenge (RFC 9110 §11.6.1).
+        if (err instanceof ApiError && err.status === 401) reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
+        throw err;
+      }
     }
-    const throttleKey = `${credentials.login}\0${request.ip}`;
+    const params = request.params as { custNr?: string } | undefined;
+    if (params?.custNr !== undefined && params.custNr !== account.custNr) {
+      reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
+      throw new ApiError(
+        "customer_mismatch",
+        `Login "${account.login}" belongs to customer ${account.custNr}, not ${params.custNr}`,
+      );
+    }
+    request.account = account;
+  }
+
+  /**
+   * Checks a login and password from a client address: throttling (429), password (401),
+   * disabled (401), allow-list (401). The API's Basic auth and the console's sign-in both use it,
+   * so both share one lockout per login and address.
+   */
+  async verify(login: string, password: string, ip: string, reply?: FastifyReply): Promise<AuthenticatedAccount> {
+    const now = this.#options.clock.now();
+    const throttleKey = `${login}\0${ip}`;
     const state = this.#failures.get(throttleKey);
     if (state && state.lockedUntil > now) {
       const seconds = Math.ceil((state.lockedUntil - now) / 1000);
-      reply.header("Retry-After", String(seconds));
-      throw new ApiError("too_many_auth_failures", `Too many failed logins for "${credentials.login}" from this address; try again in ${seconds} s`);
+      reply?.header("Retry-After", String(seconds));
+      throw new ApiError("too_many_auth_failures", `Too many failed logins for "${login}" from this address; try again in ${seconds} s`);
     }
 
-    const fingerprint = this.#fingerprint(credentials.login, credentials.password);
+    const fingerprint = this.#fingerprint(login, password);
     let entry = this.#verified.get(fingerprint);
     if (entry && entry.expires <= now) {
       this.#verified.delete(fingerprint);
       entry = undefined;
     }
     if (!entry) {
-      const row = await findLogin(this.#options.db, credentials.login);
-      const ok = row
-        ? await verifyPassword(credentials.password, row.password_hash)
-        : await this.#burnHashTime(credentials.password);
+      const row = await findLogin(this.#options.db, login);
+      const ok = row ? await verifyPassword(password, row.password_hash) : await this.#burnHashTime(password);
       if (!row || !ok || row.disabled_at !== null) {
         this.#recordFailure(throttleKey, now);
-        reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
-        throw new ApiError(
-          "authentication_failed",
-          row && ok ? `Login "${credentials.login}" is disabled` : "Wrong login or password",
-        );
+        throw new ApiError("authentication_failed", row && ok ? `Login "${login}" is disabled` : "Wrong login or password");
       }
       entry = {
-        account: { login: row.login, custNr: row.cust_nr, isTest: row.is_test === 1 },
+        account: { login: row.login, custNr: row.cust_nr, isTest: row.is_test === 1, isAdmin: row.is_admin === 1 },
         allowList: row.ip_allow_list === null ? null : (JSON.parse(row.ip_allow_list) as string[]),
         expires: now + this.#options.cacheTtlMs,
       };
@@ -118,20 +160,15 @@ export class Authenticator {
     }
     this.#failures.delete(throttleKey);
 
-    // Every 401 carries a challenge (RFC 9110 §11.6.1), these two as well.
-    if (entry.allowList && !allowListMatches(entry.allowList, request.ip)) {
-      reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
-      throw new ApiError("ip_not_allowed", `Login "${entry.account.login}" may not be used from ${request.ip}`);
+    if (entry.allowList && !allowListMatches(entry.allowList, ip)) {
+      throw new ApiError("ip_not_allowed", `Login "${entry.account.login}" may not be used from ${ip}`);
     }
-    const params = request.params as { custNr?: string } | undefined;
-    if (params?.custNr !== undefined && params.custNr !== entry.account.custNr) {
-      reply.header("WWW-Authenticate", 'Basic realm="faxline", charset="UTF-8"');
-      throw new ApiError(
-        "customer_mismatch",
-        `Login "${entry.account.login}" belongs to customer ${entry.account.custNr}, not ${params.custNr}`,
-      );
-    }
-    request.account = entry.account;
+    return entry.account;
+  }
+
+  /** Forgets cached verifications of a login (after its password changed). */
+  forget(login: string): void {
+    for (const [key, entry] of this.#verified) if (entry.account.login === login) this.#verified.delete(key);
   }
 
   #recordFailure(key: string, now: number): void {

@@ -312,7 +312,7 @@ export class SipFaxLine implements Line {
         "call ended",
       );
       await this.#recordCapability(plan.e164, choice, report, log);
-      return report.attempt;
+      return report.transport === null ? report.attempt : { ...report.attempt, transport: report.transport };
     } finally {
       release();
     }

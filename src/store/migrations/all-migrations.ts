@@ -10,6 +10,7 @@ import * as m0003 from "./0003-create-fax-image-variants.ts";
 import * as m0004 from "./0004-create-destination-capabilities.ts";
 import * as m0005 from "./0005-create-cluster-tables.ts";
 import * as m0006 from "./0006-create-adoption-tables.ts";
+import * as m0007 from "./0007-create-console-tables.ts";
 
 /** All migrations in order. */
 export function migrations(dialect: MigrationDialect): Record<string, Migration> {
@@ -20,5 +21,6 @@ export function migrations(dialect: MigrationDialect): Record<string, Migration>
     "0004-create-destination-capabilities": { up: (db) => m0004.up(db, dialect) },
     "0005-create-cluster-tables": { up: (db) => m0005.up(db, dialect) },
     "0006-create-adoption-tables": { up: (db) => m0006.up(db, dialect) },
+    "0007-create-console-tables": { up: (db) => m0007.up(db, dialect) },
   };
 }

@@ -4,7 +4,7 @@
  *
  *  - GET  /{custNr}/fax/reports/{jobId}/fax-images                      the job's rendered images: which
  *         recipients each is for, and per page its G4 size, estimated line time and preflight warnings
- *  - GET  /{custNr}/fax/reports/{jobId}/fax-images/{imageId}            the image as TIFF-F (image/tiff)
+ *  - GET  /{custNr}/fax/reports/{jobId}/fax-images/{imageId}            the image as TIFF-F (image/tiff), or PDF with ?format=pdf
  *  - GET  /{custNr}/fax/reports/{jobId}/fax-images/{imageId}/pages/{n}  page n as PNG (square pixels)
  *  - POST /{custNr}/fax/preview                                          renders a job request without sending
  *         it: the same body as POST /{custNr}/fax, answered with the pages of its first recipient (JSON with a
@@ -131,17 +131,27 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
     "/:custNr/fax/reports/:jobId/fax-images/:imageId",
     {
       schema: {
-        summary: "A fax image as TIFF-F (CCITT G4, one image per page) (Faxline extension)",
+        summary: "A fax image as TIFF-F (CCITT G4, one image per page), or as PDF with ?format=pdf (Faxline extension)",
         operationId: "getFaxImageTiff",
         tags: ["fax images"],
         params: ImageParams,
-        response: { 200: binary("image/tiff"), ...errors },
+        querystring: Type.Object({ format: Type.Optional(Type.String({ description: "tiff (default) or pdf: each page at its true size" })) }),
+        response: { 200: binary("image/tiff or application/pdf"), ...errors },
       },
     },
     async (request, reply) => {
       const { jobId, imageId } = request.params;
+      const format = (request.query.format ?? "tiff").toLowerCase();
+      if (format !== "tiff" && format !== "pdf") throw new ApiError("enum_value_invalid", `format is "${request.query.format}"; use tiff or pdf`);
       await requireJob(request, jobId);
       const image = await requireImage(jobId, imageId);
+      if (format === "pdf") {
+        const { faxImageToPdf } = await import("../../../notifications/email/fax-image-to-pdf.ts");
+        return reply
+          .type("application/pdf")
+          .header("content-disposition", `attachment; filename="${imageId}.pdf"`)
+          .send(await faxImageToPdf(Buffer.from(image.content)));
+      }
       return reply
         .type("image/tiff")
         .header("content-disposition", `inline; filename="${imageId}.tif"`)

@@ -6,11 +6,13 @@
  *  - GET    /{custNr}/fax/reports          getAllStatusReports (oldest 1000 completed)
  *  - DELETE /{custNr}/fax/reports          deleteOldestStatusReports (oldest 1000 completed)
  *  - POST   /{custNr}/fax/reports          bulkStatusReports ({action: GET|DELETE, jobIds ≤ 1000})
+ *  - POST   /{custNr}/fax/reports/{jobId}/cancel  cancelJob (Faxline extension: scheduler/cancel-job.ts)
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { ApiError } from "../../../errors/api-errors.ts";
+import { cancelJob } from "../../../scheduler/cancel-job.ts";
 import {
   deleteOldestReports,
   deleteReportsByIds,
@@ -105,6 +107,32 @@ export function registerReportRoutes(root: FastifyInstance, deps: ApiDeps): void
         });
       }
       return result;
+    },
+  );
+
+  app.post(
+    "/:custNr/fax/reports/:jobId/cancel",
+    {
+      schema: {
+        summary: "Cancel a job: recipients not yet in a call end with CANCELLED; a running call ends on its own (Faxline extension)",
+        operationId: "cancelJob",
+        tags: ["reports"],
+        params: JobParams,
+        response: { 200: FaxReportSchema, 409: ApiErrorBodySchema, ...errors },
+      },
+    },
+    async (request) => {
+      const scope = scopeOf(request);
+      const { jobId } = request.params;
+      const result = await cancelJob(db, scope, jobId, deps.clock.now());
+      if (result.kind === "not_found") throw new ApiError("report_not_found", `No job report for ${jobId} in data center ${deps.config.node.datacenter}`);
+      if (result.kind === "completed") throw new ApiError("job_already_completed", `Job ${jobId} has completed already; there is nothing left to cancel`);
+      if (result.cancelled > 0) {
+        deps.metrics?.recipientsFinished("CANCELLED", "policy", result.cancelled);
+        deps.onNotificationQueued?.();
+      }
+      request.log.info({ jobId, cancelled: result.cancelled, stillSending: result.stillSending }, "job cancelled");
+      return (await getReport(db, scope, jobId))!;
     },
   );
 

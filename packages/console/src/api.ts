@@ -1,0 +1,64 @@
+/** The console's calls to its node: /console/api and /rest/v1, with the session cookie and CSRF header. */
+
+export class ApiFailure extends Error {
+  constructor(
+    readonly status: number,
+    readonly code: string,
+    message: string,
+  ) {
+    super(message);
+  }
+}
+
+let csrfToken = "";
+let onSessionEnded: (message: string) => void = () => {};
+
+export function setCsrfToken(token: string): void {
+  csrfToken = token;
+}
+
+/** Called when a request finds the session gone (401): the shell shows the sign-in page. */
+export function whenSessionEnds(handler: (message: string) => void): void {
+  onSessionEnded = handler;
+}
+
+export async function call<T>(method: string, path: string, body?: unknown, options: { signIn?: boolean } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json" };
+  if (body !== undefined) headers["content-type"] = "application/json";
+  if (method !== "GET" && csrfToken) headers["x-csrf-token"] = csrfToken;
+  let response: Response;
+  try {
+    response = await fetch(path, { method, headers, credentials: "same-origin", body: body === undefined ? undefined : JSON.stringify(body) });
+  } catch {
+    throw new ApiFailure(0, "network", "The Faxline node cannot be reached. Check your connection and try again.");
+  }
+  if (response.status === 204) return undefined as T;
+  const text = await response.text();
+  let parsed: unknown = null;
+  try {
+    parsed = text === "" ? null : JSON.parse(text);
+  } catch {
+    parsed = null;
+  }
+  if (!response.ok) {
+    const e = (parsed ?? {}) as { error?: string; message?: string };
+    const failure = new ApiFailure(response.status, e.error ?? `http_${response.status}`, e.message ?? `The node answered ${response.status}`);
+    if (response.status === 401 && !options.signIn && failure.code !== "customer_mismatch") onSessionEnded(failure.message);
+    throw failure;
+  }
+  return parsed as T;
+}
+
+export interface Account {
+  login: string;
+  custNr: string;
+  test: boolean;
+  operator: boolean;
+  csrfToken: string;
+  expiresTs: string;
+  region: string;
+  datacenter: string;
+  datacenters: string[];
+}
+
+export const rest = (account: Account, path: string) => `/rest/v1/${encodeURIComponent(account.custNr)}${path}`;

@@ -1,0 +1,53 @@
+/** Small shared pieces: status badges, notices, page headings that take focus. */
+import type { ComponentChildren } from "preact";
+import { useEffect, useRef } from "preact/hooks";
+import { hasText, t } from "./i18n.ts";
+
+const FAILED_TONE = "bad";
+
+/** A recipient's status as a word and a colour (never the colour alone). */
+export function StatusBadge({ status, state }: { status: string | null; state?: string }) {
+  const shown = status ?? "PENDING";
+  const known = `status.${shown}`;
+  const isPending = shown === "PENDING" || state === "waiting" || state === "ready" || state === "sending";
+  const tone = shown === "OK" ? "good" : isPending ? "info" : shown === "CANCELLED" ? "muted" : FAILED_TONE;
+  const label = isPending && status === null ? t("status.PENDING") : hasText(known) ? t(known) : t("status.failed", { status: shown });
+  return (
+    <span class={`badge badge-${tone}`} data-status={shown}>
+      {label}
+    </span>
+  );
+}
+
+export function Notice({ tone, children }: { tone: "error" | "success" | "info"; children: ComponentChildren }) {
+  return (
+    <div class={`notice notice-${tone}`} role={tone === "error" ? "alert" : "status"}>
+      {children}
+    </div>
+  );
+}
+
+/** The page's h1; it takes focus when the page opens, so screen readers announce the page. */
+export function PageTitle({ children, actions }: { children: ComponentChildren; actions?: ComponentChildren }) {
+  const ref = useRef<HTMLHeadingElement>(null);
+  useEffect(() => {
+    ref.current?.focus();
+  }, []);
+  return (
+    <div class="page-title">
+      <h1 tabIndex={-1} ref={ref}>
+        {children}
+      </h1>
+      {actions ? <div class="page-actions">{actions}</div> : null}
+    </div>
+  );
+}
+
+export function Section({ title, children, id }: { title: string; children: ComponentChildren; id?: string }) {
+  return (
+    <section class="card" aria-labelledby={id}>
+      <h2 id={id}>{title}</h2>
+      {children}
+    </section>
+  );
+}

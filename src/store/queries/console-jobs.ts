@@ -1,0 +1,177 @@
+/**
+ * The console's views of a login's jobs: a filtered list paged by (created_at, id), newest first
+ * (index jobs_console_idx, so a page costs the same with 100 000 jobs as with 100), a job's
+ * whole story (recipients, attempts, documents, images), and what changed since a moment.
+ *
+ * Scoped like the reports: one login, the data centers given (the console shows its region).
+ */
+import { sql, type Expression, type Kysely, type SqlBool, type ExpressionBuilder } from "kysely";
+import type { Database } from "../database.ts";
+
+export type ConsoleJobStatus = "open" | "delivered" | "failed";
+
+export interface ConsoleJobFilter {
+  login: string;
+  datacenters: readonly string[];
+  status?: ConsoleJobStatus;
+  /** created_at bounds, milliseconds, inclusive from, exclusive to. */
+  from?: number;
+  to?: number;
+  /** Digits of a recipient's number (any part). */
+  number?: string;
+  /** Part of the customer reference, customerDefinedId, billing code or billing info. */
+  reference?: string;
+  datacenter?: string;
+  /** Free search: a job id, a reference or digits of a number. */
+  q?: string;
+  /** Page after this row (the previous page's last one). */
+  before?: { createdAt: number; id: string };
+  limit: number;
+}
+
+export interface ConsoleJobRow {
+  id: string;
+  state: string;
+  datacenter: string;
+  createdAt: number;
+  completedAt: number | null;
+  pages: number | null;
+  reference: string | null;
+  isTest: boolean;
+  recipients: { number: string; state: string; status: string | null; reasonCode: string | null; attempts: number }[];
+}
+
+/** LIKE pattern for "contains `text`", with the wildcards in `text` escaped. */
+function contains(text: string): string {
+  return `%${text.toLowerCase().replace(/[\\%_]/g, (c) => `\\${c}`)}%`;
+}
+
+type JobsEb = ExpressionBuilder<Database, "jobs">;
+
+function referenceMatches(eb: JobsEb, text: string): Expression<SqlBool> {
+  const pattern = contains(text);
+  const like = (column: "customer_defined_id" | "customer_reference" | "billing_code" | "billing_info") =>
+    sql<SqlBool>`lower(${eb.ref(`jobs.${column}`)}) like ${pattern} escape '\\'`;
+  return eb.or([like("customer_defined_id"), like("customer_reference"), like("billing_code"), like("billing_info")]);
+}
+
+function numberMatches(eb: JobsEb, digits: string): Expression<SqlBool> {
+  return eb.exists(
+    eb
+      .selectFrom("recipients")
+      .select("recipients.id")
+      .whereRef("recipients.job_id", "=", "jobs.id")
+      .where(sql<SqlBool>`recipients.dial_targets like ${contains(digits)} escape '\\'`),
+  );
+}
+
+export async function listConsoleJobs(db: Kysely<Database>, f: ConsoleJobFilter): Promise<ConsoleJobRow[]> {
+  let query = db
+    .selectFrom("jobs")
+    .select(["jobs.id", "jobs.state", "jobs.datacenter", "jobs.created_at", "jobs.completed_at", "jobs.pages", "jobs.customer_defined_id", "jobs.customer_reference", "jobs.billing_code", "jobs.is_test"])
+    .where("jobs.login", "=", f.login)
+    .where("jobs.datacenter", "in", [...f.datacenters]);
+  if (f.datacenter) query = query.where("jobs.datacenter", "=", f.datacenter);
+  if (f.from !== undefined) query = query.where("jobs.created_at", ">=", f.from);
+  if (f.to !== undefined) query = query.where("jobs.created_at", "<", f.to);
+  if (f.status === "open") query = query.where("jobs.state", "!=", "completed");
+  if (f.status === "delivered" || f.status === "failed") {
+    const anyFailed = (eb: JobsEb) =>
+      eb.exists(eb.selectFrom("recipients").select("recipients.id").whereRef("recipients.job_id", "=", "jobs.id").where("recipients.state", "=", "failed"));
+    query = query.where("jobs.state", "=", "completed").where((eb) => (f.status === "failed" ? anyFailed(eb) : eb.not(anyFailed(eb))));
+  }
+  const digits = f.number?.replace(/\D/g, "") ?? "";
+  if (digits !== "") query = query.where((eb) => numberMatches(eb, digits));
+  if (f.reference?.trim()) query = query.where((eb) => referenceMatches(eb, f.reference!.trim()));
+  const q = f.q?.trim() ?? "";
+  if (q !== "") {
+    const qDigits = q.replace(/[\s()./-]/g, "").replace(/^\+/, "");
+    query = query.where((eb) =>
+      eb.or([
+        eb("jobs.id", "=", q),
+        referenceMatches(eb, q),
+        ...(/^\d{3,}$/.test(qDigits) ? [numberMatches(eb, qDigits)] : []),
+      ]),
+    );
+  }
+  if (f.before) {
+    const { createdAt, id } = f.before;
+    query = query.where((eb) => eb.or([eb("jobs.created_at", "<", createdAt), eb.and([eb("jobs.created_at", "=", createdAt), eb("jobs.id", "<", id)])]));
+  }
+  const jobs = await query.orderBy("jobs.created_at", "desc").orderBy("jobs.id", "desc").limit(f.limit).execute();
+  if (jobs.length === 0) return [];
+  const recipients = await db
+    .selectFrom("recipients")
+    .select(["job_id", "number", "state", "status", "reason_code", "attempt_count"])
+    .where("job_id", "in", jobs.map((j) => j.id))
+    .orderBy("job_id")
+    .orderBy("ordinal")
+    .execute();
+  const byJob = new Map<string, ConsoleJobRow["recipients"]>();
+  for (const r of recipients) {
+    const list = byJob.get(r.job_id) ?? [];
+    list.push({ number: r.number, state: r.state, status: r.status, reasonCode: r.reason_code, attempts: r.attempt_count });
+    byJob.set(r.job_id, list);
+  }
+  return jobs.map((j) => ({
+    id: j.id,
+    state: j.state,
+    datacenter: j.datacenter,
+    createdAt: Number(j.created_at),
+    completedAt: j.completed_at === null ? null : Number(j.completed_at),
+    pages: j.pages,
+    reference: j.customer_defined_id ?? j.customer_reference ?? j.billing_code,
+    isTest: j.is_test === 1,
+    recipients: byJob.get(j.id) ?? [],
+  }));
+}
+
+/** A job with everything the detail page shows, or undefined when the login has no such job. */
+export async function getConsoleJob(db: Kysely<Database>, scope: { login: string; datacenters: readonly string[] }, jobId: string) {
+  const job = await db
+    .selectFrom("jobs")
+    .selectAll()
+    .where("id", "=", jobId)
+    .where("login", "=", scope.login)
+    .where("datacenter", "in", [...scope.datacenters])
+    .executeTakeFirst();
+  if (!job) return undefined;
+  const [documents, recipients, attempts, images] = await Promise.all([
+    db.selectFrom("job_documents").select(["ordinal", "name", "size_bytes", "reference_url"]).where("job_id", "=", jobId).orderBy("ordinal").execute(),
+    db.selectFrom("recipients").selectAll().where("job_id", "=", jobId).orderBy("ordinal").execute(),
+    db.selectFrom("attempts").selectAll().where("job_id", "=", jobId).orderBy("started_at").orderBy("attempt_no").execute(),
+    db.selectFrom("fax_images").select(["id", "variant", "pages", "size_bytes"]).where("job_id", "=", jobId).orderBy("variant").execute(),
+  ]);
+  return { job, documents, recipients, attempts, images };
+}
+
+/**
+ * Jobs of a login that changed at or after `since`: created, completed, or open with an attempt
+ * that started or ended then. The console's live updates (server-sent events) poll this each
+ * second, so each part is one index range: jobs_console_idx, jobs_completed_idx, and the open
+ * jobs (jobs_state_idx) with attempts_job_idx.
+ */
+export async function changedConsoleJobIds(
+  db: Kysely<Database>,
+  scope: { login: string; datacenters: readonly string[] },
+  since: number,
+): Promise<string[]> {
+  const dcs = [...scope.datacenters];
+  const [created, completed, open] = await Promise.all([
+    db.selectFrom("jobs").select("id").where("login", "=", scope.login).where("created_at", ">=", since).where("datacenter", "in", dcs).limit(200).execute(),
+    db.selectFrom("jobs").select("id").where("completed_at", ">=", since).where("login", "=", scope.login).where("datacenter", "in", dcs).limit(200).execute(),
+    db.selectFrom("jobs").select("id").where("datacenter", "in", dcs).where("state", "in", ["pending", "rendering", "active"]).where("login", "=", scope.login).limit(500).execute(),
+  ]);
+  const ids = new Set([...created, ...completed].map((r) => r.id));
+  if (open.length > 0) {
+    const moved = await db
+      .selectFrom("attempts")
+      .select("job_id")
+      .distinct()
+      .where("job_id", "in", open.map((r) => r.id))
+      .where((a) => a.or([a("started_at", ">=", since), a("ended_at", ">=", since)]))
+      .execute();
+    for (const r of moved) ids.add(r.job_id);
+  }
+  return [...ids];
+}
