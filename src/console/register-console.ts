@@ -15,6 +15,10 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
   registerStaticFiles(app);
   await app.register(
     async (api) => {
+      // The console's own routes are not part of the public API: kept out of /openapi.json.
+      api.addHook("onRoute", (route) => {
+        route.schema = { ...(route.schema ?? {}), hide: true };
+      });
       // Never cached: every answer is one login's data.
       api.addHook("onSend", async (_request, reply) => {
         reply.header("Cache-Control", "no-store");

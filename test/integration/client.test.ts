@@ -55,6 +55,14 @@ describe("@faxline/client against a real node", () => {
     assert.equal(await fax.deleteReport(jobId), false);
   });
 
+  it("cancels a job that waits for its start, and says so when there is nothing left to cancel", async () => {
+    const start = new Date(Date.now() + 3_600_000).toISOString();
+    const { jobId } = await fax.send({ recipients: [{ number: "+4900000020" }], documents: [{ name: "a.txt", data: Buffer.from("a\n").toString("base64") }], meta: { customerReference: null, jobValid: { start, end: null } } });
+    const report = await fax.cancel(jobId);
+    assert.deepEqual(report.recipientStatus.map((r) => r.status), ["CANCELLED"]);
+    await assert.rejects(fax.cancel(jobId), (err: unknown) => err instanceof FaxlineApiError && err.code === "job_already_completed" && err.status === 409);
+  });
+
   it("deletes the oldest reports", async () => {
     const { jobId } = await fax.send({ recipients: [{ number: "+4900000020" }], documents: [{ name: "a.txt", data: Buffer.from("a\n").toString("base64") }] });
     await fax.waitForFinalReport(jobId, { initialDelayMs: 50 });

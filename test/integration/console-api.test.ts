@@ -133,7 +133,7 @@ for (const dialect of DIALECTS) {
       assert.equal(otherCustomer.body.error, "customer_mismatch");
       const form = await fetch(`${node.url}/console/api/settings/header`, { method: "PUT", headers: { cookie: b.cookie, "content-type": "text/plain", "x-csrf-token": b.csrf }, body: "header=x" });
       assert.equal(form.status, 400, "a cross-site form's text/plain body is refused");
-      assert.equal((await form.json()).error, "invalid_request");
+      assert.equal(((await form.json()) as { error: string }).error, "invalid_request");
     });
 
     it("ends sessions on sign-out, on a password change (others only) and when the login is disabled", async () => {

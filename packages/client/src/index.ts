@@ -169,6 +169,15 @@ export class FaxlineClient {
     }
   }
 
+  /**
+   * Cancels a job (Faxline extension): recipients not yet in a call end with status CANCELLED; a
+   * call already running ends on its own. Returns the report after the cancel. Throws
+   * FaxlineApiError `job_already_completed` (409) when nothing is left to cancel.
+   */
+  async cancel(jobId: string): Promise<FaxReport> {
+    return this.#call<FaxReport>("POST", `/fax/reports/${encodeURIComponent(jobId)}/cancel`);
+  }
+
   /** Deletes the oldest 1000 completed reports and says which. */
   async deleteOldestReports(): Promise<DeleteOldestResult["reports"]> {
     return (await this.#call<DeleteOldestResult>("DELETE", "/fax/reports")).reports;

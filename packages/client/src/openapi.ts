@@ -38,6 +38,23 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/rest/v1/{custNr}/fax/reports/{jobId}/cancel": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        put?: never;
+        /** Cancel a job: recipients not yet in a call end with CANCELLED; a running call ends on its own (Faxline extension) */
+        post: operations["cancelJob"];
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/rest/v1/{custNr}/fax/reports": {
         parameters: {
             query?: never;
@@ -115,7 +132,7 @@ export interface paths {
             path?: never;
             cookie?: never;
         };
-        /** A fax image as TIFF-F (CCITT G4, one image per page) (Faxline extension) */
+        /** A fax image as TIFF-F (CCITT G4, one image per page), or as PDF with ?format=pdf (Faxline extension) */
         get: operations["getFaxImageTiff"];
         put?: never;
         post?: never;
@@ -534,6 +551,139 @@ export interface operations {
                         deleted?: boolean;
                         /** @description NOT_FOUND or INTERNAL_ERROR when not deleted */
                         reason?: string;
+                    };
+                };
+            };
+        };
+    };
+    cancelJob: {
+        parameters: {
+            query?: never;
+            header?: never;
+            path: {
+                custNr: string;
+                /** @description FJ… */
+                jobId: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        jobId: string;
+                        recipientStatus: {
+                            /** @description The primary number as submitted */
+                            number: string;
+                            alternativeNumbers: string[] | null;
+                            properties: {
+                                /** @description Name of the key, e.g. ToName */
+                                key: string;
+                                /** @description Value filled into the cover page */
+                                value: string | null;
+                            }[] | null;
+                            /** @description PENDING, OK, BUSY, NOFAX, NOFAX_DIS, NOFAX_TO, RING_TO, REM_DIS, … (docs/failure-reasons.md) */
+                            status: string;
+                            /** @description Explanation of the status */
+                            reason: string;
+                            /** @description When the last attempt ended (UTC, seconds); absent until a call was made */
+                            sentTs?: string;
+                            /** @description Duration of the last call in seconds */
+                            durationInSecs: number;
+                            /** @description The dialled number that answered (00-style) */
+                            sentToNumber?: string;
+                            /** @description Fax id of the receiving machine */
+                            remoteCsid?: string;
+                        }[];
+                        /** @description Rendered pages per recipient; 0 until rendered */
+                        pages: number;
+                        reference?: {
+                            customerDefinedId?: string;
+                            billingCode?: string;
+                            billingInfo?: string;
+                        };
+                        faxline?: {
+                            /** @description The data center that owns the job now: sends, reports, pushes and purges it */
+                            datacenter: string;
+                            /** @description The data center that accepted the job (its 201) */
+                            acceptedDatacenter: string;
+                            /** @description Each time the job moved to the other data center of its region (failover or faxline datacenter adopt) */
+                            adoptions: {
+                                from: string;
+                                to: string;
+                                /** @description When the job was adopted (UTC, seconds) */
+                                at: string;
+                            }[];
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
                     };
                 };
             };
@@ -1155,7 +1305,10 @@ export interface operations {
     };
     getFaxImageTiff: {
         parameters: {
-            query?: never;
+            query?: {
+                /** @description tiff (default) or pdf: each page at its true size */
+                format?: string;
+            };
             header?: never;
             path: {
                 custNr: string;
@@ -1166,7 +1319,7 @@ export interface operations {
         };
         requestBody?: never;
         responses: {
-            /** @description image/tiff */
+            /** @description image/tiff or application/pdf */
             200: {
                 headers: {
                     [name: string]: unknown;

@@ -1,0 +1,202 @@
+/**
+ * The web console in a real headless Chromium (playwright-core): sign in (a wrong password
+ * refused), send a fax from the browser to a test number and watch it reach its final status
+ * without a reload, open its page previews, change a setting and see it take effect through the
+ * API, redeliver a status push to a real local receiver, the job list updating live, German, and
+ * one customer's login never seeing another's jobs. Every page is checked with axe-core (WCAG 2.1
+ * A and AA).
+ */
+import { after, before, describe, it } from "node:test";
+import assert from "node:assert/strict";
+import type { Browser, BrowserContext, Page } from "playwright-core";
+import { accessibilityViolations, describeViolations, launchBrowser } from "../support/browser.ts";
+import { PushReceiver } from "../support/push-receiver.ts";
+import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+
+describe("web console in Chromium", () => {
+  let node: TestNode;
+  let browser: Browser;
+  const receiver = new PushReceiver();
+  const erin = { custNr: "80001", login: "erin", password: "erin-password" };
+  const frank = { custNr: "80002", login: "frank", password: "frank-password" };
+  const ops = { custNr: "80009", login: "ops", password: "ops-password" };
+
+  before(async () => {
+    await receiver.start();
+    // A one-page test call takes about 3 s at this scale: long enough to see it in progress.
+    node = await startTestNode({ "testLine.timeScale": "0.1", "push.allowTargets": "127.0.0.1" });
+    await createTestLogin(node, erin);
+    await createTestLogin(node, frank);
+    await createTestLogin(node, { ...ops, isAdmin: true });
+    browser = await launchBrowser();
+  });
+  after(async () => {
+    await browser?.close();
+    await node?.stop();
+    await receiver.stop();
+  });
+
+  async function signedIn(account: { login: string; password: string }, locale = "en-GB"): Promise<{ context: BrowserContext; page: Page }> {
+    const context = await browser.newContext({ locale, viewport: { width: 1280, height: 900 } });
+    const page = await context.newPage();
+    await page.goto(`${node.url}/`);
+    await page.getByLabel(locale.startsWith("de") ? "Login" : "Login").fill(account.login);
+    await page.getByLabel(locale.startsWith("de") ? "Passwort" : "Password").fill(account.password);
+    await page.getByRole("button", { name: locale.startsWith("de") ? "Anmelden" : "Sign in" }).click();
+    await page.getByRole("heading", { level: 1, name: locale.startsWith("de") ? "Aufträge" : "Jobs" }).waitFor();
+    return { context, page };
+  }
+
+  async function expectAccessible(page: Page, what: string) {
+    const violations = await accessibilityViolations(page);
+    assert.deepEqual(violations.map((v) => v.id), [], `${what}:\n${describeViolations(violations)}`);
+  }
+
+  it("refuses a wrong password, then signs in and lands on the jobs page", async () => {
+    const context = await browser.newContext({ locale: "en-GB" });
+    const page = await context.newPage();
+    await page.goto(`${node.url}/`);
+    assert.equal(new URL(page.url()).pathname, "/console/");
+    await page.getByRole("heading", { level: 1, name: "Sign in to Faxline" }).waitFor();
+    await expectAccessible(page, "sign-in page");
+    await page.getByLabel("Login").fill(erin.login);
+    await page.getByLabel("Password").fill("wrong-password");
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("alert").filter({ hasText: "Wrong login or password" }).waitFor();
+    assert.equal(await page.getByLabel("Password").inputValue(), "", "the wrong password is cleared");
+    await page.getByLabel("Password").fill(erin.password);
+    await page.getByRole("button", { name: "Sign in" }).click();
+    await page.getByRole("heading", { level: 1, name: "Jobs" }).waitFor();
+    assert.equal(new URL(page.url()).pathname, "/console/jobs");
+    const cookies = await context.cookies();
+    const session = cookies.find((c) => c.name === "faxline_session");
+    assert.ok(session?.httpOnly && session.sameSite === "Strict", "HttpOnly, SameSite=Strict");
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { cookie: string } }).document.cookie), "", "scripts cannot read the session");
+    await expectAccessible(page, "empty jobs page");
+    await context.close();
+  });
+
+  it("sends a fax from the browser and shows it reach its final status without a reload, with its pages", async () => {
+    const { context, page } = await signedIn(erin);
+    await page.getByRole("link", { name: "Send a fax" }).first().click();
+    await page.getByRole("heading", { level: 1, name: "Send a fax" }).waitFor();
+    await page.locator('input[type="file"][name="documents"]').setInputFiles({ name: "Brief an Kunde (März).txt", mimeType: "text/plain", buffer: Buffer.from("Sehr geehrte Damen und Herren,\n\nanbei die Unterlagen.\n") });
+    const number = page.getByLabel("Fax number 1");
+    await number.fill("12ab");
+    await page.getByText(/✗ .*letters|✗ .*digits/i).waitFor();
+    assert.equal(await number.getAttribute("aria-invalid"), "true");
+    await number.fill("+49 0000 0020");
+    await page.getByText("✓ Will dial +4900000020").waitFor();
+    await expectAccessible(page, "send page");
+
+    await page.getByRole("button", { name: "Show the pages" }).click();
+    await page.getByRole("heading", { name: "What the recipient will receive" }).waitFor();
+    const previewWidth = await page.locator("#send-preview ~ * img, section[aria-labelledby=send-preview] img").first().evaluate((img) => (img as unknown as { naturalWidth: number }).naturalWidth);
+    assert.ok(previewWidth > 500, `a rendered page (${previewWidth} px wide)`);
+
+    await page.getByRole("button", { name: "Send fax" }).click();
+    await page.waitForURL(/\/console\/jobs\/FJ[A-Z0-9]+$/);
+    const jobId = decodeURIComponent(page.url().split("/").pop()!);
+    await page.getByRole("heading", { level: 1, name: `Job ${jobId}` }).waitFor();
+    await page.evaluate(() => ((globalThis as unknown as { stillTheSamePage: boolean }).stillTheSamePage = true));
+    const badge = page.locator('[data-recipient="+49 0000 0020"] .badge');
+    assert.equal(await badge.getAttribute("data-status"), "PENDING", "in progress when the page opens");
+    await page.locator('[data-recipient="+49 0000 0020"] .badge[data-status="OK"]').waitFor({ timeout: 30_000 });
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { stillTheSamePage?: boolean }).stillTheSamePage), true, "no reload");
+    await page.getByTestId("job-state").filter({ hasText: "Completed" }).waitFor();
+    await page.getByRole("cell", { name: /TEST/ }).first().waitFor();
+
+    // The pages as previews, and the downloads.
+    const pageImage = page.getByRole("img", { name: "Page 1 of 1" });
+    await pageImage.waitFor();
+    await eventually(async () => ((await pageImage.evaluate((img) => { const i = img as unknown as { complete: boolean; naturalWidth: number }; return i.complete ? i.naturalWidth : 0; })) > 0 ? true : undefined), 10_000, "the page preview");
+    const pdfHref = await page.getByRole("link", { name: "Download PDF" }).getAttribute("href");
+    const pdf = await page.request.get(`${node.url}${pdfHref}`);
+    assert.equal(pdf.headers()["content-type"], "application/pdf");
+    await expectAccessible(page, "job page");
+
+    const report = await api(node.url, erin).get(`/${erin.custNr}/fax/reports/${jobId}`);
+    assert.equal(report.body.recipientStatus[0].status, "OK", "the API agrees");
+    await context.close();
+  });
+
+  it("changes the push URL in Settings, which the API then uses; a push is redelivered from the job page", async () => {
+    const { context, page } = await signedIn(erin);
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByRole("heading", { level: 1, name: "Settings" }).waitFor();
+    // The browser itself refuses what is no URL at all; the node refuses what it cannot push to.
+    await page.getByLabel("Push URL").fill("ftp://files.example.com/status");
+    await page.locator("#settings-push ~ form").getByRole("button", { name: "Save" }).click();
+    await page.getByRole("alert").filter({ hasText: "must be an http:// or https:// URL" }).waitFor();
+    await page.getByLabel("Push URL").fill(receiver.url("/erin"));
+    await page.locator('select[name="pushFormat"]').selectOption("JSON");
+    await page.locator("#settings-push ~ form").getByRole("button", { name: "Save" }).click();
+    await page.locator("#settings-push ~ form").getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    await expectAccessible(page, "settings page");
+
+    // Through the API: a job that names no push URL is pushed to the one just set, as JSON.
+    const client = api(node.url, erin);
+    const job = await client.post(`/${erin.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
+    await waitForFinalReport(client, erin.custNr, job.body.jobId, 30_000);
+    const first = await eventually(async () => receiver.received("/erin")[0], 15_000, "the first push");
+    assert.equal(JSON.parse(first.body).jobId ?? JSON.parse(first.body).data?.jobId, job.body.jobId);
+
+    await page.goto(`${node.url}/console/jobs/${job.body.jobId}`);
+    const entry = page.locator("[data-notification]").first();
+    await entry.waitFor();
+    await page.locator('[data-notification][data-state="delivered"]').first().waitFor();
+    await entry.getByRole("button", { name: "Deliver again" }).click();
+    await page.getByRole("status").filter({ hasText: "Queued for delivery again." }).waitFor();
+    await eventually(async () => (receiver.received("/erin").length >= 2 ? true : undefined), 15_000, "the redelivered push");
+    assert.equal(receiver.received("/erin")[1]!.headers["webhook-id"], first.headers["webhook-id"], "the same message, delivered again");
+    await context.close();
+  });
+
+  it("adds a job sent through the API to the open jobs list without a reload", async () => {
+    const { context, page } = await signedIn(erin);
+    await page.evaluate(() => ((globalThis as unknown as { stillTheSamePage: boolean }).stillTheSamePage = true));
+    await page.locator('.live[data-live="on"]').waitFor();
+    const job = await api(node.url, erin).post(`/${erin.custNr}/fax`, { recipients: [{ number: "+4900000009" }], documents: [TEXT_DOC], reference: { customerDefinedId: "live-row" } });
+    const row = page.locator(`tr[data-job-id="${job.body.jobId}"]`);
+    await row.waitFor({ timeout: 15_000 });
+    await row.locator('.badge[data-status="WRONG_NUMBER"]').waitFor({ timeout: 30_000 });
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { stillTheSamePage?: boolean }).stillTheSamePage), true, "no reload");
+    // Filters: failed jobs only, by the reference.
+    await page.getByLabel("Status").selectOption("failed");
+    await page.getByLabel("Reference").fill("live-row");
+    await page.getByRole("button", { name: "Apply filters" }).click();
+    await eventually(async () => ((await page.locator("tr[data-job-id]").count()) === 1 ? true : undefined), 10_000, "one filtered row");
+    assert.equal(await page.locator("tr[data-job-id]").getAttribute("data-job-id"), job.body.jobId);
+    await expectAccessible(page, "jobs page with rows");
+    await context.close();
+  });
+
+  it("never shows one customer's jobs to another customer's login", async () => {
+    const erinJob = await api(node.url, erin).post(`/${erin.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
+    const { context, page } = await signedIn(frank);
+    await page.getByText("No jobs match").waitFor();
+    assert.equal(await page.locator(`tr[data-job-id="${erinJob.body.jobId}"]`).count(), 0);
+    await page.goto(`${node.url}/console/jobs/${erinJob.body.jobId}`);
+    await page.getByRole("alert").filter({ hasText: `You have no job ${erinJob.body.jobId}` }).waitFor();
+    assert.equal(await page.getByRole("link", { name: "Operations" }).count(), 0, "no Operations for a customer login");
+    await context.close();
+  });
+
+  it("speaks German, and shows an operator the Operations page", async () => {
+    const { context, page } = await signedIn(ops, "de-DE");
+    assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { lang: string } } }).document.documentElement.lang), "de");
+    await page.getByRole("link", { name: "Betrieb" }).click();
+    await page.getByRole("heading", { level: 1, name: "Betrieb" }).waitFor();
+    await page.getByRole("heading", { name: "Knoten" }).waitFor();
+    await page.locator(`[data-node]`).first().waitFor();
+    await page.getByRole("heading", { name: "Fehlergründe der letzten Stunde" }).waitFor();
+    await expectAccessible(page, "operations page");
+    await page.getByLabel("Sprache").selectOption("en");
+    await page.getByRole("heading", { level: 1, name: "Operations" }).waitFor();
+    await page.getByRole("button", { name: "Sign out" }).click();
+    await page.getByRole("heading", { level: 1, name: "Sign in to Faxline" }).waitFor();
+    const after = await page.request.get(`${node.url}/console/api/session`);
+    assert.equal(after.status(), 401, "signed out on the server too");
+    await context.close();
+  });
+});
