@@ -10,7 +10,8 @@
  *   faxline accounts set-retention --customer CUSTNR --days N
  *   faxline accounts set-push --customer CUSTNR [--url URL] [--format XML|JSON|TEMPLATE]
  *                             [--events LIST|none] [--oauth2-token-url URL]
- *   faxline accounts show-push --customer CUSTNR [--json]
+ *   faxline accounts set-report-mail --customer CUSTNR [--success ADDRESS] [--failure ADDRESS] [--attach NEVER|SUCCESS_ONLY|FAILURE_ONLY|ALWAYS] [--attach-format TIFF|PDF]
+  faxline accounts show-push --customer CUSTNR [--json]
  *   faxline accounts rotate-signing-secret --customer CUSTNR
  *   faxline accounts retire-signing-secret --customer CUSTNR [--all]
  *   faxline accounts set-header --customer CUSTNR --header TEXT|""
@@ -113,6 +114,10 @@ function printPushSettings(s: NotificationSettings, json: boolean): void {
   console.log(`  extra push events: ${s.pushEvents.length > 0 ? s.pushEvents.join(", ") : "(none)"}`);
   console.log(`  OAuth2 token URL:  ${s.oauth2TokenUrl ?? "(none)"}`);
   console.log(`  signing secrets:   ${s.signingSecrets === 0 ? "none (pushes are not signed)" : s.signingSecrets}`);
+  const mail = s.reportMail;
+  console.log(
+    `  e-mail report:     ${mail === null ? "(none: only jobs that ask for one get one)" : `success ${mail.successAddress ?? "-"}, failure ${mail.failureAddress ?? "-"}, attach ${mail.attachedFaxImageMode} as ${mail.attachedFaxImageFormat}`}`,
+  );
   for (const t of s.templates) console.log(`  template ${t.kind}/${t.name}: ${t.contentType}, ${t.bytes} bytes`);
 }
 
@@ -157,6 +162,10 @@ export async function main(argv: string[]): Promise<number> {
       format: { type: "string" },
       events: { type: "string" },
       "oauth2-token-url": { type: "string" },
+      success: { type: "string" },
+      failure: { type: "string" },
+      attach: { type: "string" },
+      "attach-format": { type: "string" },
       all: { type: "boolean", default: false },
       kind: { type: "string" },
       file: { type: "string" },
@@ -214,7 +223,7 @@ export async function main(argv: string[]): Promise<number> {
       return (await import("./store-commands.ts")).datacenterAdoptCommand(config, { from: requireOption(values, "from"), to: requireOption(values, "to") });
     case "accounts": {
       const { createLogin, listLogins, setCustomerRetention, setLoginAdmin, setLoginDisabled } = await import("../accounts/accounts.ts");
-      const { getNotificationSettings, retireSigningSecrets, rotateSigningSecret, setPushSettings } = await import("../accounts/notification-settings.ts");
+      const { getNotificationSettings, retireSigningSecrets, rotateSigningSecret, setPushSettings, setReportMail } = await import("../accounts/notification-settings.ts");
       const { setDefaultHeader } = await import("../accounts/rendering-settings.ts");
       return withStore(config, async ({ db }) => {
         switch (sub) {
@@ -278,6 +287,19 @@ export async function main(argv: string[]): Promise<number> {
               events,
               oauth2TokenUrl: values["oauth2-token-url"] === undefined ? undefined : values["oauth2-token-url"].trim() === "" ? null : values["oauth2-token-url"],
             });
+            printPushSettings(await getNotificationSettings(db, custNr), false);
+            return 0;
+          }
+          case "set-report-mail": {
+            const custNr = requireOption(values, "customer");
+            const none = values.success === undefined && values.failure === undefined;
+            await setReportMail(
+              db,
+              custNr,
+              none
+                ? null
+                : { successAddress: values.success ?? null, failureAddress: values.failure ?? null, attachedFaxImageMode: values.attach ?? "NEVER", attachedFaxImageFormat: values["attach-format"] ?? "PDF" },
+            );
             printPushSettings(await getNotificationSettings(db, custNr), false);
             return 0;
           }

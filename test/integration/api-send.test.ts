@@ -514,7 +514,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: api: send a fax job`, () =
       assert.equal(wrongMethod.body.error, "route_not_found");
     });
 
-    it("/openapi.json lists the six operations of the contract and the notification and fax image extensions", async () => {
+    it("/openapi.json lists the six operations of the contract and the notification, fax image and cancel extensions (the console's own routes stay out)", async () => {
       const res = await fetch(`${node.url}/openapi.json`);
       assert.equal(res.status, 200);
       const doc = (await res.json()) as { openapi: string; paths: Record<string, Record<string, { operationId?: string }>> };
@@ -538,6 +538,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: api: send a fax job`, () =
         getFaxImageTiff: "GET /rest/v1/{custNr}/fax/reports/{jobId}/fax-images/{imageId}",
         getFaxImagePagePng: "GET /rest/v1/{custNr}/fax/reports/{jobId}/fax-images/{imageId}/pages/{page}",
         previewJobRequest: "POST /rest/v1/{custNr}/fax/preview",
+        cancelJob: "POST /rest/v1/{custNr}/fax/reports/{jobId}/cancel",
       });
     });
 

@@ -48,7 +48,18 @@ describe("faxline accounts set-push / rotate-signing-secret / templates", () => 
       pushEvents: ["attempt.failed"],
       oauth2TokenUrl: null,
       signingSecrets: 2,
+      reportMail: null,
       templates: [{ kind: "push", name: "default", contentType: "application/xml; charset=utf-8", bytes: 51 }],
     });
+
+    // The account's e-mail report, for jobs that ask for none.
+    const badMail = await cli("accounts", "set-report-mail", "--customer", "CLI1", "--success", "no-address");
+    assert.equal(badMail.code, 1);
+    assert.match(badMail.stderr, /"no-address" is not an e-mail address/);
+    const mail = await cli("accounts", "set-report-mail", "--customer", "CLI1", "--failure", "fax-errors@example.com", "--attach", "failure_only", "--attach-format", "pdf");
+    assert.equal(mail.code, 0, mail.stderr);
+    assert.match(mail.stdout, /e-mail report: +success -, failure fax-errors@example.com, attach FAILURE_ONLY as PDF/);
+    const cleared = await cli("accounts", "set-report-mail", "--customer", "CLI1");
+    assert.match(cleared.stdout, /e-mail report: +\(none/);
   });
 });

@@ -203,6 +203,7 @@ export function JobPage({ account, jobId }: { account: Account; jobId: string })
             {r.reason ? <p class="reason" data-testid="recipient-reason">{r.reason}</p> : null}
             {r.reasonDetail ? (
               <p class="muted small">
+                {r.status === null ? `${t("job.lastFailure")} ` : null}
                 <code>{r.reasonDetail.code}</code> · {t("job.category", { category: r.reasonDetail.category ?? "–", retry: r.reasonDetail.retryClass ?? "–" })}
               </p>
             ) : null}

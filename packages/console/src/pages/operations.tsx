@@ -85,7 +85,7 @@ export function OperationsPage() {
           {ops.queues.map((q) => (
             <div>
               <h3>{q.datacenter}</h3>
-              <table>
+              {q.counts.length === 0 ? <p class="muted">{t("ops.queueEmpty")}</p> : <table>
                 <thead>
                   <tr>
                     <th scope="col">{t("ops.kind")}</th>
@@ -104,7 +104,7 @@ export function OperationsPage() {
                       </tr>
                     ))}
                 </tbody>
-              </table>
+              </table>}
             </div>
           ))}
         </Section>

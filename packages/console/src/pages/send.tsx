@@ -267,7 +267,7 @@ export function SendPage({ account }: { account: Account }) {
 
       {preview ? (
         <Section title={t("send.previewTitle")} id="send-preview">
-          <p>{t("send.previewSummary", { pages: preview.pages.length, seconds: Math.round(preview.estimatedSeconds) })}</p>
+          <p>{preview.pages.length === 1 ? t("send.previewSummaryOne", { seconds: Math.round(preview.estimatedSeconds) }) : t("send.previewSummary", { pages: preview.pages.length, seconds: Math.round(preview.estimatedSeconds) })}</p>
           <ol class="pages">
             {preview.pages.map((p) => (
               <li>

@@ -1,0 +1,87 @@
+/**
+ * Takes the console screenshots in docs/images/ (README, docs/console.md): starts a node on a
+ * throw-away SQLite store, sends a few faxes to test numbers through the API, and photographs
+ * each page in headless Chromium.
+ *
+ *   npm run screenshots            writes docs/images/console-*.png
+ */
+import { mkdtempSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
+import { createLogin } from "../src/accounts/accounts.ts";
+import { setPushSettings } from "../src/accounts/notification-settings.ts";
+import { loadConfig } from "../src/config/load.ts";
+import { silentLogger } from "../src/lib/logger.ts";
+import { startNode } from "../src/roles/start-node.ts";
+import { launchBrowser } from "../test/support/browser.ts";
+
+const out = join(import.meta.dirname, "..", "docs", "images");
+const dir = mkdtempSync(join(tmpdir(), "faxline-shots-"));
+const config = loadConfig({
+  env: {},
+  overrides: { "store.dataDir": dir, "http.host": "127.0.0.1", "http.port": 0, "testLine.timeScale": "0.02", "scheduler.pollInterval": "50ms", "retry.busy": "2s,2s", "retry.protocol": "2s,2s", "retry.noFax": "2s", "log.level": "silent" },
+});
+const node = await startNode(config, silentLogger());
+const db = node.context.store.db;
+const demo = { custNr: "99999TE", login: "demo", password: "demo-password" };
+await createLogin(db, { ...demo, isTest: true }, Date.now());
+await createLogin(db, { custNr: "00001OP", login: "operator", password: "operator-password", isTest: true, isAdmin: true }, Date.now());
+await setPushSettings(db, demo.custNr, { url: "https://erp.example.com/fax/status", format: "JSON" });
+
+const auth = `Basic ${Buffer.from(`${demo.login}:${demo.password}`).toString("base64")}`;
+const letter = Buffer.from("Dear Ms Weber,\n\nplease find the signed contract attached.\n\nKind regards\nAnna Schmidt\n").toString("base64");
+const send = async (numbers: string[], reference: string) => {
+  const res = await fetch(`${node.url}/rest/v1/${demo.custNr}/fax`, {
+    method: "POST",
+    headers: { authorization: auth, "content-type": "application/json" },
+    body: JSON.stringify({ recipients: numbers.map((number) => ({ number })), documents: [{ name: "contract.txt", data: letter }], reference: { customerDefinedId: reference } }),
+  });
+  return ((await res.json()) as { jobId: string }).jobId;
+};
+await send(["+4900000020"], "INV-2026-1041");
+await send(["+4900000020", "+4900000021", "+4900000003"], "CONTRACT-7781");
+const failed = await send(["+4900000020", "+4900000006"], "ORDER-5512");
+await send(["+4900000009"], "INV-2026-1042");
+await send(["+4900000008"], "LAB-REPORT-33");
+await new Promise((r) => setTimeout(r, 12_000));
+
+const browser = await launchBrowser();
+const shoot = async (login: { login: string; password: string }, pages: [string, string, ((p: import("playwright-core").Page) => Promise<void>)?][]) => {
+  const context = await browser.newContext({ locale: "en-GB", viewport: { width: 1280, height: 820 }, deviceScaleFactor: 1 });
+  const page = await context.newPage();
+  await page.goto(`${node.url}/console/`);
+  await page.screenshot({ path: join(out, "console-sign-in.png") });
+  await page.getByLabel("Login").fill(login.login);
+  await page.getByLabel("Password").fill(login.password);
+  await page.getByRole("button", { name: "Sign in" }).click();
+  await page.waitForURL(/\/console\/jobs$/);
+  for (const [path, file, prepare] of pages) {
+    await page.goto(`${node.url}/console${path}`);
+    await page.getByRole("heading", { level: 1 }).waitFor();
+    await page.waitForTimeout(600);
+    if (prepare) await prepare(page);
+    await page.screenshot({ path: join(out, file), fullPage: true });
+    console.log(`wrote docs/images/${file}`);
+  }
+  await context.close();
+};
+await shoot(demo, [
+  ["/jobs", "console-jobs.png"],
+  [`/jobs/${failed}`, "console-job.png", async (p) => void (await p.getByRole("img", { name: "Page 1 of 1" }).first().waitFor())],
+  [
+    "/send",
+    "console-send.png",
+    async (p) => {
+      await p.locator('input[type="file"]').setInputFiles({ name: "contract.txt", mimeType: "text/plain", buffer: Buffer.from(letter, "base64") });
+      await p.getByLabel("Fax number 1").fill("+49 0000 0020");
+      await p.getByText("✓ Will dial").waitFor();
+      await p.getByRole("button", { name: "Show the pages" }).click();
+      await p.getByRole("heading", { name: "What the recipient will receive" }).waitFor();
+    },
+  ],
+  ["/settings", "console-settings.png"],
+]);
+await shoot({ login: "operator", password: "operator-password" }, [["/operations", "console-operations.png"]]);
+await browser.close();
+await node.stop();
+rmSync(dir, { recursive: true, force: true });
