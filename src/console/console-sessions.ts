@@ -30,7 +30,7 @@ import {
 
 export const SESSION_COOKIE = "faxline_session";
 export const CSRF_HEADER = "x-csrf-token";
-/** A session's expiry is written back at most this often (each request would be a write). */
+/** A session's expiry is written back at most this often (each request would be a write), or a quarter of the idle time when that is shorter. */
 const TOUCH_EVERY_MS = 30_000;
 
 export interface ConsoleAccount extends AuthenticatedAccount {
@@ -128,7 +128,7 @@ export class ConsoleSessions {
       }
     }
     let expiresAt = Number(row.expires_at);
-    if (now - Number(row.last_seen_at) >= TOUCH_EVERY_MS) {
+    if (now - Number(row.last_seen_at) >= Math.min(TOUCH_EVERY_MS, this.#o.idleMs / 4)) {
       expiresAt = Math.min(now + this.#o.idleMs, Number(row.created_at) + this.#o.maxMs);
       await touchConsoleSession(this.#o.db, hash, now, expiresAt);
     }

@@ -54,7 +54,7 @@ export class TestLine implements Line {
           durationSecs: script.answered ? Math.round(script.secondsBeforeFailure) : 0,
           remoteCsid: null,
           rawCause: script.rawCause,
-          transport: "test",
+          ...(script.answered ? { transport: "test" as const } : {}),
         };
       }
       case "partial": {

@@ -2,7 +2,8 @@
  * Copies a whole store into an empty one (`faxline store copy --to postgres://…`): accounts,
  * settings, templates, the do-not-fax list, the capability cache, jobs with their documents,
  * recipients, attempts and fax images, and the notification outbox with its delivery log.
- * The node registry and the singleton leases are not copied: they describe running processes.
+ * The node registry and the singleton leases are not copied: they describe running processes;
+ * nor are console sessions (people sign in again on the new store).
  *
  * Tables are copied parents first (foreign keys), each streamed from the source and inserted in
  * batches, all in one transaction on the target: a copy that fails leaves the target empty.

@@ -10,7 +10,10 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { DIALECTS, testStore, type TestStore } from "../support/dialects.ts";
 import { PushReceiver } from "../support/push-receiver.ts";
-import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { ManualClock } from "../../src/lib/clock.ts";
+import { silentLogger } from "../../src/lib/logger.ts";
+import { startNode, type RunningNode } from "../../src/roles/start-node.ts";
+import { api, createTestLogin, eventually, startTestNode, tempDir, testConfig, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
 
 /** A browser-like session: keeps the cookie and sends the CSRF token on changes. */
 class Browser {
@@ -389,3 +392,40 @@ for (const dialect of DIALECTS) {
     });
   });
 }
+
+describe("console sessions expire (on the node's clock, advanced by hand)", () => {
+  const clock = new ManualClock(Date.now());
+  const dir = tempDir();
+  let node: RunningNode;
+  before(async () => {
+    node = await startNode(testConfig(dir.path, { "node.roles": "api", "console.sessionIdle": "30m", "console.sessionMax": "12h" }), silentLogger(), { clock });
+    await createTestLogin(node, { custNr: "70100", login: "idle", password: "idle-password" });
+  });
+  after(async () => {
+    await node.stop();
+    dir.remove();
+  });
+
+  it("after console.sessionIdle without a request, and console.sessionMax after sign-in however active", async () => {
+    const idle = new Browser(node.url!);
+    await idle.signIn("idle", "idle-password");
+    await clock.advance(29 * 60_000);
+    assert.equal((await idle.request("GET", "/console/api/session")).status, 200, "29 minutes idle");
+    await clock.advance(29 * 60_000);
+    assert.equal((await idle.request("GET", "/console/api/session")).status, 200, "the request before moved the end");
+    await clock.advance(31 * 60_000);
+    const ended = await idle.request("GET", "/console/api/session");
+    assert.equal(ended.status, 401, "31 minutes idle");
+    assert.match(ended.body.message, /session has ended/);
+
+    const busy = new Browser(node.url!);
+    await busy.signIn("idle", "idle-password");
+    // A request every 20 minutes keeps it alive, up to 12 hours after sign-in.
+    for (let minutes = 20; minutes < 12 * 60; minutes += 20) {
+      await clock.advance(20 * 60_000);
+      assert.equal((await busy.request("GET", "/console/api/session")).status, 200, `alive after ${minutes} minutes`);
+    }
+    await clock.advance(20 * 60_000);
+    assert.equal((await busy.request("GET", "/console/api/session")).status, 401, "ended at console.sessionMax");
+  });
+});

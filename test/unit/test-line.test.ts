@@ -60,6 +60,7 @@ describe("TestLine: delivered calls", () => {
         durationSecs: Math.round(seconds),
         remoteCsid: "+4989000000000",
         bitRate: 14_400,
+        transport: "test",
       });
       assert.ok(Math.abs(elapsedMs - seconds * 1000) < 1e-6, `waited ${elapsedMs} ms, expected ${seconds * 1000}`);
     });

@@ -8,6 +8,8 @@ import type { Database } from "../database.ts";
 
 export interface RunningCall {
   jobId: string;
+  /** test (the simulated test line) or sip (a trunk). */
+  line: "test" | "sip";
   e164: string;
   node: string;
   startedAt: number;
@@ -19,14 +21,15 @@ export async function runningCalls(db: Kysely<Database>, datacenters: readonly s
   const rows = await db
     .selectFrom("attempts")
     .innerJoin("recipients", "recipients.id", "attempts.recipient_id")
-    .select(["attempts.job_id", "attempts.e164", "attempts.node", "attempts.started_at", "attempts.attempt_no"])
+    .innerJoin("jobs", "jobs.id", "attempts.job_id")
+    .select(["attempts.job_id", "attempts.e164", "attempts.node", "attempts.started_at", "attempts.attempt_no", "jobs.is_test"])
     .where("recipients.state", "=", "sending")
     .where("recipients.datacenter", "in", [...datacenters])
     .where("attempts.result", "=", "in_progress")
     .orderBy("attempts.started_at")
     .limit(limit)
     .execute();
-  return rows.map((r) => ({ jobId: r.job_id, e164: r.e164, node: r.node, startedAt: Number(r.started_at), attemptNo: r.attempt_no }));
+  return rows.map((r) => ({ jobId: r.job_id, line: r.is_test === 1 ? ("test" as const) : ("sip" as const), e164: r.e164, node: r.node, startedAt: Number(r.started_at), attemptNo: r.attempt_no }));
 }
 
 export interface ReasonCount {

@@ -9,7 +9,7 @@ interface Operations {
   region: string;
   nodes: { id: string; datacenter: string; roles: string[]; version: string; hostname: string; lastSeenTs: string; secondsSinceHeartbeat: number; state: string; activeCalls: number }[];
   queues: { datacenter: string; counts: { kind: string; state: string; count: number }[] }[];
-  runningCalls: { jobId: string; e164: string; node: string; startedTs: string; seconds: number; attemptNo: number }[];
+  runningCalls: { jobId: string; line: string; e164: string; node: string; startedTs: string; seconds: number; attemptNo: number }[];
   failureReasons: { reasonCode: string; count: number; category: string | null; description: string }[];
   failingDestinations: { e164: string; failures: number; delivered: number; lastReasonCode: string | null; lastAttemptTs: string }[];
 }
@@ -117,6 +117,7 @@ export function OperationsPage() {
                 <tr>
                   <th scope="col">{t("ops.number")}</th>
                   <th scope="col">{t("ops.node")}</th>
+                  <th scope="col">{t("ops.line")}</th>
                   <th scope="col">{t("ops.since")}</th>
                   <th scope="col">{t("jobs.col.job")}</th>
                 </tr>
@@ -126,6 +127,7 @@ export function OperationsPage() {
                   <tr>
                     <td class="mono">{c.e164}</td>
                     <td class="mono">{c.node}</td>
+                    <td>{c.line === "test" ? t("ops.line.test") : t("ops.line.sip")}</td>
                     <td>{t("common.seconds", { n: c.seconds })}</td>
                     <td class="mono">{c.jobId}</td>
                   </tr>
