@@ -24,7 +24,7 @@ const config = loadConfig({
 const node = await startNode(config, silentLogger());
 const db = node.context.store.db;
 const demo = { custNr: "99999TE", login: "demo", password: "demo-password" };
-await createLogin(db, { ...demo, isTest: true }, Date.now());
+await createLogin(db, { ...demo, isTest: true, isManager: true }, Date.now());
 await createLogin(db, { custNr: "00001OP", login: "operator", password: "operator-password", isTest: true, isAdmin: true }, Date.now());
 await setPushSettings(db, demo.custNr, { url: "https://erp.example.com/fax/status", format: "JSON" });
 

@@ -78,7 +78,7 @@ bash scripts/build-native.sh
 if [ "$START" -eq 1 ]; then
   export FAXLINE_DATA_DIR="${FAXLINE_DATA_DIR:-./data}"
   if ! node bin/faxline.js accounts list --json | grep -q '"login": "demo"'; then
-    node bin/faxline.js accounts create --customer 99999TE --login demo --password demo-password --test
+    node bin/faxline.js accounts create --customer 99999TE --login demo --password demo-password --test --manager
   fi
   echo "install: starting Faxline on port ${FAXLINE_PORT:-8080} (demo test login: demo / demo-password, customer 99999TE)"
   # glibc malloc settings that let a node give memory back after large requests (docs/deployment.md, "Memory").

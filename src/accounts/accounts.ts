@@ -50,6 +50,8 @@ export interface CreateLoginInput {
   isTest: boolean;
   /** An operator login: the console's Operations pages. */
   isAdmin?: boolean;
+  /** May change the customer's settings in the console. */
+  isManager?: boolean;
   ipAllowList?: string[] | null;
   retentionDays?: number | null;
 }
@@ -84,6 +86,7 @@ export async function createLogin(db: Kysely<Database>, input: CreateLoginInput,
         password_hash: passwordHash,
         is_test: input.isTest ? 1 : 0,
         is_admin: input.isAdmin ? 1 : 0,
+        is_manager: input.isManager ? 1 : 0,
         ip_allow_list: allow ? JSON.stringify(allow) : null,
         disabled_at: null,
         created_at: now,
@@ -98,6 +101,7 @@ export interface LoginSummary {
   custNr: string;
   test: boolean;
   admin: boolean;
+  manager: boolean;
   disabled: boolean;
   ipAllowList: string[] | null;
   retentionDays: number | null;
@@ -108,7 +112,7 @@ export async function listLogins(db: Kysely<Database>, custNr?: string): Promise
   let query = db
     .selectFrom("logins")
     .innerJoin("customers", "customers.cust_nr", "logins.cust_nr")
-    .select(["logins.login", "logins.cust_nr", "logins.is_test", "logins.is_admin", "logins.disabled_at", "logins.ip_allow_list", "logins.created_at", "customers.retention_days"])
+    .select(["logins.login", "logins.cust_nr", "logins.is_test", "logins.is_admin", "logins.is_manager", "logins.disabled_at", "logins.ip_allow_list", "logins.created_at", "customers.retention_days"])
     .orderBy("logins.cust_nr")
     .orderBy("logins.login");
   if (custNr) query = query.where("logins.cust_nr", "=", custNr);
@@ -118,6 +122,7 @@ export async function listLogins(db: Kysely<Database>, custNr?: string): Promise
     custNr: r.cust_nr,
     test: r.is_test === 1,
     admin: r.is_admin === 1,
+    manager: r.is_manager === 1,
     disabled: r.disabled_at !== null,
     ipAllowList: r.ip_allow_list === null ? null : (JSON.parse(r.ip_allow_list) as string[]),
     retentionDays: r.retention_days,
@@ -131,6 +136,11 @@ export async function setLoginDisabled(db: Kysely<Database>, login: string, disa
     .set({ disabled_at: disabled ? now : null })
     .where("login", "=", login)
     .executeTakeFirst();
+  if (Number(result.numUpdatedRows) === 0) throw new AccountError(`No login "${login}"`);
+}
+
+export async function setLoginManager(db: Kysely<Database>, login: string, manager: boolean): Promise<void> {
+  const result = await db.updateTable("logins").set({ is_manager: manager ? 1 : 0 }).where("login", "=", login).executeTakeFirst();
   if (Number(result.numUpdatedRows) === 0) throw new AccountError(`No login "${login}"`);
 }
 

@@ -2,11 +2,12 @@
  * The `faxline` command.
  *
  *   faxline serve [--config FILE]
- *   faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--admin]
+ *   faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--admin] [--manager]
  *                           [--allow-ip CIDR]... [--retention-days N]
  *   faxline accounts list [--customer CUSTNR] [--json]
  *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
  *   faxline accounts set-admin --login LOGIN [--off]
+ *   faxline accounts set-manager --login LOGIN [--off]
  *   faxline accounts set-retention --customer CUSTNR --days N
  *   faxline accounts set-push --customer CUSTNR [--url URL] [--format XML|JSON|TEMPLATE]
  *                             [--events LIST|none] [--oauth2-token-url URL]
@@ -52,8 +53,9 @@ import type { FaxBitRateCap } from "../line/fax-engine/engine.ts";
 
 const USAGE = `Usage:
   faxline serve [--config FILE]
-  faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--admin] [--allow-ip CIDR]... [--retention-days N]
+  faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--admin] [--manager] [--allow-ip CIDR]... [--retention-days N]
   faxline accounts set-admin --login LOGIN [--off]
+  faxline accounts set-manager --login LOGIN [--off]
   faxline accounts list [--customer CUSTNR] [--json]
   faxline accounts disable --login LOGIN
   faxline accounts enable --login LOGIN
@@ -153,6 +155,7 @@ export async function main(argv: string[]): Promise<number> {
       password: { type: "string" },
       test: { type: "boolean", default: false },
       admin: { type: "boolean", default: false },
+      manager: { type: "boolean", default: false },
       off: { type: "boolean", default: false },
       "allow-ip": { type: "string", multiple: true },
       "retention-days": { type: "string" },
@@ -222,7 +225,7 @@ export async function main(argv: string[]): Promise<number> {
       if (sub !== "adopt") throw new UsageError(`Unknown datacenter command "${sub ?? ""}" (faxline datacenter adopt --from DE1 --to DE2)`);
       return (await import("./store-commands.ts")).datacenterAdoptCommand(config, { from: requireOption(values, "from"), to: requireOption(values, "to") });
     case "accounts": {
-      const { createLogin, listLogins, setCustomerRetention, setLoginAdmin, setLoginDisabled } = await import("../accounts/accounts.ts");
+      const { createLogin, listLogins, setCustomerRetention, setLoginAdmin, setLoginDisabled, setLoginManager } = await import("../accounts/accounts.ts");
       const { getNotificationSettings, retireSigningSecrets, rotateSigningSecret, setPushSettings, setReportMail } = await import("../accounts/notification-settings.ts");
       const { setDefaultHeader } = await import("../accounts/rendering-settings.ts");
       return withStore(config, async ({ db }) => {
@@ -237,13 +240,14 @@ export async function main(argv: string[]): Promise<number> {
                 password: requireOption(values, "password"),
                 isTest: values.test === true,
                 isAdmin: values.admin === true,
+                isManager: values.manager === true,
                 ipAllowList: values["allow-ip"] ?? null,
                 retentionDays: days === undefined ? null : Number(days),
               },
               now,
             );
             console.log(
-              `Created ${values.test ? "test " : ""}${values.admin ? "operator " : ""}login ${values.login} for customer ${values.customer}${result.customerCreated ? " (new customer)" : ""}`,
+              `Created ${values.test ? "test " : ""}${values.admin ? "operator " : ""}${values.manager ? "manager " : ""}login ${values.login} for customer ${values.customer}${result.customerCreated ? " (new customer)" : ""}`,
             );
             return 0;
           }
@@ -253,7 +257,7 @@ export async function main(argv: string[]): Promise<number> {
             else {
               for (const l of logins) {
                 console.log(
-                  `${l.custNr.padEnd(12)} ${l.login.padEnd(24)} ${l.test ? "test" : "live"}${l.admin ? " operator" : ""} ${l.disabled ? "disabled" : "enabled "} ${l.ipAllowList?.join(",") ?? "any address"}`,
+                  `${l.custNr.padEnd(12)} ${l.login.padEnd(24)} ${l.test ? "test" : "live"}${l.admin ? " operator" : ""}${l.manager ? " manager" : ""} ${l.disabled ? "disabled" : "enabled "} ${l.ipAllowList?.join(",") ?? "any address"}`,
                 );
               }
               if (logins.length === 0) console.log("No logins.");
@@ -269,6 +273,12 @@ export async function main(argv: string[]): Promise<number> {
             const login = requireOption(values, "login");
             await setLoginAdmin(db, login, values.off !== true);
             console.log(values.off ? `Login ${login} is no longer an operator` : `Login ${login} is an operator: the console shows it the Operations pages`);
+            return 0;
+          }
+          case "set-manager": {
+            const login = requireOption(values, "login");
+            await setLoginManager(db, login, values.off !== true);
+            console.log(values.off ? `Login ${login} may no longer change its customer's settings` : `Login ${login} may change its customer's settings in the console`);
             return 0;
           }
           case "set-retention": {

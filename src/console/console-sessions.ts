@@ -5,6 +5,7 @@
  *   logins and IP allow-lists), then stores a session row (migration 0007) and sets the cookie
  *   `faxline_session`: a random 256-bit token, HttpOnly, SameSite=Strict, Path=/, Secure when the
  *   request came over HTTPS. Only the token's SHA-256 is stored.
+ * - Signing in ends the session the browser's cookie still named.
  * - Every request re-reads the session with its login: a disabled login, an address no longer on
  *   the allow-list, or a session past `console.sessionIdle` without use or `console.sessionMax`
  *   after sign-in is refused (401).
@@ -92,6 +93,9 @@ export class ConsoleSessions {
     const account = await this.#o.authenticator.verify(login, password, request.ip, reply);
     const now = this.#o.clock.now();
     await deleteExpiredConsoleSessions(this.#o.db, now);
+    // A session this browser still held ends: one browser, one session.
+    const previous = readCookie(request.headers.cookie, SESSION_COOKIE);
+    if (previous) await deleteConsoleSession(this.#o.db, tokenHash(previous));
     const token = randomBytes(32).toString("base64url");
     const csrfToken = randomBytes(24).toString("base64url");
     const expiresAt = Math.min(now + this.#o.idleMs, now + this.#o.maxMs);
@@ -110,7 +114,7 @@ export class ConsoleSessions {
    * The request's session, or null when it carries no session cookie. Throws 401 for an ended
    * or unusable session and 403 for a change without the CSRF token.
    */
-  async resolve(request: FastifyRequest): Promise<(ConsoleAccount & { tokenHash: string }) | null> {
+  async resolve(request: FastifyRequest, options: { touch?: boolean } = {}): Promise<(ConsoleAccount & { tokenHash: string }) | null> {
     if (request.consoleSession) return request.consoleSession;
     const token = readCookie(request.headers.cookie, SESSION_COOKIE);
     if (!token) return null;
@@ -128,7 +132,9 @@ export class ConsoleSessions {
       }
     }
     let expiresAt = Number(row.expires_at);
-    if (now - Number(row.last_seen_at) >= Math.min(TOUCH_EVERY_MS, this.#o.idleMs / 4)) {
+    // A live-update stream checks its session without using it (touch: false): an unattended open
+    // tab must still reach the idle end.
+    if (options.touch !== false && now - Number(row.last_seen_at) >= Math.min(TOUCH_EVERY_MS, this.#o.idleMs / 4)) {
       expiresAt = Math.min(now + this.#o.idleMs, Number(row.created_at) + this.#o.maxMs);
       await touchConsoleSession(this.#o.db, hash, now, expiresAt);
     }
@@ -137,6 +143,7 @@ export class ConsoleSessions {
       custNr: row.cust_nr,
       isTest: row.is_test === 1,
       isAdmin: row.is_admin === 1,
+      isManager: row.is_manager === 1,
       csrfToken: row.csrf_token,
       expiresAt,
       tokenHash: hash,

@@ -66,7 +66,8 @@ export function registerStaticFiles(app: FastifyInstance, dist = CONSOLE_DIST): 
   app.get("/console", { schema: { hide: true } }, async (_request, reply) => reply.redirect("/console/", 301));
   app.get("/console/*", { schema: { hide: true } }, async (request, reply) => {
     if (!files) {
-      throw new ApiError("service_unavailable", `The console's files are not built (${dist}index.html is missing); run npm run build`);
+      request.log.error({ dist }, "the console's files are not built: index.html is missing; run npm run build");
+      throw new ApiError("service_unavailable", "The console's files are not built on this node; its operator runs npm run build");
     }
     const path = (request.params as { "*": string })["*"];
     if (path.startsWith("api/")) throw new ApiError("route_not_found", `No endpoint ${request.method} /console/${path.split("?")[0]}`);

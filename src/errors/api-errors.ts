@@ -56,6 +56,8 @@ export const ApiErrors = {
   customer_mismatch: def("customer_mismatch", 401, "The login does not belong to the customer number in the path"),
   ip_not_allowed: def("ip_not_allowed", 401, "The login may not be used from this IP address"),
   csrf_token_invalid: def("csrf_token_invalid", 403, "A console request that changes something lacks the session's X-CSRF-Token header"),
+  manager_only: def("manager_only", 403, "Only a login that manages the account may change its settings"),
+  too_many_streams: def("too_many_streams", 429, "This login has too many live-update streams open on this node"),
   operator_only: def("operator_only", 403, "Only an operator login may use this console page"),
   setting_invalid: def("setting_invalid", 400, "An account setting has a value that cannot be used; the message says which and why"),
   too_many_auth_failures: def("too_many_auth_failures", 429, "Too many failed logins; wait before trying again"),

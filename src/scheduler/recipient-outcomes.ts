@@ -290,21 +290,11 @@ export async function failRecipientsFinal(
   const reason = failureReason(reasonCode);
   const text = detail ? `${reason.description}: ${detail}` : reason.description;
   await lockJob(trx, where.jobId);
-  const open = await trx
-    .selectFrom("recipients")
-    .select(["id", "state"])
-    .where("job_id", "=", where.jobId)
-    .where("state", "in", [...where.states])
-    .execute();
-  if (open.length === 0) return 0;
-  for (const r of open) assertRecipientTransition(r.state as RecipientState, "failed");
-  await trx
-    .updateTable("attempts")
-    .set({ result: "abandoned", ended_at: now, reason_code: reasonCode })
-    .where("recipient_id", "in", open.map((r) => r.id))
-    .where("result", "=", "in_progress")
-    .execute();
-  const result = await trx
+  for (const state of where.states) assertRecipientTransition(state as RecipientState, "failed");
+  // The recipients first, guarded by their state, and only the attempts of those that moved: a
+  // sender's claim (which does not take the job lock) may commit between two statements here,
+  // and its new attempt must not be abandoned for a recipient this update then left alone.
+  const ended = await trx
     .updateTable("recipients")
     .set({
       state: "failed",
@@ -315,9 +305,17 @@ export async function failRecipientsFinal(
       reason_text: text.length > 1000 ? `${text.slice(0, 997)}...` : text,
       finished_at: now,
     })
-    .where("id", "in", open.map((r) => r.id))
+    .where("job_id", "=", where.jobId)
     .where("state", "in", [...where.states])
-    .executeTakeFirst();
+    .returning("id")
+    .execute();
+  if (ended.length === 0) return 0;
+  await trx
+    .updateTable("attempts")
+    .set({ result: "abandoned", ended_at: now, reason_code: reasonCode })
+    .where("recipient_id", "in", ended.map((r) => r.id))
+    .where("result", "=", "in_progress")
+    .execute();
   await afterRecipientFinal(trx, where.jobId, now);
-  return Number(result.numUpdatedRows);
+  return ended.length;
 }

@@ -119,6 +119,8 @@ export interface LoginsTable {
   created_at: number;
   /** 1: an operator login; it sees the console's Operations pages (migration 0007). */
   is_admin: Generated<number>;
+  /** 1: may change the customer's settings in the console (migration 0007). */
+  is_manager: Generated<number>;
 }
 
 /** A signed-in console browser (migration 0007; console/console-sessions.ts). */

@@ -25,7 +25,7 @@ describe("web console in Chromium", () => {
     await receiver.start();
     // A one-page test call takes about 3 s at this scale: long enough to see it in progress.
     node = await startTestNode({ "testLine.timeScale": "0.1", "push.allowTargets": "127.0.0.1" });
-    await createTestLogin(node, erin);
+    await createTestLogin(node, { ...erin, isManager: true });
     await createTestLogin(node, frank);
     await createTestLogin(node, { ...ops, isAdmin: true });
     browser = await launchBrowser();
@@ -179,6 +179,11 @@ describe("web console in Chromium", () => {
     await page.goto(`${node.url}/console/jobs/${erinJob.body.jobId}`);
     await page.getByRole("alert").filter({ hasText: `You have no job ${erinJob.body.jobId}` }).waitFor();
     assert.equal(await page.getByRole("link", { name: "Operations" }).count(), 0, "no Operations for a customer login");
+    // Frank does not manage his account: its settings are shown, not changeable.
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByText("Only a login that manages the account can change its settings").waitFor();
+    assert.equal(await page.getByLabel("Push URL").isDisabled(), true);
+    assert.equal(await page.getByLabel("Current password").isDisabled(), false, "his own password he can change");
     await context.close();
   });
 

@@ -134,7 +134,7 @@ for (const dialect of DIALECTS) {
       const otherCustomer = await b.request("GET", `/rest/v1/${bob.custNr}/fax/reports`);
       assert.equal(otherCustomer.status, 401);
       assert.equal(otherCustomer.body.error, "customer_mismatch");
-      const form = await fetch(`${node.url}/console/api/settings/header`, { method: "PUT", headers: { cookie: b.cookie, "content-type": "text/plain", "x-csrf-token": b.csrf }, body: "header=x" });
+      const form = await fetch(`${node.url}/console/api/settings/password`, { method: "POST", headers: { cookie: b.cookie, "content-type": "text/plain", "x-csrf-token": b.csrf }, body: "currentPassword=x&newPassword=y" });
       assert.equal(form.status, 400, "a cross-site form's text/plain body is refused");
       assert.equal(((await form.json()) as { error: string }).error, "invalid_request");
     });
@@ -325,9 +325,27 @@ for (const dialect of DIALECTS) {
 
     it("changes settings that take effect through the API: default push, signing, e-mail report, header, retention, allow-list", async () => {
       const dave = { custNr: "70004", login: "dave", password: "dave-password" };
-      await createTestLogin(node, dave);
+      await createTestLogin(node, { ...dave, isManager: true });
+      // A login of the same customer that does not manage the account reads the settings, changes none.
+      await createTestLogin(node, { custNr: dave.custNr, login: "dave-clerk", password: "clerk-password" });
+      const clerk = new Browser(node.url);
+      await clerk.signIn("dave-clerk", "clerk-password");
+      for (const [method, path, body] of [
+        ["PUT", "/console/api/settings/push", { url: "https://attacker.example/" }],
+        ["POST", "/console/api/settings/signing-secret", { action: "rotate" }],
+        ["PUT", "/console/api/settings/report-mail", { successAddress: "me@example.com" }],
+        ["PUT", "/console/api/settings/retention", { days: 1 }],
+        ["PUT", "/console/api/settings/allow-list", { entries: [] }],
+        ["DELETE", "/console/api/settings/cover-templates/default", undefined],
+      ] as const) {
+        const refused = await clerk.request(method, path, body);
+        assert.equal(refused.status, 403, `${method} ${path}`);
+        assert.equal(refused.body.error, "manager_only");
+      }
+      assert.equal((await clerk.request("GET", "/console/api/settings")).body.canManage, false);
       const b = new Browser(node.url);
       await b.signIn(dave.login, dave.password);
+      assert.equal((await b.request("GET", "/console/api/settings")).body.canManage, true);
       const bad = await b.request("PUT", "/console/api/settings/push", { url: "ftp://example.com/x" });
       assert.equal(bad.status, 400);
       assert.equal(bad.body.error, "setting_invalid");
@@ -342,6 +360,15 @@ for (const dialect of DIALECTS) {
       assert.equal((await b.request("PUT", "/console/api/settings/header", { header: "From Dave %page/%pages" })).status, 200);
       assert.equal((await b.request("PUT", "/console/api/settings/retention", { days: 0 })).status, 400);
       assert.equal((await b.request("PUT", "/console/api/settings/retention", { days: 9 })).status, 200);
+      // A URL's credentials are kept but never shown, and saving the shown URL keeps them.
+      assert.equal((await b.request("PUT", "/console/api/settings/push", { url: "https://user:secret@erp.example.com/fax" })).status, 200);
+      const withCredentials = await b.request("GET", "/console/api/settings");
+      assert.equal(withCredentials.body.push.url, "https://erp.example.com/fax");
+      assert.equal(withCredentials.body.push.urlHasCredentials, true);
+      assert.equal((await b.request("PUT", "/console/api/settings/push", { url: "https://erp.example.com/fax" })).status, 200);
+      const { getNotificationSettings } = await import("../../src/accounts/notification-settings.ts");
+      assert.equal((await getNotificationSettings(node.node.context.store.db, dave.custNr)).pushUrl, "https://user:secret@erp.example.com/fax");
+      assert.equal((await b.request("PUT", "/console/api/settings/push", { url: receiver.url("/dave") })).status, 200);
       const settings = await b.request("GET", "/console/api/settings");
       assert.equal(settings.body.push.url, receiver.url("/dave"));
       assert.equal(settings.body.push.format, "JSON");
@@ -427,5 +454,33 @@ describe("console sessions expire (on the node's clock, advanced by hand)", () =
     }
     await clock.advance(20 * 60_000);
     assert.equal((await busy.request("GET", "/console/api/session")).status, 401, "ended at console.sessionMax");
+  });
+
+  it("an open live-update stream does not keep its session alive, and a login may hold only so many", async () => {
+    const tab = new Browser(node.url!);
+    await tab.signIn("idle", "idle-password");
+    const controller = new AbortController();
+    const streams = [];
+    for (let i = 0; i < 8; i++) {
+      const res = await fetch(`${node.url}/console/api/events`, { headers: { cookie: tab.cookie }, signal: controller.signal });
+      assert.equal(res.status, 200);
+      streams.push(res);
+    }
+    const ninth = await fetch(`${node.url}/console/api/events`, { headers: { cookie: tab.cookie } });
+    assert.equal(ninth.status, 429);
+    assert.equal(((await ninth.json()) as { error: string }).error, "too_many_streams");
+    // The streams poll every second; let them poll a few times, then the idle time passes.
+    const reader = streams[0]!.body!.getReader();
+    await new Promise((r) => setTimeout(r, 2500));
+    await clock.advance(31 * 60_000);
+    let text = "";
+    await eventually(async () => {
+      const { value, done } = await reader.read();
+      text += Buffer.from(value ?? new Uint8Array()).toString();
+      return done || text.includes("event: session") ? true : undefined;
+    }, 10_000, "the stream to say the session ended");
+    assert.match(text, /event: session\ndata: \{"error":"authentication_failed"/);
+    assert.equal((await tab.request("GET", "/console/api/session")).status, 401, "the stream did not count as use");
+    controller.abort();
   });
 });

@@ -69,13 +69,13 @@ export async function startTestNode(overrides: Record<string, unknown> = {}, dat
 
 export async function createTestLogin(
   node: TestNode | RunningNode,
-  input: { custNr?: string; login?: string; password?: string; isTest?: boolean; isAdmin?: boolean; ipAllowList?: string[]; retentionDays?: number } = {},
+  input: { custNr?: string; login?: string; password?: string; isTest?: boolean; isAdmin?: boolean; isManager?: boolean; ipAllowList?: string[]; retentionDays?: number } = {},
 ): Promise<{ custNr: string; login: string; password: string }> {
   const running = "node" in node ? node.node : node;
   const account = { custNr: input.custNr ?? "99999TE", login: input.login ?? "tester", password: input.password ?? "secret-pass-1" };
   await createLogin(
     running.context.store.db,
-    { ...account, isTest: input.isTest ?? true, isAdmin: input.isAdmin ?? false, ipAllowList: input.ipAllowList ?? null, retentionDays: input.retentionDays ?? null },
+    { ...account, isTest: input.isTest ?? true, isAdmin: input.isAdmin ?? false, isManager: input.isManager ?? false, ipAllowList: input.ipAllowList ?? null, retentionDays: input.retentionDays ?? null },
     Date.now(),
   );
   return account;

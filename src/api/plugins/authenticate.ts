@@ -29,6 +29,8 @@ export interface AuthenticatedAccount {
   isTest: boolean;
   /** An operator login (logins.is_admin): the console's Operations pages. */
   isAdmin: boolean;
+  /** May change the customer's settings in the console (logins.is_manager). */
+  isManager: boolean;
 }
 
 /**
@@ -151,7 +153,7 @@ export class Authenticator {
         throw new ApiError("authentication_failed", row && ok ? `Login "${login}" is disabled` : "Wrong login or password");
       }
       entry = {
-        account: { login: row.login, custNr: row.cust_nr, isTest: row.is_test === 1, isAdmin: row.is_admin === 1 },
+        account: { login: row.login, custNr: row.cust_nr, isTest: row.is_test === 1, isAdmin: row.is_admin === 1, isManager: row.is_manager === 1 },
         allowList: row.ip_allow_list === null ? null : (JSON.parse(row.ip_allow_list) as string[]),
         expires: now + this.#options.cacheTtlMs,
       };

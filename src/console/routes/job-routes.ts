@@ -15,7 +15,7 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "../../errors/api-errors.ts";
 import { failureReason, isFailureReasonCode } from "../../errors/failure-reasons.ts";
 import { toIsoSeconds } from "../../lib/clock.ts";
-import { changedConsoleJobIds, getConsoleJob, listConsoleJobs, type ConsoleJobStatus } from "../../store/queries/console-jobs.ts";
+import { consoleJobChanges, getConsoleJob, listConsoleJobs, type ConsoleJobStatus } from "../../store/queries/console-jobs.ts";
 import type { ConsoleDeps } from "../console-deps.ts";
 
 const STATUSES: readonly ConsoleJobStatus[] = ["open", "delivered", "failed"];
@@ -24,6 +24,8 @@ const PAGE_SIZES = [10, 25, 50, 100];
 const EVENT_POLL_MS = 1000;
 /** A comment line keeps proxies from closing a quiet stream. */
 const EVENT_KEEPALIVE_MS = 15_000;
+/** Live-update streams one login may hold open on one node (tabs; each polls the store). */
+const MAX_STREAMS_PER_LOGIN = 8;
 
 function dateParam(value: string | undefined, name: string, endOfDay: boolean): number | undefined {
   if (value === undefined || value === "") return undefined;
@@ -159,12 +161,18 @@ export function registerJobRoutes(app: FastifyInstance, deps: ConsoleDeps): void
   });
 
   const streams = new Set<() => void>();
+  const streamsPerLogin = new Map<string, number>();
   app.addHook("preClose", async () => {
     for (const end of [...streams]) end();
   });
 
   app.get("/events", async (request: FastifyRequest, reply) => {
     const session = await deps.sessions.require(request);
+    const held = streamsPerLogin.get(session.login) ?? 0;
+    if (held >= MAX_STREAMS_PER_LOGIN) {
+      throw new ApiError("too_many_streams", `Login "${session.login}" has ${held} live-update streams open on this node; close some console tabs`);
+    }
+    streamsPerLogin.set(session.login, held + 1);
     reply.hijack();
     const res = reply.raw;
     res.writeHead(200, {
@@ -175,6 +183,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: ConsoleDeps): void
     });
     res.write(`retry: 3000\n: live updates of ${session.login}'s jobs\n\n`);
     let since = deps.clock.now();
+    let previous: Map<string, string> | null = null;
     let closed = false;
     let lastWrite = Date.now();
     let timer: NodeJS.Timeout | undefined;
@@ -183,36 +192,47 @@ export function registerJobRoutes(app: FastifyInstance, deps: ConsoleDeps): void
       closed = true;
       if (timer) clearTimeout(timer);
       streams.delete(end);
+      const left = (streamsPerLogin.get(session.login) ?? 1) - 1;
+      if (left > 0) streamsPerLogin.set(session.login, left);
+      else streamsPerLogin.delete(session.login);
       res.end();
+    };
+    const send = (text: string) => {
+      if (closed || res.writableEnded) return;
+      res.write(text);
+      lastWrite = Date.now();
     };
     streams.add(end);
     request.raw.on("close", end);
+    res.on("error", end);
     const poll = async () => {
       if (closed) return;
       try {
-        // The session may end (sign-out, expiry, login disabled) while the stream is open.
+        // The session may end (sign-out, expiry, login disabled) while the stream is open; the
+        // check does not count as use, so an unattended tab still reaches its idle end.
         request.consoleSession = undefined;
-        if (!(await deps.sessions.resolve(request))) return end();
+        if (!(await deps.sessions.resolve(request, { touch: false }))) return end();
         const started = deps.clock.now();
         // One second of overlap: another node's clock may be a little behind ours.
-        const ids = await changedConsoleJobIds(db, scope(session.login), since - 1000);
+        const changes = await consoleJobChanges(db, scope(session.login), since - 1000);
         since = started;
         if (closed) return;
-        if (ids.length > 0) {
-          res.write(`event: jobs\ndata: ${JSON.stringify({ ids })}\n\n`);
-          lastWrite = Date.now();
-        } else if (Date.now() - lastWrite >= EVENT_KEEPALIVE_MS) {
-          res.write(": keep-alive\n\n");
-          lastWrite = Date.now();
+        const ids = new Set(changes.createdOrCompleted);
+        if (previous) {
+          for (const [id, signature] of changes.open) if (previous.get(id) !== signature) ids.add(id);
         }
+        previous = changes.open;
+        if (ids.size > 0) send(`event: jobs\ndata: ${JSON.stringify({ ids: [...ids] })}\n\n`);
+        else if (Date.now() - lastWrite >= EVENT_KEEPALIVE_MS) send(": keep-alive\n\n");
       } catch (err) {
+        if (closed) return;
         if (err instanceof ApiError) {
-          res.write(`event: session\ndata: ${JSON.stringify({ error: err.definition.code, message: err.message })}\n\n`);
+          send(`event: session\ndata: ${JSON.stringify({ error: err.definition.code, message: err.message })}\n\n`);
           return end();
         }
         // A store outage: say so and keep trying; the browser shows the stream as stalled.
         request.log.warn({ err }, "console live updates: store query failed");
-        res.write(`event: stalled\ndata: {}\n\n`);
+        send("event: stalled\ndata: {}\n\n");
       }
       if (!closed) timer = setTimeout(() => void poll(), EVENT_POLL_MS);
     };

@@ -22,6 +22,7 @@ function accountView(deps: ConsoleDeps, a: ConsoleAccount) {
     custNr: a.custNr,
     test: a.isTest,
     operator: a.isAdmin,
+    manager: a.isManager,
     csrfToken: a.csrfToken,
     expiresTs: new Date(a.expiresAt).toISOString(),
     region: deps.config.node.region,

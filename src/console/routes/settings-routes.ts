@@ -2,7 +2,10 @@
  * The console's Settings page: the account (customer) settings operators otherwise set with
  * `faxline accounts …` and `faxline templates …`, and the signed-in login's own password and
  * IP allow-list. Every change goes through the same checks as the CLI (accounts/*.ts);
- * their AccountError messages come back as 400 setting_invalid.
+ * their AccountError messages come back as 400 setting_invalid. Settings that apply to the whole
+ * customer, and the login's allow-list, may be changed only by a login that manages the account
+ * (logins.is_manager; 403 manager_only otherwise); every login may read them and change its own
+ * password.
  *
  *  - GET  /console/api/settings
  *  - PUT  /console/api/settings/push            {url, format, events, oauth2TokenUrl}
@@ -15,7 +18,8 @@
  *  - PUT  /console/api/settings/allow-list      {entries}
  *  - POST /console/api/settings/password        {currentPassword, newPassword}
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { withoutCredentials } from "../../net/url-display.ts";
 import { AccountError, allowListMatches, findLogin, parseAllowList, setCustomerRetention, setLoginAllowList, setLoginPassword } from "../../accounts/accounts.ts";
 import {
   getNotificationSettings,
@@ -58,6 +62,25 @@ function optionalString(b: Record<string, unknown>, key: string, max = 2048): st
   return v;
 }
 
+/** The session of a login that manages its customer's account, or 403 manager_only. */
+async function requireManager(deps: ConsoleDeps, request: FastifyRequest) {
+  const session = await deps.sessions.require(request);
+  if (!session.isManager) {
+    throw new ApiError("manager_only", `Login "${session.login}" may not change the settings of customer ${session.custNr}; a login that manages the account can, or an operator with faxline accounts set-manager`);
+  }
+  return session;
+}
+
+/** A URL as shown: without user and password. */
+function shown(url: string | null): string | null {
+  if (url === null) return null;
+  try {
+    return withoutCredentials(new URL(url));
+  } catch {
+    return url;
+  }
+}
+
 export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { db } = deps.store;
 
@@ -72,11 +95,14 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
     return {
       custNr: session.custNr,
       login: session.login,
+      canManage: session.isManager,
       push: {
-        url: notification.pushUrl,
+        // Credentials in a URL are kept, but never shown: a manager who saves the form unchanged keeps them.
+        url: shown(notification.pushUrl),
+        urlHasCredentials: notification.pushUrl !== null && shown(notification.pushUrl) !== notification.pushUrl,
         format: notification.pushFormat,
         events: notification.pushEvents,
-        oauth2TokenUrl: notification.oauth2TokenUrl,
+        oauth2TokenUrl: shown(notification.oauth2TokenUrl),
         signingSecrets: notification.signingSecrets,
       },
       reportMail: notification.reportMail,
@@ -91,19 +117,22 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
   });
 
   app.put("/settings/push", async (request) => {
-    const session = await deps.sessions.require(request);
+    const session = await requireManager(deps, request);
     const b = body(request);
     const events = b.events;
     if (events !== undefined && (!Array.isArray(events) || events.some((e) => typeof e !== "string"))) throw new ApiError("invalid_request", "events must be a list of event names");
     const url = optionalString(b, "url");
     const oauth2TokenUrl = optionalString(b, "oauth2TokenUrl");
     const format = optionalString(b, "format", 32);
+    // The form shows URLs without their credentials: the same URL sent back keeps them.
+    const current = await getNotificationSettings(db, session.custNr);
+    const unchanged = (sent: string | null | undefined, stored: string | null) => sent !== undefined && sent !== null && stored !== null && sent.trim() === shown(stored);
     await change(() =>
       setPushSettings(db, session.custNr, {
-        url: url === undefined ? undefined : url === null || url.trim() === "" ? null : url,
+        url: unchanged(url, current.pushUrl) ? undefined : url === undefined ? undefined : url === null || url.trim() === "" ? null : url,
         format: format ?? undefined,
         events: events as string[] | undefined,
-        oauth2TokenUrl: oauth2TokenUrl === undefined ? undefined : oauth2TokenUrl === null || oauth2TokenUrl.trim() === "" ? null : oauth2TokenUrl,
+        oauth2TokenUrl: unchanged(oauth2TokenUrl, current.oauth2TokenUrl) ? undefined : oauth2TokenUrl === undefined ? undefined : oauth2TokenUrl === null || oauth2TokenUrl.trim() === "" ? null : oauth2TokenUrl,
       }),
     );
     request.log.info({ login: session.login, custNr: session.custNr }, "console: push settings changed");
@@ -111,7 +140,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
   });
 
   app.post("/settings/signing-secret", async (request) => {
-    const session = await deps.sessions.require(request);
+    const session = await requireManager(deps, request);
     const action = body(request).action;
     if (action === "rotate") {
       const { secret, previousKept } = await change(() => rotateSigningSecret(db, session.custNr));
@@ -126,7 +155,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
   });
 
   app.put("/settings/report-mail", async (request) => {
-    const session = await deps.sessions.require(request);
+    const session = await requireManager(deps, request);
     const b = request.body;
     let mail: AccountReportMail | null = null;
     if (b !== null && b !== undefined) {
@@ -142,14 +171,14 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
   });
 
   app.put("/settings/header", async (request) => {
-    const session = await deps.sessions.require(request);
+    const session = await requireManager(deps, request);
     const header = optionalString(body(request), "header", 1000);
     await change(() => setDefaultHeader(db, session.custNr, header === undefined || header === null || header.trim() === "" ? null : header));
     return { ok: true };
   });
 
   app.put("/settings/retention", async (request) => {
-    const session = await deps.sessions.require(request);
+    const session = await requireManager(deps, request);
     const days = body(request).days;
     if (days !== null && (typeof days !== "number" || !Number.isInteger(days) || days < 1 || days > 3650)) {
       throw new ApiError("setting_invalid", "Retention must be a whole number of days from 1 to 3650, or empty for the service's default");
@@ -159,7 +188,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
   });
 
   app.put("/settings/cover-templates/:name", async (request) => {
-    const session = await deps.sessions.require(request);
+    const session = await requireManager(deps, request);
     const { name } = request.params as { name: string };
     const b = body(request);
     const fileName = optionalString(b, "fileName", 256);
@@ -170,7 +199,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
   });
 
   app.delete("/settings/cover-templates/:name", async (request, reply) => {
-    const session = await deps.sessions.require(request);
+    const session = await requireManager(deps, request);
     const { name } = request.params as { name: string };
     const r = await db.deleteFrom("customer_templates").where("cust_nr", "=", session.custNr).where("kind", "=", "cover").where("name", "=", name).executeTakeFirst();
     if (Number(r.numDeletedRows) === 0) throw new ApiError("setting_invalid", `There is no cover template "${name}"`);
@@ -178,7 +207,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
   });
 
   app.put("/settings/allow-list", async (request) => {
-    const session = await deps.sessions.require(request);
+    const session = await requireManager(deps, request);
     const entries = body(request).entries;
     if (!Array.isArray(entries) || entries.some((e) => typeof e !== "string") || entries.length > 100) {
       throw new ApiError("invalid_request", "entries must be a list of at most 100 addresses or CIDR blocks");

@@ -4,6 +4,9 @@
  *    keyed by its SHA-256, so a copy of the table signs nobody in. Any node of the region can
  *    serve a session. `csrf_token` must come back in the X-CSRF-Token header of every change.
  *  - logins.is_admin: 1 for operator logins, who see the console's Operations pages.
+ *  - logins.is_manager: 1 for logins that may change their customer's settings in the console
+ *    (push, signing, e-mail report, header, cover pages, retention) and their own IP allow-list.
+ *    Existing logins are not managers: until now only operators changed these, with the CLI.
  *  - customers.report_mail: JSON {successAddress, failureAddress, attachedFaxImageMode,
  *    attachedFaxImageFormat}: the e-mail report a job gets when it asks for none itself.
  *  - attempts.transport (t38 | g711 | test) and attempts.bit_rate: what carried each call, for
@@ -30,6 +33,7 @@ export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void
   await db.schema.createIndex("console_sessions_login_idx").on("console_sessions").column("login").execute();
 
   await db.schema.alterTable("logins").addColumn("is_admin", "integer", (c) => c.notNull().defaultTo(0)).execute();
+  await db.schema.alterTable("logins").addColumn("is_manager", "integer", (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable("customers").addColumn("report_mail", "text").execute();
   await db.schema.alterTable("attempts").addColumn("transport", "text").execute();
   await db.schema.alterTable("attempts").addColumn("bit_rate", "integer").execute();

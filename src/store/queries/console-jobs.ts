@@ -145,33 +145,49 @@ export async function getConsoleJob(db: Kysely<Database>, scope: { login: string
   return { job, documents, recipients, attempts, images };
 }
 
+export interface ConsoleJobChanges {
+  /** Jobs created or completed at or after `since`. */
+  createdOrCompleted: string[];
+  /** The login's open jobs (newest 500) with a signature of their state and their recipients' states and attempts. */
+  open: Map<string, string>;
+}
+
 /**
- * Jobs of a login that changed at or after `since`: created, completed, or open with an attempt
- * that started or ended then. The console's live updates (server-sent events) poll this each
- * second, so each part is one index range: jobs_console_idx, jobs_completed_idx, and the open
- * jobs (jobs_state_idx) with attempts_job_idx.
+ * What the console's live updates (server-sent events) poll each second: jobs created or
+ * completed since a moment (index ranges on jobs_console_idx and jobs_completed_idx), and a
+ * signature of each open job (jobs_state_idx, recipients_job_idx) that the stream compares with
+ * its previous poll, so that a render finishing, a call starting or ending, a retry being
+ * scheduled or a cancel shows up, whichever node of the region made it.
  */
-export async function changedConsoleJobIds(
+export async function consoleJobChanges(
   db: Kysely<Database>,
   scope: { login: string; datacenters: readonly string[] },
   since: number,
-): Promise<string[]> {
+): Promise<ConsoleJobChanges> {
   const dcs = [...scope.datacenters];
   const [created, completed, open] = await Promise.all([
     db.selectFrom("jobs").select("id").where("login", "=", scope.login).where("created_at", ">=", since).where("datacenter", "in", dcs).limit(200).execute(),
     db.selectFrom("jobs").select("id").where("completed_at", ">=", since).where("login", "=", scope.login).where("datacenter", "in", dcs).limit(200).execute(),
-    db.selectFrom("jobs").select("id").where("datacenter", "in", dcs).where("state", "in", ["pending", "rendering", "active"]).where("login", "=", scope.login).limit(500).execute(),
+    db
+      .selectFrom("jobs")
+      .select(["id", "state"])
+      .where("datacenter", "in", dcs)
+      .where("state", "in", ["pending", "rendering", "active"])
+      .where("login", "=", scope.login)
+      .orderBy("created_at", "desc")
+      .limit(500)
+      .execute(),
   ]);
-  const ids = new Set([...created, ...completed].map((r) => r.id));
+  const signatures = new Map<string, string>(open.map((j) => [j.id, j.state]));
   if (open.length > 0) {
-    const moved = await db
-      .selectFrom("attempts")
-      .select("job_id")
-      .distinct()
-      .where("job_id", "in", open.map((r) => r.id))
-      .where((a) => a.or([a("started_at", ">=", since), a("ended_at", ">=", since)]))
+    const recipients = await db
+      .selectFrom("recipients")
+      .select(["job_id", "state", "attempt_count", "status"])
+      .where("job_id", "in", open.map((j) => j.id))
+      .orderBy("job_id")
+      .orderBy("ordinal")
       .execute();
-    for (const r of moved) ids.add(r.job_id);
+    for (const r of recipients) signatures.set(r.job_id, `${signatures.get(r.job_id)}|${r.state}:${r.attempt_count}:${r.status ?? ""}`);
   }
-  return [...ids];
+  return { createdOrCompleted: [...new Set([...created, ...completed].map((r) => r.id))], open: signatures };
 }

@@ -36,6 +36,7 @@ export async function findConsoleSession(db: Kysely<Database>, tokenHash: string
       "logins.cust_nr",
       "logins.is_test",
       "logins.is_admin",
+      "logins.is_manager",
       "logins.disabled_at",
       "logins.ip_allow_list",
     ])

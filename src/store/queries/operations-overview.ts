@@ -80,6 +80,7 @@ export async function failingDestinations(db: Kysely<Database>, since: number, m
     const last = await db
       .selectFrom("attempts")
       .select("reason_code")
+      .where("ended_at", ">=", since)
       .where("e164", "=", d.e164)
       .where("result", "=", "failed")
       .orderBy("ended_at", "desc")

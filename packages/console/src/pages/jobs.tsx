@@ -132,7 +132,7 @@ export function JobsPage({ account }: { account: Account }) {
       ) : rows.length === 0 ? (
         <p class="empty card">{t("jobs.empty")}</p>
       ) : (
-        <div class="card table-card">
+        <div class="card table-card" tabIndex={0} role="region" aria-label={t("jobs.title")}>
           <table class="jobs-table">
             <thead>
               <tr>

@@ -6,6 +6,7 @@ import { formatTime, t, useLanguage } from "../i18n.ts";
 interface Settings {
   custNr: string;
   login: string;
+  canManage: boolean;
   push: { url: string | null; format: string; events: string[]; oauth2TokenUrl: string | null; signingSecrets: number };
   reportMail: { successAddress: string | null; failureAddress: string | null; attachedFaxImageMode: string; attachedFaxImageFormat: string } | null;
   defaultHeader: string | null;
@@ -20,7 +21,7 @@ interface Settings {
 type Status = { tone: "success" | "error"; text: string } | null;
 
 /** A settings form: its own save button and its own message beside it. */
-function SettingsForm({ title, id, onSave, children, saveLabel }: { title: string; id: string; onSave: () => Promise<string | void>; children: preact.ComponentChildren; saveLabel?: string }) {
+function SettingsForm({ title, id, onSave, children, saveLabel, readOnly }: { title: string; id: string; onSave: () => Promise<string | void>; children: preact.ComponentChildren; saveLabel?: string; readOnly?: boolean }) {
   const [status, setStatus] = useState<Status>(null);
   const [busy, setBusy] = useState(false);
   return (
@@ -41,12 +42,16 @@ function SettingsForm({ title, id, onSave, children, saveLabel }: { title: strin
           }
         }}
       >
-        {children}
-        <div class="form-actions">
-          <button type="submit" class="button-primary" disabled={busy}>
-            {saveLabel ?? t("common.save")}
-          </button>
-        </div>
+        <fieldset class="plain" disabled={readOnly}>
+          <div class="stack">{children}</div>
+        </fieldset>
+        {readOnly ? null : (
+          <div class="form-actions">
+            <button type="submit" class="button-primary" disabled={busy}>
+              {saveLabel ?? t("common.save")}
+            </button>
+          </div>
+        )}
         {status ? <Notice tone={status.tone}>{status.text}</Notice> : null}
       </form>
     </section>
@@ -104,10 +109,11 @@ export function SettingsPage({ account }: { account: Account }) {
       <p class="muted">
         {account.login} · {s.custNr}
       </p>
+      {!s.canManage ? <Notice tone="info">{t("settings.readOnly")}</Notice> : null}
       <div class="grid-2">
         <SettingsForm
           title={t("settings.push")}
-          id="settings-push"
+          id="settings-push" readOnly={!s.canManage}
           onSave={() => call("PUT", "/console/api/settings/push", { url: pushUrl, format: pushFormat, events: pushEvents, oauth2TokenUrl: oauth2 }).then(load)}
         >
           <label>
@@ -150,7 +156,7 @@ export function SettingsPage({ account }: { account: Account }) {
               {t("settings.newSecret")} <code class="secret" data-testid="new-secret">{secret}</code>
             </Notice>
           ) : null}
-          <div class="form-actions">
+          <div class="form-actions" hidden={!s.canManage}>
             <button
               type="button"
               class="button-primary"
@@ -175,7 +181,7 @@ export function SettingsPage({ account }: { account: Account }) {
 
         <SettingsForm
           title={t("settings.mail")}
-          id="settings-mail"
+          id="settings-mail" readOnly={!s.canManage}
           onSave={() =>
             call("PUT", "/console/api/settings/report-mail", success.trim() || failure.trim() ? { successAddress: success, failureAddress: failure, attachedFaxImageMode: mode, attachedFaxImageFormat: format } : null).then(load)
           }
@@ -207,7 +213,7 @@ export function SettingsPage({ account }: { account: Account }) {
           </label>
         </SettingsForm>
 
-        <SettingsForm title={t("settings.header")} id="settings-header" onSave={() => call("PUT", "/console/api/settings/header", { header }).then(load)}>
+        <SettingsForm title={t("settings.header")} id="settings-header" readOnly={!s.canManage} onSave={() => call("PUT", "/console/api/settings/header", { header }).then(load)}>
           <label>
             {t("send.header")}
             <input name="defaultHeader" value={header} maxLength={1000} onInput={input(setHeader)} />
@@ -223,14 +229,16 @@ export function SettingsPage({ account }: { account: Account }) {
               {s.coverTemplates.map((c) => (
                 <li>
                   <strong>{c.name}</strong> <span class="muted">({c.kind.toUpperCase()}, {formatTime(c.updatedTs)})</span>{" "}
-                  <button type="button" class="button-quiet" onClick={() => call("DELETE", `/console/api/settings/cover-templates/${encodeURIComponent(c.name)}`).then(load)}>
-                    {t("common.remove")}
-                  </button>
+                  {s.canManage ? (
+                    <button type="button" class="button-quiet" onClick={() => call("DELETE", `/console/api/settings/cover-templates/${encodeURIComponent(c.name)}`).then(load)}>
+                      {t("common.remove")}
+                    </button>
+                  ) : null}
                 </li>
               ))}
             </ul>
           )}
-          <SettingsForm
+          {s.canManage ? <SettingsForm
             title={t("settings.coverInstall")}
             id="settings-cover-install"
             saveLabel={t("settings.coverInstall")}
@@ -248,12 +256,12 @@ export function SettingsPage({ account }: { account: Account }) {
               {t("settings.coverFile")}
               <input name="coverFile" type="file" accept=".svg,.html,.htm" onChange={(e) => setCoverFile((e.target as HTMLInputElement).files?.[0] ?? null)} />
             </label>
-          </SettingsForm>
+          </SettingsForm> : null}
         </section>
 
         <SettingsForm
           title={t("settings.retention")}
-          id="settings-retention"
+          id="settings-retention" readOnly={!s.canManage}
           onSave={() => call("PUT", "/console/api/settings/retention", { days: retention.trim() === "" ? null : Number(retention) }).then(load)}
         >
           <label>
@@ -265,7 +273,7 @@ export function SettingsPage({ account }: { account: Account }) {
 
         <SettingsForm
           title={t("settings.allowList")}
-          id="settings-allow"
+          id="settings-allow" readOnly={!s.canManage}
           onSave={() => call("PUT", "/console/api/settings/allow-list", { entries: allow.split(/\s+/).filter(Boolean) }).then(load)}
         >
           <label>
