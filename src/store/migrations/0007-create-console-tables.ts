@@ -12,6 +12,7 @@
  *  - attempts.transport (t38 | g711 | test) and attempts.bit_rate: what carried each call, for
  *    the job detail page.
  *  - jobs_console_idx: the console's job list pages by (login, created_at, id), newest first;
+ *    jobs_login_state_idx: a login's open jobs, which live updates compare each second;
  *    attempts_job_idx: a job's attempts for its detail page and live updates; attempts_ended_idx:
  *    the Operations page's failures of the last hour and day.
  */
@@ -38,6 +39,7 @@ export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void
   await db.schema.alterTable("attempts").addColumn("transport", "text").execute();
   await db.schema.alterTable("attempts").addColumn("bit_rate", "integer").execute();
   await db.schema.createIndex("jobs_console_idx").on("jobs").columns(["login", "created_at", "id"]).execute();
+  await db.schema.createIndex("jobs_login_state_idx").on("jobs").columns(["login", "state", "created_at"]).execute();
   await db.schema.createIndex("attempts_ended_idx").on("attempts").column("ended_at").execute();
   await db.schema.createIndex("attempts_job_idx").on("attempts").columns(["job_id", "started_at"]).execute();
 }

@@ -84,11 +84,13 @@ export async function listConsoleJobs(db: Kysely<Database>, f: ConsoleJobFilter)
   if (digits !== "") query = query.where((eb) => numberMatches(eb, digits));
   if (f.reference?.trim()) query = query.where((eb) => referenceMatches(eb, f.reference!.trim()));
   const q = f.q?.trim() ?? "";
-  if (q !== "") {
+  if (/^FJ[A-Z0-9]{20}$/.test(q)) {
+    // A job id is looked up by its key, not by scanning references for it.
+    query = query.where("jobs.id", "=", q);
+  } else if (q !== "") {
     const qDigits = q.replace(/[\s()./-]/g, "").replace(/^\+/, "");
     query = query.where((eb) =>
       eb.or([
-        eb("jobs.id", "=", q),
         referenceMatches(eb, q),
         ...(/^\d{3,}$/.test(qDigits) ? [numberMatches(eb, qDigits)] : []),
       ]),
@@ -96,7 +98,8 @@ export async function listConsoleJobs(db: Kysely<Database>, f: ConsoleJobFilter)
   }
   if (f.before) {
     const { createdAt, id } = f.before;
-    query = query.where((eb) => eb.or([eb("jobs.created_at", "<", createdAt), eb.and([eb("jobs.created_at", "=", createdAt), eb("jobs.id", "<", id)])]));
+    // A row-value comparison: both dialects seek the index to it (an OR of two ranges scans).
+    query = query.where((eb) => eb(eb.refTuple("jobs.created_at", "jobs.id"), "<", eb.tuple(createdAt, id)));
   }
   const jobs = await query.orderBy("jobs.created_at", "desc").orderBy("jobs.id", "desc").limit(f.limit).execute();
   if (jobs.length === 0) return [];
@@ -155,7 +158,7 @@ export interface ConsoleJobChanges {
 /**
  * What the console's live updates (server-sent events) poll each second: jobs created or
  * completed since a moment (index ranges on jobs_console_idx and jobs_completed_idx), and a
- * signature of each open job (jobs_state_idx, recipients_job_idx) that the stream compares with
+ * signature of each open job (jobs_login_state_idx, recipients_job_idx) that the stream compares with
  * its previous poll, so that a render finishing, a call starting or ending, a retry being
  * scheduled or a cancel shows up, whichever node of the region made it.
  */
@@ -165,19 +168,19 @@ export async function consoleJobChanges(
   since: number,
 ): Promise<ConsoleJobChanges> {
   const dcs = [...scope.datacenters];
-  const [created, completed, open] = await Promise.all([
+  // The open jobs one state at a time: (login, state) equal and created_at ordered is exactly
+  // jobs_login_state_idx, which SQLite then takes even without statistics (with `state in (…)`
+  // it walked the login's whole history on jobs_console_idx to avoid a sort).
+  const openOf = (state: string) =>
+    db.selectFrom("jobs").select(["id", "state"]).where("login", "=", scope.login).where("state", "=", state).where("datacenter", "in", dcs).orderBy("created_at", "desc").limit(500).execute();
+  const [created, completed, ...openByState] = await Promise.all([
     db.selectFrom("jobs").select("id").where("login", "=", scope.login).where("created_at", ">=", since).where("datacenter", "in", dcs).limit(200).execute(),
     db.selectFrom("jobs").select("id").where("completed_at", ">=", since).where("login", "=", scope.login).where("datacenter", "in", dcs).limit(200).execute(),
-    db
-      .selectFrom("jobs")
-      .select(["id", "state"])
-      .where("datacenter", "in", dcs)
-      .where("state", "in", ["pending", "rendering", "active"])
-      .where("login", "=", scope.login)
-      .orderBy("created_at", "desc")
-      .limit(500)
-      .execute(),
+    openOf("pending"),
+    openOf("rendering"),
+    openOf("active"),
   ]);
+  const open = openByState.flat();
   const signatures = new Map<string, string>(open.map((j) => [j.id, j.state]));
   if (open.length > 0) {
     const recipients = await db
