@@ -24,6 +24,8 @@ import { bodyHash, parseJsonBody } from "./plugins/json-body.ts";
 import { registerOperationsRoutes } from "./routes/operations.ts";
 import { ConsoleSessions } from "../console/console-sessions.ts";
 import { registerConsole } from "../console/register-console.ts";
+import { PullAuthenticator } from "../inbound/pull-auth.ts";
+import { registerPullRoutes } from "./routes/faxin/pull-routes.ts";
 import { REGION_DATACENTERS } from "../config/schema.ts";
 import { clientErrorAnswer, frameworkErrorToApiError, MAX_PATH_PARAM_LENGTH } from "./plugins/framework-errors.ts";
 
@@ -230,6 +232,10 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
     },
     { prefix: "/rest/v1" },
   );
+
+  // The inbound pull API (the provider's Fax2WSPull), with its own Basic auth.
+  const pullAuth = new PullAuthenticator(deps.store.db, deps.clock, authenticator, config.auth.cacheTtl);
+  await app.register(async (faxin) => registerPullRoutes(faxin, { ...deps, pullAuth }), { prefix: "/faxin/rest/v1" });
 
   return {
     app: app as unknown as FastifyInstance,

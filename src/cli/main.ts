@@ -6,7 +6,10 @@
  *                           [--allow-ip CIDR]... [--retention-days N]
  *   faxline accounts list [--customer CUSTNR] [--json]
  *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
- *   faxline accounts set-admin --login LOGIN [--off]
+ *   faxline inbound topic create|delete --customer CUSTNR --name TOPIC [--retention-days N] | topic list [--customer CUSTNR] [--json]
+  faxline inbound number add --customer CUSTNR --topic TOPIC --number NUMBER | number remove --customer CUSTNR --number NUMBER
+  faxline inbound credential issue --customer CUSTNR [--topic TOPIC]... [--label TEXT] | credential list --customer CUSTNR | credential disable --id ID
+  faxline accounts set-admin --login LOGIN [--off]
  *   faxline accounts set-manager --login LOGIN [--off]
  *   faxline accounts set-retention --customer CUSTNR --days N
  *   faxline accounts set-push --customer CUSTNR [--url URL] [--format XML|JSON|TEMPLATE]
@@ -186,6 +189,10 @@ export async function main(argv: string[]): Promise<number> {
       property: { type: "string", multiple: true },
       csid: { type: "string" },
       name: { type: "string" },
+      topic: { type: "string", multiple: true },
+      number: { type: "string" },
+      label: { type: "string" },
+      id: { type: "string" },
       trunk: { type: "string" },
       transport: { type: "string" },
       ecm: { type: "string" },
@@ -343,6 +350,10 @@ export async function main(argv: string[]): Promise<number> {
             throw new UsageError(`Unknown accounts command "${sub ?? ""}"`);
         }
       });
+    }
+    case "inbound": {
+      const { inboundCommand } = await import("./inbound-commands.ts");
+      return withStore(config, ({ db }) => inboundCommand(db, config, { what: sub, action: arg, values }, now));
     }
     case "templates": {
       const { installTemplate, removeTemplate } = await import("../accounts/notification-settings.ts");

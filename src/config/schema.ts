@@ -96,6 +96,8 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "auth.maxFailures", env: "FAXLINE_AUTH_MAX_FAILURES", type: "integer", min: 1, default: 5, description: "Failed logins from one address for one login before further tries are refused for auth.lockout." }),
   k({ path: "auth.lockout", env: "FAXLINE_AUTH_LOCKOUT", type: "duration", default: "5m", description: "How long a login is refused (429) from an address after auth.maxFailures failures; doubles on each further lockout, up to 1 hour." }),
   k({ path: "auth.cacheTtl", env: "FAXLINE_AUTH_CACHE_TTL", type: "duration", default: "60s", description: "How long a verified password is remembered in memory, so that the slow hash runs once per login and minute rather than per request." }),
+  k({ path: "inbound.retentionDays", env: "FAXLINE_INBOUND_RETENTION_DAYS", type: "integer", min: 1, default: 7, description: "Days a received fax is kept, fetched or not, when its topic sets no period of its own (the provider's pull API promises 7)." }),
+  k({ path: "inbound.lockTimeout", env: "FAXLINE_INBOUND_LOCK_TIMEOUT", type: "duration", default: "60s", description: "How long a received fax handed out by the pull API is hidden from other pollers when the request names no timeout; unacknowledged, it is then offered again." }),
   k({ path: "console.enabled", env: "FAXLINE_CONSOLE_ENABLED", type: "boolean", default: true, description: "Serve the web console at /console/ (and redirect / there). Off: both answer 404; the REST API is unaffected." }),
   k({ path: "console.sessionIdle", env: "FAXLINE_CONSOLE_SESSION_IDLE", type: "duration", default: "30m", description: "A console session ends after this long without a request; each request moves the end forward." }),
   k({ path: "console.sessionMax", env: "FAXLINE_CONSOLE_SESSION_MAX", type: "duration", default: "12h", description: "A console session ends this long after sign-in, however active it is." }),
@@ -161,6 +163,7 @@ export interface FaxlineConfig {
   testLine: { timeScale: string };
   auth: { maxFailures: number; lockout: number; cacheTtl: number };
   console: { enabled: boolean; sessionIdle: number; sessionMax: number };
+  inbound: { retentionDays: number; lockTimeout: number };
   retention: { defaultDays: number; interval: number; batchSize: number };
   push: {
     timeout: number;

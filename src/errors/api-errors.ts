@@ -46,6 +46,8 @@ export const ApiErrors = {
   too_many_job_ids: def("too_many_job_ids", 400, "A bulk request may name at most 1000 job ids"),
   bulk_action_invalid: def("bulk_action_invalid", 400, "The bulk action must be GET or DELETE"),
   report_not_found: def("report_not_found", 404, "No job report available for the given jobId"),
+  topic_not_found: def("topic_not_found", 404, "The customer has no such topic, or the password is not for it"),
+  received_fax_not_found: def("received_fax_not_found", 404, "No such received fax document (unknown, another customer's, or deleted after its retention)"),
   route_not_found: def("route_not_found", 404, "No such endpoint"),
   preview_failed: def("preview_failed", 422, "The job's documents cannot be rendered; the message and failure reason say why"),
   fax_image_not_found: def("fax_image_not_found", 404, "The job has no rendered fax image (not rendered yet, failed before rendering, or purged)"),

@@ -2,7 +2,8 @@ import { randomInt } from "node:crypto";
 
 /**
  * Identifiers in the provider's style: 22 characters of [A-Z0-9].
- * Job ids start with `FJ`, recipient ids (the push message's `numId`) with `FN`.
+ * Job ids start with `FJ`, recipient ids (the push message's `numId`) with `FN`, received faxes
+ * with `FI`.
  *
  * The 20 characters after the prefix are 8 characters of base-36 time (ms, so ids sort
  * roughly by creation and stay unique across nodes) followed by 12 random characters
@@ -29,6 +30,11 @@ export function newJobId(nowMs: number = Date.now()): JobId {
 
 export function newRecipientId(nowMs: number = Date.now()): RecipientId {
   return `FN${timePart(nowMs)}${randomPart(12)}` as RecipientId;
+}
+
+/** A received fax's id: `FI` and the same 20 characters as a job id (sortable by time). */
+export function newReceivedFaxId(nowMs: number = Date.now()): string {
+  return `FI${timePart(nowMs)}${randomPart(12)}`;
 }
 
 /** Random token for node instances and similar, not shown to clients. */

@@ -9,6 +9,7 @@ import { coerceError } from "../errors/internal-error.ts";
 import { purgeCompletedDocuments, purgeExpiredReports, type PurgeOptions } from "../retention/purge-expired-data.ts";
 import { pause } from "../lib/wakeup.ts";
 import { purgeFinishedNotifications } from "../store/queries/notifications.ts";
+import { purgeReceivedFaxes } from "../store/queries/received-faxes.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
 import { loopErrors } from "./store-outage.ts";
 
@@ -16,7 +17,7 @@ const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve)
 
 const DAY_MS = 86_400_000;
 
-export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; reports: number; notifications: number }> {
+export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; reports: number; notifications: number; receivedFaxes: number }> {
   const options = (): PurgeOptions => ({
     datacenter: ctx.config.node.datacenter,
     now: ctx.clock.now(),
@@ -45,7 +46,15 @@ export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; 
     if (n < batchSize) break;
     await yieldToOthers();
   }
-  return { documents, reports, notifications };
+  let receivedFaxes = 0;
+  for (;;) {
+    const { now, datacenter, batchSize } = options();
+    const n = await purgeReceivedFaxes(ctx.store.db, datacenter, now, ctx.config.inbound.retentionDays, batchSize);
+    receivedFaxes += n;
+    if (n < batchSize) break;
+    await yieldToOthers();
+  }
+  return { documents, reports, notifications, receivedFaxes };
 }
 
 export function startRetentionRole(ctx: NodeContext): RunningRole {
@@ -61,7 +70,7 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
         if ((await duty.tryHold()) && ctx.clock.now() - lastPurge >= ctx.config.retention.interval) {
           lastPurge = ctx.clock.now();
           const purged = await purgeOnce(ctx);
-          if (purged.documents + purged.reports + purged.notifications > 0) ctx.logger.info(purged, "retention purge");
+          if (purged.documents + purged.reports + purged.notifications + purged.receivedFaxes > 0) ctx.logger.info(purged, "retention purge");
         }
       } catch (err) {
         reportError(err);

@@ -22,6 +22,8 @@ import type { AttemptOutcome, Line } from "../line/line.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { RecipientRow } from "../store/database.ts";
 import { dialTargets, recordAttemptOutcome, startAttempt } from "../scheduler/recipient-outcomes.ts";
+import { receiveTestCall } from "../inbound/loopback-reception.ts";
+import { newReceivedFaxId } from "../lib/ids.ts";
 import { failureReason } from "../errors/failure-reasons.ts";
 import { retrySchedule, type NodeContext, type RunningRole } from "./node-context.ts";
 import { loopErrors, retryWhileStoreDown } from "./store-outage.ts";
@@ -197,6 +199,32 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
   }
   heartbeat.stop();
   stopSignal.removeEventListener("abort", onStop);
+
+  if (outcome.result === "delivered" && job.is_test === 1) {
+    // A test account faxing one of its own inbound numbers receives the fax there.
+    const now = ctx.clock.now();
+    const receivedId = newReceivedFaxId(now);
+    const received = await retryWhileStoreDown(
+      ctx,
+      "test reception",
+      () =>
+        receiveTestCall(ctx.store.db, {
+          job,
+          recipient,
+          e164: target.e164,
+          pagesSent: outcome.pagesSent,
+          durationSecs: outcome.durationSecs,
+          bitRate: outcome.result === "delivered" ? outcome.bitRate : 0,
+          senderCsid: job.csid ?? ctx.config.sender.csid,
+          datacenter: ctx.config.node.datacenter,
+          now,
+          id: receivedId,
+        }),
+      stopSignal,
+      log,
+    );
+    if (received) log.info({ receivedFaxId: received, e164: target.e164 }, "test call received on the account's own number");
+  }
 
   const recorded = { recipientId: recipient.id, attemptId, node: ctx.holder, outcome, now: ctx.clock.now(), schedule: retrySchedule(ctx.config) };
   const result = await retryWhileStoreDown(ctx, "outcome", () => recordAttemptOutcome(ctx.store.db, recorded), stopSignal, log);

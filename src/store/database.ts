@@ -344,6 +344,72 @@ export interface JobAdoptionsTable {
   adopted_at: number;
 }
 
+/** A customer's topic (migration 0008; inbound/topics.ts). */
+export interface InboundTopicsTable {
+  cust_nr: string;
+  name: string;
+  /** Days received faxes are kept; null: inbound.retentionDays. */
+  retention_days: number | null;
+  created_at: number;
+}
+
+/** A fax number (DID) that receives into a topic (migration 0008). */
+export interface InboundNumbersTable {
+  e164: string;
+  cust_nr: string;
+  topic: string;
+  created_at: number;
+}
+
+/** A pull API password of a customer (migration 0008). */
+export interface InboundCredentialsTable {
+  id: string;
+  cust_nr: string;
+  label: string | null;
+  password_hash: string;
+  /** JSON array of topic names, or null: every topic of the customer. */
+  topics: string | null;
+  created_at: number;
+  disabled_at: number | null;
+}
+
+/** A reception (migration 0008; inbound/). */
+export interface ReceivedFaxesTable {
+  id: string;
+  cust_nr: string;
+  topic: string;
+  datacenter: string;
+  /** The number called (E.164). */
+  to_number: string;
+  /** The caller's number as the network gave it, or null when withheld. */
+  from_number: string | null;
+  /** The sender's fax id (TSI). */
+  remote_csid: string | null;
+  /** Pages received (kept in `image`). */
+  pages: number;
+  /** Pages the sender announced, when known. */
+  pages_announced: number | null;
+  /** HIGH | LOW of the received pages. */
+  resolution: string | null;
+  /** t38 | g711 | test */
+  transport: string | null;
+  bit_rate: number | null;
+  duration_secs: number;
+  /** OK | PARTIAL | FAILED */
+  status: string;
+  reason_code: string | null;
+  raw_cause: string | null;
+  received_at: number;
+  /** TIFF-F of the received pages; null after the purge or when no page arrived. */
+  image: Uint8Array | null;
+  image_bytes: number;
+  locked_until: number | null;
+  handed_out: Generated<number>;
+  acknowledged_at: number | null;
+  purged_at: number | null;
+  source_job_id: string | null;
+}
+
 export interface Database {
   customers: CustomersTable;
   logins: LoginsTable;
@@ -362,9 +428,14 @@ export interface Database {
   datacenter_adoptions: DatacenterAdoptionsTable;
   job_adoptions: JobAdoptionsTable;
   console_sessions: ConsoleSessionsTable;
+  inbound_topics: InboundTopicsTable;
+  inbound_numbers: InboundNumbersTable;
+  inbound_credentials: InboundCredentialsTable;
+  received_faxes: ReceivedFaxesTable;
 }
 
 export type JobRow = Selectable<JobsTable>;
+export type ReceivedFaxRow = Selectable<ReceivedFaxesTable>;
 export type NewJobRow = Insertable<JobsTable>;
 export type JobUpdate = Updateable<JobsTable>;
 export type NewJobDocumentRow = Insertable<JobDocumentsTable>;

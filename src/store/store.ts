@@ -11,7 +11,7 @@
  *    store.url = postgres://…
  */
 import type { Kysely } from "kysely";
-import type { Database, JobRow, NewJobDocumentRow, NewJobRow, NewRecipientRow, NotificationRow, RecipientRow } from "./database.ts";
+import type { Database, JobRow, NewJobDocumentRow, NewJobRow, NewRecipientRow, NotificationRow, ReceivedFaxRow, RecipientRow } from "./database.ts";
 
 export type DialectName = "sqlite" | "postgres";
 export type { MigrationDialect } from "./migrations/migration-dialect.ts";
@@ -29,6 +29,15 @@ export interface ClaimRecipientArgs extends ClaimJobArgs {
 
 export interface ClaimNotificationArgs extends ClaimJobArgs {
   busyReceivers: readonly string[];
+}
+
+export interface ClaimReceivedFaxesArgs {
+  custNr: string;
+  topic: string;
+  now: number;
+  /** Until when the faxes handed out are hidden from other pollers. */
+  lockUntil: number;
+  limit: number;
 }
 
 /** Atomic claims: at most one claimer wins a row; the others see nothing or another row. */
@@ -50,6 +59,12 @@ export interface ClaimQueries {
    * skipping receivers this node is already sending to as much as it may.
    */
   claimDueNotification(db: Kysely<Database>, args: ClaimNotificationArgs): Promise<NotificationRow | undefined>;
+  /**
+   * Hands out up to `limit` received faxes of the topic that are neither acknowledged nor locked,
+   * oldest first, locking them until `lockUntil`: a fax handed to one poller is not handed to
+   * another before then.
+   */
+  claimReceivedFaxes(db: Kysely<Database>, args: ClaimReceivedFaxesArgs): Promise<ReceivedFaxRow[]>;
 }
 
 /** A job with its documents and recipients, as stored at intake. */

@@ -6,7 +6,7 @@
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../database.ts";
-import type { ClaimJobArgs, ClaimNotificationArgs, ClaimRecipientArgs } from "../store.ts";
+import type { ClaimJobArgs, ClaimNotificationArgs, ClaimReceivedFaxesArgs, ClaimRecipientArgs } from "../store.ts";
 
 /** Pending jobs of the data center, express first, then oldest first. */
 export function pendingJobs(db: Kysely<Database>, datacenter: string) {
@@ -103,5 +103,30 @@ export function claimNotification(db: Kysely<Database>, candidate: ReturnType<ty
     .set({ state: "delivering", locked_by: node, lease_until: leaseUntil })
     .where("id", "=", candidate)
     .where("state", "=", "pending")
+    .returningAll();
+}
+
+/** Received faxes of a topic a poller may get now (neither acknowledged nor locked), oldest first. */
+export function availableReceivedFaxes(db: Kysely<Database>, { custNr, topic, now }: Pick<ClaimReceivedFaxesArgs, "custNr" | "topic" | "now">) {
+  return db
+    .selectFrom("received_faxes")
+    .select("id")
+    .where("cust_nr", "=", custNr)
+    .where("topic", "=", topic)
+    .where("acknowledged_at", "is", null)
+    .where("purged_at", "is", null)
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
+    .orderBy("received_at", "asc")
+    .orderBy("id", "asc");
+}
+
+/** Locks the received faxes `candidates` names for a poller, and returns them. */
+export function claimReceivedFaxesQuery(db: Kysely<Database>, candidates: ReturnType<typeof availableReceivedFaxes>, { now, lockUntil }: Pick<ClaimReceivedFaxesArgs, "now" | "lockUntil">) {
+  return db
+    .updateTable("received_faxes")
+    .set((eb) => ({ locked_until: lockUntil, handed_out: eb("handed_out", "+", 1) }))
+    .where("id", "in", candidates)
+    .where("acknowledged_at", "is", null)
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
     .returningAll();
 }

@@ -11,6 +11,7 @@ import * as m0004 from "./0004-create-destination-capabilities.ts";
 import * as m0005 from "./0005-create-cluster-tables.ts";
 import * as m0006 from "./0006-create-adoption-tables.ts";
 import * as m0007 from "./0007-create-console-tables.ts";
+import * as m0008 from "./0008-create-inbound-tables.ts";
 
 /** All migrations in order. */
 export function migrations(dialect: MigrationDialect): Record<string, Migration> {
@@ -22,5 +23,6 @@ export function migrations(dialect: MigrationDialect): Record<string, Migration>
     "0005-create-cluster-tables": { up: (db) => m0005.up(db, dialect) },
     "0006-create-adoption-tables": { up: (db) => m0006.up(db, dialect) },
     "0007-create-console-tables": { up: (db) => m0007.up(db, dialect) },
+    "0008-create-inbound-tables": { up: (db) => m0008.up(db, dialect) },
   };
 }

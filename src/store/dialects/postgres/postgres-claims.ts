@@ -14,7 +14,17 @@
  */
 import { sql } from "kysely";
 import type { ClaimQueries } from "../../store.ts";
-import { claimJob, claimNotification, claimRecipient, dueNotifications, dueRecipients, pendingJobs, pendingJobsOfIdleCustomers } from "../claim-candidates.ts";
+import {
+  availableReceivedFaxes,
+  claimJob,
+  claimNotification,
+  claimReceivedFaxesQuery,
+  claimRecipient,
+  dueNotifications,
+  dueRecipients,
+  pendingJobs,
+  pendingJobsOfIdleCustomers,
+} from "../claim-candidates.ts";
 
 /** First key of the advisory locks on destinations (an arbitrary constant: "FAXD"). */
 const DESTINATION_LOCK_CLASS = 0x46415844;
@@ -48,4 +58,9 @@ export const postgresClaims: ClaimQueries = {
   },
 
   claimDueNotification: (db, args) => claimNotification(db, dueNotifications(db, args).limit(1).forUpdate().skipLocked(), args).executeTakeFirst(),
+
+  claimReceivedFaxes: async (db, args) =>
+    (await claimReceivedFaxesQuery(db, availableReceivedFaxes(db, args).limit(args.limit).forUpdate().skipLocked(), args).execute()).sort(
+      (a, b) => Number(a.received_at) - Number(b.received_at) || a.id.localeCompare(b.id),
+    ),
 };

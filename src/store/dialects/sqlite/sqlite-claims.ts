@@ -5,7 +5,17 @@
  * exact because no other claim can run beside it.
  */
 import type { ClaimQueries } from "../../store.ts";
-import { claimJob, claimNotification, claimRecipient, dueNotifications, dueRecipients, pendingJobs, pendingJobsOfIdleCustomers } from "../claim-candidates.ts";
+import {
+  availableReceivedFaxes,
+  claimJob,
+  claimNotification,
+  claimReceivedFaxesQuery,
+  claimRecipient,
+  dueNotifications,
+  dueRecipients,
+  pendingJobs,
+  pendingJobsOfIdleCustomers,
+} from "../claim-candidates.ts";
 
 export const sqliteClaims: ClaimQueries = {
   claimJobToRender: async (db, args) =>
@@ -13,4 +23,6 @@ export const sqliteClaims: ClaimQueries = {
     (await claimJob(db, pendingJobs(db, args.datacenter).limit(1), args).executeTakeFirst()),
   claimDueRecipient: (trx, args) => claimRecipient(trx, dueRecipients(trx, args).limit(1), args).executeTakeFirst(),
   claimDueNotification: (db, args) => claimNotification(db, dueNotifications(db, args).limit(1), args).executeTakeFirst(),
+  claimReceivedFaxes: async (db, args) =>
+    (await claimReceivedFaxesQuery(db, availableReceivedFaxes(db, args).limit(args.limit), args).execute()).sort((a, b) => Number(a.received_at) - Number(b.received_at) || a.id.localeCompare(b.id)),
 };

@@ -1,0 +1,97 @@
+/**
+ * `faxline inbound …`: topics, their fax numbers and the pull API's passwords.
+ *
+ *   faxline inbound topic create --customer C --name T [--retention-days N]
+ *   faxline inbound topic delete --customer C --name T
+ *   faxline inbound topic list [--customer C] [--json]
+ *   faxline inbound number add --customer C --topic T --number N
+ *   faxline inbound number remove --customer C --number N
+ *   faxline inbound credential issue --customer C [--topic T]... [--label L]
+ *   faxline inbound credential list --customer C [--json]
+ *   faxline inbound credential disable --id ID
+ */
+import type { Kysely } from "kysely";
+import { AccountError } from "../accounts/accounts.ts";
+import type { FaxlineConfig } from "../config/schema.ts";
+import {
+  addTopicNumber,
+  createTopic,
+  deleteTopic,
+  disableInboundCredential,
+  issueInboundCredential,
+  listInboundCredentials,
+  listTopics,
+  removeTopicNumber,
+} from "../inbound/topics.ts";
+import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
+import type { Database } from "../store/database.ts";
+
+export interface InboundArgs {
+  what: string | undefined;
+  action: string | undefined;
+  values: { customer?: string; name?: string; topic?: string[]; number?: string; label?: string; id?: string; "retention-days"?: string; json?: boolean };
+}
+
+function need(value: string | undefined, option: string): string {
+  if (value === undefined || value === "") throw new AccountError(`--${option} is required`);
+  return value;
+}
+
+export async function inboundCommand(db: Kysely<Database>, config: FaxlineConfig, { what, action, values }: InboundArgs, now: number): Promise<number> {
+  const context = REGION_NUMBER_CONTEXT[config.node.region];
+  const key = `${what ?? ""} ${action ?? ""}`;
+  switch (key) {
+    case "topic create": {
+      const days = values["retention-days"];
+      const custNr = need(values.customer, "customer");
+      const name = need(values.name, "name");
+      await createTopic(db, { custNr, name, retentionDays: days === undefined ? null : Number(days) }, now);
+      console.log(`Topic ${name} of customer ${custNr} created${days ? `; its faxes are kept ${days} days` : ""}`);
+      return 0;
+    }
+    case "topic delete": {
+      await deleteTopic(db, need(values.customer, "customer"), need(values.name, "name"));
+      console.log(`Topic ${values.name} deleted with its numbers; faxes received on it stay until their retention ends`);
+      return 0;
+    }
+    case "topic list": {
+      const topics = await listTopics(db, values.customer);
+      if (values.json) console.log(JSON.stringify(topics, null, 2));
+      else if (topics.length === 0) console.log("No topics.");
+      else for (const t of topics) console.log(`${t.custNr.padEnd(12)} ${t.name.padEnd(24)} ${t.numbers.join(", ") || "(no numbers)"}${t.retentionDays ? `  kept ${t.retentionDays} days` : ""}`);
+      return 0;
+    }
+    case "number add": {
+      const topic = need(values.topic?.[0], "topic");
+      const e164 = await addTopicNumber(db, { custNr: need(values.customer, "customer"), topic, number: need(values.number, "number") }, context, now);
+      console.log(`${e164} receives into topic ${topic}`);
+      return 0;
+    }
+    case "number remove": {
+      const e164 = await removeTopicNumber(db, need(values.customer, "customer"), need(values.number, "number"), context);
+      console.log(`${e164} no longer receives`);
+      return 0;
+    }
+    case "credential issue": {
+      const custNr = need(values.customer, "customer");
+      const { id, password } = await issueInboundCredential(db, { custNr, topics: values.topic ?? null, label: values.label ?? null }, now);
+      console.log(password);
+      console.error(`Pull API password ${id} for customer ${custNr}${values.topic?.length ? ` (topics ${values.topic.join(", ")})` : " (all topics)"}, shown once above. User name: ${custNr}`);
+      return 0;
+    }
+    case "credential list": {
+      const list = await listInboundCredentials(db, need(values.customer, "customer"));
+      if (values.json) console.log(JSON.stringify(list, null, 2));
+      else if (list.length === 0) console.log("No pull API passwords.");
+      else for (const c of list) console.log(`${c.id}  ${c.disabled ? "disabled" : "active  "}  ${c.topics?.join(",") ?? "all topics"}  ${c.label ?? ""}  ${c.createdAt}`);
+      return 0;
+    }
+    case "credential disable": {
+      await disableInboundCredential(db, need(values.id, "id"), now);
+      console.log(`Pull API password ${values.id} disabled`);
+      return 0;
+    }
+    default:
+      throw new AccountError(`Unknown inbound command "${key.trim()}" (faxline inbound topic|number|credential …; see faxline --help)`);
+  }
+}

@@ -1,0 +1,65 @@
+/**
+ * Receiving on the test line: a test account that faxes one of its own inbound numbers (a DID of
+ * one of its topics) receives the fax there, as if the call had come in over a trunk. Clients can
+ * so develop against the pull API without a line: send with the REST API to the number, then poll
+ * its topic. Only the account's own numbers receive this way; a test call to another customer's
+ * number is delivered as before, and nothing arrives there.
+ *
+ * The reception is stored before the sender records the call's outcome, so a node that dies in
+ * between makes the sender retry, and the retry arrives again, as a resent fax would.
+ */
+import type { Kysely } from "kysely";
+import type { Database, JobRow, RecipientRow } from "../store/database.ts";
+import { insertReceivedFax } from "../store/queries/received-faxes.ts";
+
+export interface LoopbackCall {
+  job: Pick<JobRow, "id" | "cust_nr" | "resolution" | "csid" | "is_test">;
+  recipient: Pick<RecipientRow, "fax_image_id">;
+  /** The number the test call went to. */
+  e164: string;
+  pagesSent: number;
+  durationSecs: number;
+  bitRate: number;
+  /** The sender's own fax id (the job's CSID or the node's). */
+  senderCsid: string;
+  datacenter: string;
+  now: number;
+  /** The reception's id, chosen by the caller so that a retried store write cannot store it twice. */
+  id: string;
+}
+
+/** Stores the reception when the number belongs to the job's own customer; returns its id, or null. */
+export async function receiveTestCall(db: Kysely<Database>, call: LoopbackCall): Promise<string | null> {
+  if (call.job.is_test !== 1 || call.recipient.fax_image_id === null) return null;
+  const number = await db.selectFrom("inbound_numbers").select(["cust_nr", "topic"]).where("e164", "=", call.e164).executeTakeFirst();
+  if (!number || number.cust_nr !== call.job.cust_nr) return null;
+  const image = await db.selectFrom("fax_images").select(["content", "pages"]).where("id", "=", call.recipient.fax_image_id).executeTakeFirst();
+  if (!image) return null;
+  const id = call.id;
+  await insertReceivedFax(db, {
+    id,
+    cust_nr: number.cust_nr,
+    topic: number.topic,
+    datacenter: call.datacenter,
+    to_number: call.e164,
+    from_number: null,
+    remote_csid: call.senderCsid,
+    pages: call.pagesSent,
+    pages_announced: image.pages,
+    resolution: call.job.resolution,
+    transport: "test",
+    bit_rate: call.bitRate,
+    duration_secs: call.durationSecs,
+    status: call.pagesSent === image.pages ? "OK" : "PARTIAL",
+    reason_code: null,
+    raw_cause: null,
+    received_at: call.now,
+    image: image.content,
+    image_bytes: image.content.length,
+    locked_until: null,
+    acknowledged_at: null,
+    purged_at: null,
+    source_job_id: call.job.id,
+  });
+  return id;
+}

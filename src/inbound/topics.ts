@@ -1,0 +1,128 @@
+/**
+ * Topics, their fax numbers, and the pull API's passwords: what a customer receives on, and who
+ * may fetch it. Operators manage them with `faxline inbound …`.
+ *
+ * - A topic is a name per customer (1-64 characters of letters, digits, "-", "_", "."), the unit
+ *   clients poll (`POST /faxin/rest/v1/topics/{topic}`).
+ * - A number (DID) belongs to one topic; it is stored as E.164.
+ * - A credential is a random password issued for a customer (the pull API's user name is the
+ *   customer number), for all its topics or some; only its scrypt hash is kept, and it is shown
+ *   once.
+ */
+import { randomBytes } from "node:crypto";
+import type { Kysely } from "kysely";
+import { AccountError } from "../accounts/accounts.ts";
+import { hashPassword } from "../accounts/passwords.ts";
+import { requireCustomer } from "../accounts/notification-settings.ts";
+import { normalizeFaxNumber, type NumberContext } from "../numbers/normalize-number.ts";
+import type { Database } from "../store/database.ts";
+
+export const TOPIC_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+
+function checkTopicName(name: string): string {
+  if (!TOPIC_PATTERN.test(name)) throw new AccountError(`A topic name must be 1 to 64 characters of letters, digits, ".", "_" or "-", got "${name}"`);
+  return name;
+}
+
+export async function createTopic(db: Kysely<Database>, input: { custNr: string; name: string; retentionDays?: number | null }, now: number): Promise<void> {
+  await requireCustomer(db, input.custNr);
+  const name = checkTopicName(input.name);
+  if (input.retentionDays !== undefined && input.retentionDays !== null && (!Number.isInteger(input.retentionDays) || input.retentionDays < 1 || input.retentionDays > 365)) {
+    throw new AccountError("A topic keeps its faxes 1 to 365 days");
+  }
+  const existing = await db.selectFrom("inbound_topics").select("name").where("cust_nr", "=", input.custNr).where("name", "=", name).executeTakeFirst();
+  if (existing) throw new AccountError(`Customer ${input.custNr} has a topic "${name}" already`);
+  await db.insertInto("inbound_topics").values({ cust_nr: input.custNr, name, retention_days: input.retentionDays ?? null, created_at: now }).execute();
+}
+
+export async function requireTopic(db: Kysely<Database>, custNr: string, name: string) {
+  const topic = await db.selectFrom("inbound_topics").selectAll().where("cust_nr", "=", custNr).where("name", "=", name).executeTakeFirst();
+  if (!topic) throw new AccountError(`Customer ${custNr} has no topic "${name}"`);
+  return topic;
+}
+
+/** Removes a topic with its numbers; received faxes stay until their retention ends. */
+export async function deleteTopic(db: Kysely<Database>, custNr: string, name: string): Promise<void> {
+  await requireTopic(db, custNr, name);
+  await db.transaction().execute(async (trx) => {
+    await trx.deleteFrom("inbound_numbers").where("cust_nr", "=", custNr).where("topic", "=", name).execute();
+    await trx.deleteFrom("inbound_topics").where("cust_nr", "=", custNr).where("name", "=", name).execute();
+  });
+}
+
+/** Adds a fax number to a topic; returns it as E.164. A number belongs to one topic only. */
+export async function addTopicNumber(db: Kysely<Database>, input: { custNr: string; topic: string; number: string }, context: NumberContext, now: number): Promise<string> {
+  await requireTopic(db, input.custNr, input.topic);
+  const normalized = normalizeFaxNumber(input.number, context);
+  if (!normalized.ok) throw new AccountError(normalized.message);
+  const taken = await db.selectFrom("inbound_numbers").selectAll().where("e164", "=", normalized.e164).executeTakeFirst();
+  if (taken) {
+    throw new AccountError(taken.cust_nr === input.custNr ? `${normalized.e164} belongs to topic "${taken.topic}" already` : `${normalized.e164} belongs to another customer`);
+  }
+  await db.insertInto("inbound_numbers").values({ e164: normalized.e164, cust_nr: input.custNr, topic: input.topic, created_at: now }).execute();
+  return normalized.e164;
+}
+
+export async function removeTopicNumber(db: Kysely<Database>, custNr: string, number: string, context: NumberContext): Promise<string> {
+  const normalized = normalizeFaxNumber(number, context);
+  if (!normalized.ok) throw new AccountError(normalized.message);
+  const r = await db.deleteFrom("inbound_numbers").where("e164", "=", normalized.e164).where("cust_nr", "=", custNr).executeTakeFirst();
+  if (Number(r.numDeletedRows) === 0) throw new AccountError(`Customer ${custNr} has no number ${normalized.e164}`);
+  return normalized.e164;
+}
+
+export interface TopicSummary {
+  custNr: string;
+  name: string;
+  retentionDays: number | null;
+  numbers: string[];
+}
+
+export async function listTopics(db: Kysely<Database>, custNr?: string): Promise<TopicSummary[]> {
+  let topics = db.selectFrom("inbound_topics").selectAll().orderBy("cust_nr").orderBy("name");
+  if (custNr) topics = topics.where("cust_nr", "=", custNr);
+  const rows = await topics.execute();
+  let numbers = db.selectFrom("inbound_numbers").selectAll().orderBy("e164");
+  if (custNr) numbers = numbers.where("cust_nr", "=", custNr);
+  const all = await numbers.execute();
+  return rows.map((t) => ({
+    custNr: t.cust_nr,
+    name: t.name,
+    retentionDays: t.retention_days,
+    numbers: all.filter((n) => n.cust_nr === t.cust_nr && n.topic === t.name).map((n) => n.e164),
+  }));
+}
+
+/** Issues a pull API password for a customer (all topics, or those named); returns it once. */
+export async function issueInboundCredential(
+  db: Kysely<Database>,
+  input: { custNr: string; topics?: readonly string[] | null; label?: string | null },
+  now: number,
+): Promise<{ id: string; password: string }> {
+  await requireCustomer(db, input.custNr);
+  const topics = input.topics && input.topics.length > 0 ? [...new Set(input.topics)] : null;
+  for (const t of topics ?? []) await requireTopic(db, input.custNr, t);
+  const password = randomBytes(18).toString("base64url");
+  const id = `cred_${randomBytes(6).toString("hex")}`;
+  await db
+    .insertInto("inbound_credentials")
+    .values({ id, cust_nr: input.custNr, label: input.label ?? null, password_hash: await hashPassword(password), topics: topics ? JSON.stringify(topics) : null, created_at: now, disabled_at: null })
+    .execute();
+  return { id, password };
+}
+
+export async function disableInboundCredential(db: Kysely<Database>, id: string, now: number): Promise<void> {
+  const r = await db.updateTable("inbound_credentials").set({ disabled_at: now }).where("id", "=", id).where("disabled_at", "is", null).executeTakeFirst();
+  if (Number(r.numUpdatedRows) === 0) throw new AccountError(`No active inbound credential "${id}"`);
+}
+
+export async function listInboundCredentials(db: Kysely<Database>, custNr: string) {
+  const rows = await db.selectFrom("inbound_credentials").select(["id", "label", "topics", "created_at", "disabled_at"]).where("cust_nr", "=", custNr).orderBy("created_at").execute();
+  return rows.map((r) => ({
+    id: r.id,
+    label: r.label,
+    topics: r.topics === null ? null : (JSON.parse(r.topics) as string[]),
+    createdAt: new Date(Number(r.created_at)).toISOString(),
+    disabled: r.disabled_at !== null,
+  }));
+}
