@@ -4,6 +4,7 @@
  *   faxline inbound topic create --customer C --name T [--retention-days N]
  *   faxline inbound topic delete --customer C --name T
  *   faxline inbound topic list [--customer C] [--json]
+ *   faxline inbound topic set-delivery --customer C --name T [--mail-to A,B|""] [--attach PDF|TIFF|NONE] [--push-url URL|""]
  *   faxline inbound number add --customer C --topic T --number N
  *   faxline inbound number remove --customer C --number N
  *   faxline inbound credential issue --customer C [--topic T]... [--label L]
@@ -22,6 +23,7 @@ import {
   listInboundCredentials,
   listTopics,
   removeTopicNumber,
+  setTopicDeliveries,
 } from "../inbound/topics.ts";
 import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import type { Database } from "../store/database.ts";
@@ -29,7 +31,19 @@ import type { Database } from "../store/database.ts";
 export interface InboundArgs {
   what: string | undefined;
   action: string | undefined;
-  values: { customer?: string; name?: string; topic?: string[]; number?: string; label?: string; id?: string; "retention-days"?: string; json?: boolean };
+  values: {
+    customer?: string;
+    name?: string;
+    topic?: string[];
+    number?: string;
+    label?: string;
+    id?: string;
+    "retention-days"?: string;
+    json?: boolean;
+    "mail-to"?: string;
+    attach?: string;
+    "push-url"?: string;
+  };
 }
 
 function need(value: string | undefined, option: string): string {
@@ -59,6 +73,18 @@ export async function inboundCommand(db: Kysely<Database>, config: FaxlineConfig
       if (values.json) console.log(JSON.stringify(topics, null, 2));
       else if (topics.length === 0) console.log("No topics.");
       else for (const t of topics) console.log(`${t.custNr.padEnd(12)} ${t.name.padEnd(24)} ${t.numbers.join(", ") || "(no numbers)"}${t.retentionDays ? `  kept ${t.retentionDays} days` : ""}`);
+      return 0;
+    }
+    case "topic set-delivery": {
+      const custNr = need(values.customer, "customer");
+      const name = need(values.name, "name");
+      await setTopicDeliveries(db, custNr, name, {
+        mailTo: values["mail-to"] === undefined ? undefined : values["mail-to"].split(",").map((a) => a.trim()).filter((a) => a !== ""),
+        mailAttachment: values.attach,
+        pushUrl: values["push-url"],
+      });
+      const t = (await listTopics(db, custNr)).find((x) => x.name === name)!;
+      console.log(`Topic ${name}: mail to ${t.mailTo.join(", ") || "(nobody)"} (attach ${t.mailAttachment}), push to ${t.pushUrl ?? "(no URL)"}`);
       return 0;
     }
     case "number add": {

@@ -7,6 +7,7 @@
  *   faxline accounts list [--customer CUSTNR] [--json]
  *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
  *   faxline inbound topic create|delete --customer CUSTNR --name TOPIC [--retention-days N] | topic list [--customer CUSTNR] [--json]
+  faxline inbound topic set-delivery --customer CUSTNR --name TOPIC [--mail-to ADDR,ADDR|""] [--attach PDF|TIFF|NONE] [--push-url URL|""]
   faxline inbound number add --customer CUSTNR --topic TOPIC --number NUMBER | number remove --customer CUSTNR --number NUMBER
   faxline inbound credential issue --customer CUSTNR [--topic TOPIC]... [--label TEXT] | credential list --customer CUSTNR | credential disable --id ID
   faxline accounts set-admin --login LOGIN [--off]
@@ -193,6 +194,8 @@ export async function main(argv: string[]): Promise<number> {
       number: { type: "string" },
       label: { type: "string" },
       id: { type: "string" },
+      "mail-to": { type: "string" },
+      "push-url": { type: "string" },
       trunk: { type: "string" },
       transport: { type: "string" },
       ecm: { type: "string" },

@@ -10,7 +10,7 @@
  */
 import type { Kysely } from "kysely";
 import type { Database, JobRow, RecipientRow } from "../store/database.ts";
-import { insertReceivedFax } from "../store/queries/received-faxes.ts";
+import { storeReception } from "./enqueue-reception.ts";
 
 export interface LoopbackCall {
   job: Pick<JobRow, "id" | "cust_nr" | "resolution" | "csid" | "is_test">;
@@ -28,15 +28,15 @@ export interface LoopbackCall {
   id: string;
 }
 
-/** Stores the reception when the number belongs to the job's own customer; returns its id, or null. */
-export async function receiveTestCall(db: Kysely<Database>, call: LoopbackCall): Promise<string | null> {
+/** Stores the reception (and queues its deliveries) when the number belongs to the job's own customer; returns its id, or null. */
+export async function receiveTestCall(db: Kysely<Database>, call: LoopbackCall): Promise<{ id: string; deliveries: number } | null> {
   if (call.job.is_test !== 1 || call.recipient.fax_image_id === null) return null;
   const number = await db.selectFrom("inbound_numbers").select(["cust_nr", "topic"]).where("e164", "=", call.e164).executeTakeFirst();
   if (!number || number.cust_nr !== call.job.cust_nr) return null;
   const image = await db.selectFrom("fax_images").select(["content", "pages"]).where("id", "=", call.recipient.fax_image_id).executeTakeFirst();
   if (!image) return null;
   const id = call.id;
-  await insertReceivedFax(db, {
+  const stored = await storeReception(db, {
     id,
     cust_nr: number.cust_nr,
     topic: number.topic,
@@ -61,5 +61,5 @@ export async function receiveTestCall(db: Kysely<Database>, call: LoopbackCall):
     purged_at: null,
     source_job_id: call.job.id,
   });
-  return id;
+  return { id, deliveries: stored.deliveries };
 }

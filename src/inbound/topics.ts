@@ -32,7 +32,52 @@ export async function createTopic(db: Kysely<Database>, input: { custNr: string;
   }
   const existing = await db.selectFrom("inbound_topics").select("name").where("cust_nr", "=", input.custNr).where("name", "=", name).executeTakeFirst();
   if (existing) throw new AccountError(`Customer ${input.custNr} has a topic "${name}" already`);
-  await db.insertInto("inbound_topics").values({ cust_nr: input.custNr, name, retention_days: input.retentionDays ?? null, created_at: now }).execute();
+  await db
+    .insertInto("inbound_topics")
+    .values({ cust_nr: input.custNr, name, retention_days: input.retentionDays ?? null, mail_to: null, mail_attachment: null, push_url: null, created_at: now })
+    .execute();
+}
+
+export const MAIL_ATTACHMENTS = ["PDF", "TIFF", "NONE"] as const;
+const MAIL_ADDRESS = /^[^\s@<>(),;:"]+@[^\s@<>(),;:"]+\.[^\s@<>(),;:"]+$/;
+
+export interface TopicDeliveries {
+  /** Addresses each reception is mailed to; empty or null: none. */
+  mailTo?: readonly string[] | null;
+  mailAttachment?: string;
+  /** URL each reception's notice is posted to; null or "": none. */
+  pushUrl?: string | null;
+}
+
+/** Sets where a topic's receptions go besides the pull API: e-mail and a web service. */
+export async function setTopicDeliveries(db: Kysely<Database>, custNr: string, name: string, change: TopicDeliveries): Promise<void> {
+  await requireTopic(db, custNr, name);
+  const set: { mail_to?: string | null; mail_attachment?: string; push_url?: string | null } = {};
+  if (change.mailTo !== undefined) {
+    const list = (change.mailTo ?? []).map((a) => a.trim()).filter((a) => a !== "");
+    for (const a of list) if (a.length > 320 || !MAIL_ADDRESS.test(a)) throw new AccountError(`"${a}" is not an e-mail address`);
+    set.mail_to = list.length === 0 ? null : JSON.stringify([...new Set(list)]);
+  }
+  if (change.mailAttachment !== undefined) {
+    const kind = change.mailAttachment.trim().toUpperCase();
+    if (!(MAIL_ATTACHMENTS as readonly string[]).includes(kind)) throw new AccountError(`The attachment must be one of ${MAIL_ATTACHMENTS.join(", ")}`);
+    set.mail_attachment = kind;
+  }
+  if (change.pushUrl !== undefined) {
+    const text = change.pushUrl?.trim() ?? "";
+    if (text === "") set.push_url = null;
+    else {
+      let url: URL;
+      try {
+        url = new URL(text);
+      } catch {
+        throw new AccountError(`The push URL "${text}" is not a valid absolute URL`);
+      }
+      if (url.protocol !== "http:" && url.protocol !== "https:") throw new AccountError(`The push URL must be an http:// or https:// URL, got ${url.protocol}`);
+      set.push_url = url.href;
+    }
+  }
+  if (Object.keys(set).length > 0) await db.updateTable("inbound_topics").set(set).where("cust_nr", "=", custNr).where("name", "=", name).execute();
 }
 
 export async function requireTopic(db: Kysely<Database>, custNr: string, name: string) {
@@ -76,6 +121,9 @@ export interface TopicSummary {
   name: string;
   retentionDays: number | null;
   numbers: string[];
+  mailTo: string[];
+  mailAttachment: string;
+  pushUrl: string | null;
 }
 
 export async function listTopics(db: Kysely<Database>, custNr?: string): Promise<TopicSummary[]> {
@@ -89,6 +137,9 @@ export async function listTopics(db: Kysely<Database>, custNr?: string): Promise
     custNr: t.cust_nr,
     name: t.name,
     retentionDays: t.retention_days,
+    mailTo: t.mail_to ? (JSON.parse(t.mail_to) as string[]) : [],
+    mailAttachment: t.mail_attachment ?? "PDF",
+    pushUrl: t.push_url,
     numbers: all.filter((n) => n.cust_nr === t.cust_nr && n.topic === t.name).map((n) => n.e164),
   }));
 }

@@ -16,3 +16,6 @@ export type NotificationEvent = typeof JOB_COMPLETED | OptionalPushEvent;
 export function isOptionalPushEvent(name: string): name is OptionalPushEvent {
   return (OPTIONAL_PUSH_EVENTS as readonly string[]).includes(name);
 }
+
+/** A fax was received on a topic's number (inbound/enqueue-reception.ts): its fax-to-email and fax-to-webservice deliveries. */
+export const FAX_RECEIVED = "fax.received";

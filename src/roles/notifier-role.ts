@@ -17,6 +17,10 @@ import { pause } from "../lib/wakeup.ts";
 import { nextStepAfter, type DeliveryResult, type RetryPlan } from "../notifications/delivery-policy.ts";
 import type { NotificationPayload } from "../notifications/enqueue-notifications.ts";
 import { composeStatusMail } from "../notifications/email/compose-status-mail.ts";
+import { composeReceivedFaxMail } from "../notifications/email/compose-received-fax-mail.ts";
+import { faxImageToPdf } from "../notifications/email/fax-image-to-pdf.ts";
+import { FAX_RECEIVED } from "../notifications/events.ts";
+import type { ReceivedFaxNotice } from "../inbound/enqueue-reception.ts";
 import { createMailTransport, sendStatusMail, type StatusMailTransport } from "../notifications/email/send-status-mail.ts";
 import { formatJson, formatTemplate, formatXml, type PushBody } from "../notifications/push/push-formats.ts";
 import { OAuth2TokenCache, sendPush, type PushAuth } from "../notifications/push/send-push.ts";
@@ -129,12 +133,57 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
     return { kind: sent.temporary ? "retry" : "permanent", error: sent.message, statusCode: sent.responseCode, responseExcerpt: null, retryAfterMs: null };
   }
 
+  /** A reception's fax-to-webservice notice (JSON, signed like status pushes) or fax-to-email. */
+  async function deliverReceived(n: NotificationRow, notice: ReceivedFaxNotice): Promise<DeliveryResult> {
+    if (n.channel === "http") {
+      const customer = await store.db.selectFrom("customers").select(["signing_secrets"]).where("cust_nr", "=", n.cust_nr).executeTakeFirst();
+      const secrets = customer?.signing_secrets ? (JSON.parse(customer.signing_secrets) as string[]) : [];
+      const body = JSON.stringify({ event: n.event, receivedFax: notice.receivedFax });
+      const headers: Record<string, string> = { "x-faxline-event": n.event, "x-faxline-received-fax-id": n.job_id };
+      if (secrets.length > 0) Object.assign(headers, signWebhook(secrets, n.id, Math.floor(ctx.clock.now() / 1000), body));
+      else headers["webhook-id"] = n.id;
+      return sendPush({
+        url: n.target,
+        body,
+        contentType: "application/json; charset=utf-8",
+        headers,
+        auth: { method: "NONE", principal: null, credentials: null },
+        oauth2TokenUrl: null,
+        timeoutMs: config.push.timeout,
+        guard,
+        tokens,
+        now: () => ctx.clock.now(),
+      });
+    }
+    const none = { statusCode: null, responseExcerpt: null, retryAfterMs: null };
+    if (config.mail.host === "") return { kind: "permanent", error: "No SMTP server is configured (mail.host), so received faxes cannot be mailed", ...none };
+    const fax = await store.db.selectFrom("received_faxes").select(["image"]).where("id", "=", n.job_id).executeTakeFirst();
+    let attachment: { filename: string; content: Buffer; contentType: string } | null = null;
+    if (fax?.image && notice.attachment !== "NONE") {
+      const tiff = Buffer.from(fax.image);
+      attachment =
+        notice.attachment === "TIFF"
+          ? { filename: `${n.job_id}.tif`, content: tiff, contentType: "image/tiff" }
+          : { filename: `${n.job_id}.pdf`, content: await faxImageToPdf(tiff), contentType: "application/pdf" };
+    }
+    const message = composeReceivedFaxMail({ notice: notice.receivedFax, to: n.target, from: config.mail.from, attachment, now: ctx.clock.now() });
+    transport ??= createMailTransport(config.mail);
+    const sent = await sendStatusMail(transport, message);
+    if (sent.ok) return { kind: "delivered", error: null, statusCode: 250, responseExcerpt: sent.response.slice(0, 1024), retryAfterMs: null };
+    return { kind: sent.temporary ? "retry" : "permanent", error: sent.message, statusCode: sent.responseCode, responseExcerpt: null, retryAfterMs: null };
+  }
+
   async function deliver(n: NotificationRow): Promise<void> {
     const startedAt = ctx.clock.now();
     const payload = JSON.parse(n.payload) as NotificationPayload;
     let result: DeliveryResult;
     try {
-      result = n.channel === "email" ? await deliverMail(n, payload) : await deliverPush(n, payload);
+      result =
+        n.event === FAX_RECEIVED
+          ? await deliverReceived(n, payload as unknown as ReceivedFaxNotice)
+          : n.channel === "email"
+            ? await deliverMail(n, payload)
+            : await deliverPush(n, payload);
     } catch (err) {
       // A stored template that does not parse (installation checks it, so it was changed
       // behind that check): retrying cannot help until an operator reinstalls it.

@@ -223,7 +223,10 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
       stopSignal,
       log,
     );
-    if (received) log.info({ receivedFaxId: received, e164: target.e164 }, "test call received on the account's own number");
+    if (received) {
+      log.info({ receivedFaxId: received.id, e164: target.e164 }, "test call received on the account's own number");
+      if (received.deliveries > 0) ctx.wake.notify.notify();
+    }
   }
 
   const recorded = { recipientId: recipient.id, attemptId, node: ctx.holder, outcome, now: ctx.clock.now(), schedule: retrySchedule(ctx.config) };

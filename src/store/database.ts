@@ -350,6 +350,12 @@ export interface InboundTopicsTable {
   name: string;
   /** Days received faxes are kept; null: inbound.retentionDays. */
   retention_days: number | null;
+  /** JSON array of e-mail addresses each reception is mailed to, or null. */
+  mail_to: string | null;
+  /** PDF | TIFF | NONE */
+  mail_attachment: string | null;
+  /** URL each reception's notice is posted to (signed like status pushes), or null. */
+  push_url: string | null;
   created_at: number;
 }
 

@@ -1,6 +1,7 @@
 /**
  * 0008: receiving faxes (src/inbound/; docs/inbound-api.md).
- *  - inbound_topics: a customer's topics (the unit clients poll); how long their faxes are kept.
+ *  - inbound_topics: a customer's topics (the unit clients poll); how long their faxes are kept,
+ *    and where each reception is delivered besides the pull API (e-mail, a web service).
  *  - inbound_numbers: the fax numbers (DIDs, E.164) that belong to a topic; one topic each.
  *  - inbound_credentials: passwords for the pull API, issued per customer (user name: the customer
  *    number), optionally limited to some topics; only a scrypt hash is stored.
@@ -17,6 +18,12 @@ export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void
     .addColumn("cust_nr", "text", (c) => c.notNull().references("customers.cust_nr").onDelete("cascade"))
     .addColumn("name", "text", (c) => c.notNull())
     .addColumn("retention_days", "integer")
+    /** Fax-to-email: JSON array of addresses each reception is mailed to, or null. */
+    .addColumn("mail_to", "text")
+    /** PDF | TIFF | NONE: what the mail attaches. */
+    .addColumn("mail_attachment", "text")
+    /** Fax-to-webservice: the URL each reception's notice is posted to, or null. */
+    .addColumn("push_url", "text")
     .addColumn("created_at", t.timestamp, (c) => c.notNull())
     .addPrimaryKeyConstraint("inbound_topics_pk", ["cust_nr", "name"])
     .execute();

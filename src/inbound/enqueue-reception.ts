@@ -1,0 +1,69 @@
+/**
+ * Storing a reception and queueing its deliveries in one transaction: the received fax, then one
+ * `fax.received` notification per e-mail address and one for the web service, in the outbox the
+ * status pushes use (notifications table; the notifier role delivers, retries for days, keeps a
+ * log). A receiver that is down loses nothing: the fax waits in its topic and the notice in the
+ * outbox. Storing the same reception again (a retried write) changes nothing.
+ */
+import type { Kysely } from "kysely";
+import { FAX_RECEIVED } from "../notifications/events.ts";
+import { MAIL_RECEIVER, receiverOf } from "../notifications/enqueue-notifications.ts";
+import type { Database } from "../store/database.ts";
+import { insertNotification } from "../store/queries/notifications.ts";
+import type { NewReceivedFax } from "../store/queries/received-faxes.ts";
+
+/** What a fax.received notification carries (notifications.payload); the image is read at delivery. */
+export interface ReceivedFaxNotice {
+  receivedFax: {
+    id: string;
+    topic: string;
+    receivedTs: string;
+    calledNumber: string;
+    callingNumber: string | null;
+    remoteCsid: string | null;
+    pages: number;
+    status: string;
+    durationInSecs: number;
+    resolution: string | null;
+  };
+  /** For mails: what to attach. */
+  attachment?: string;
+}
+
+export function noticeOf(row: Pick<NewReceivedFax, "id" | "topic" | "received_at" | "to_number" | "from_number" | "remote_csid" | "pages" | "status" | "duration_secs" | "resolution">): ReceivedFaxNotice["receivedFax"] {
+  return {
+    id: row.id,
+    topic: row.topic,
+    receivedTs: new Date(Number(row.received_at)).toISOString().replace(/\.\d{3}Z$/, "Z"),
+    calledNumber: row.to_number,
+    callingNumber: row.from_number ?? null,
+    remoteCsid: row.remote_csid ?? null,
+    pages: row.pages,
+    status: row.status,
+    durationInSecs: row.duration_secs,
+    resolution: row.resolution ?? null,
+  };
+}
+
+/** Stores the reception and its deliveries; returns how many deliveries were queued (0 when it was stored before). */
+export async function storeReception(db: Kysely<Database>, row: NewReceivedFax): Promise<{ stored: boolean; deliveries: number }> {
+  return db.transaction().execute(async (trx) => {
+    const inserted = await trx.insertInto("received_faxes").values(row).onConflict((oc) => oc.column("id").doNothing()).executeTakeFirst();
+    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return { stored: false, deliveries: 0 };
+    const topic = await trx.selectFrom("inbound_topics").select(["mail_to", "mail_attachment", "push_url"]).where("cust_nr", "=", row.cust_nr).where("name", "=", row.topic).executeTakeFirst();
+    if (!topic) return { stored: true, deliveries: 0 };
+    const receivedFax = noticeOf(row);
+    const base = { jobId: row.id, custNr: row.cust_nr, datacenter: row.datacenter, event: FAX_RECEIVED, auth: null };
+    let deliveries = 0;
+    if (topic.push_url) {
+      await insertNotification(trx, { ...base, channel: "http", target: topic.push_url, receiver: receiverOf(topic.push_url), payload: JSON.stringify({ receivedFax } satisfies ReceivedFaxNotice) }, Number(row.received_at));
+      deliveries += 1;
+    }
+    for (const address of topic.mail_to ? (JSON.parse(topic.mail_to) as string[]) : []) {
+      const payload: ReceivedFaxNotice = { receivedFax, attachment: topic.mail_attachment ?? "PDF" };
+      await insertNotification(trx, { ...base, channel: "email", target: address, receiver: MAIL_RECEIVER, payload: JSON.stringify(payload) }, Number(row.received_at));
+      deliveries += 1;
+    }
+    return { stored: true, deliveries };
+  });
+}
