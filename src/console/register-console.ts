@@ -7,6 +7,7 @@ import type { FastifyInstance } from "fastify";
 import type { ConsoleDeps } from "./console-deps.ts";
 import { registerJobRoutes } from "./routes/job-routes.ts";
 import { registerOperationsRoutes } from "./routes/operations-routes.ts";
+import { registerReceivedRoutes } from "./routes/received-routes.ts";
 import { registerSessionRoutes } from "./routes/session-routes.ts";
 import { registerSettingsRoutes } from "./routes/settings-routes.ts";
 import { registerStaticFiles } from "./static-files.ts";
@@ -27,6 +28,7 @@ export async function registerConsole(app: FastifyInstance, deps: ConsoleDeps): 
       registerJobRoutes(api, deps);
       registerSettingsRoutes(api, deps);
       registerOperationsRoutes(api, deps);
+      registerReceivedRoutes(api, deps);
     },
     { prefix: "/console/api" },
   );

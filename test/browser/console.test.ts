@@ -187,6 +187,38 @@ describe("web console in Chromium", () => {
     await context.close();
   });
 
+  it("sets up a topic and number in Settings, and shows a fax received on it with its pages", async () => {
+    const { context, page } = await signedIn(erin);
+    await page.getByRole("link", { name: "Settings" }).click();
+    await page.getByLabel("New topic").fill("front-desk");
+    await page.getByRole("button", { name: "Create topic" }).click();
+    const topic = page.locator('[data-topic="front-desk"]');
+    await topic.waitFor();
+    await topic.getByLabel("Add a number").fill("+49 30 9876 5430");
+    await topic.getByRole("button", { name: "Add" }).click();
+    await page.locator('[data-topic="front-desk"]').getByText("+493098765430").waitFor();
+    await expectAccessible(page, "settings page with a topic");
+
+    // The test account faxes its own number: the fax arrives on the topic.
+    const client = api(node.url, erin);
+    const sent = await client.post(`/${erin.custNr}/fax`, { recipients: [{ number: "+493098765430" }], documents: [TEXT_DOC] });
+    await waitForFinalReport(client, erin.custNr, sent.body.jobId, 30_000);
+    await page.getByRole("link", { name: "Received" }).click();
+    await page.getByRole("heading", { level: 1, name: "Received faxes" }).waitFor();
+    const row = page.locator("tr[data-received-id]").first();
+    await row.waitFor();
+    assert.match((await row.textContent()) ?? "", /\+493098765430.*front-desk/);
+    await expectAccessible(page, "received list");
+    await row.getByRole("link").click();
+    const image = page.getByRole("img", { name: "Page 1 of 1" });
+    await image.waitFor();
+    await eventually(async () => ((await image.evaluate((img) => { const i = img as unknown as { complete: boolean; naturalWidth: number }; return i.complete ? i.naturalWidth : 0; })) > 0 ? true : undefined), 10_000, "the received page");
+    const pdf = await page.request.get(`${node.url}${await page.getByRole("link", { name: "Download PDF" }).getAttribute("href")}`);
+    assert.equal(pdf.headers()["content-type"], "application/pdf");
+    await expectAccessible(page, "received fax page");
+    await context.close();
+  });
+
   it("speaks German, and shows an operator the Operations page", async () => {
     const { context, page } = await signedIn(ops, "de-DE");
     assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { lang: string } } }).document.documentElement.lang), "de");

@@ -11,6 +11,7 @@ import { JobPage } from "./pages/job.tsx";
 import { SendPage } from "./pages/send.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
 import { OperationsPage } from "./pages/operations.tsx";
+import { ReceivedListPage, ReceivedPage } from "./pages/received.tsx";
 
 function App() {
   useLanguage();
@@ -55,6 +56,8 @@ function App() {
   const jobMatch = /^\/jobs\/([^/]+)$/.exec(path);
   if (jobMatch) page = <JobPage account={account} jobId={decodeURIComponent(jobMatch[1]!)} />;
   else if (path === "/send") page = <SendPage account={account} />;
+  else if (path === "/received") page = <ReceivedListPage account={account} />;
+  else if (/^\/received\/[^/]+$/.test(path)) page = <ReceivedPage id={decodeURIComponent(path.slice("/received/".length))} />;
   else if (path === "/settings") page = <SettingsPage account={account} />;
   else if (path === "/operations" && account.operator) page = <OperationsPage />;
   else page = <JobsPage account={account} />;
@@ -79,6 +82,7 @@ function App() {
           <ul>
             <li><a {...linkTo("/jobs")} aria-current={current("/jobs")}>{t("nav.jobs")}</a></li>
             <li><a {...linkTo("/send")} aria-current={current("/send")}>{t("nav.send")}</a></li>
+            <li><a {...linkTo("/received")} aria-current={path.startsWith("/received") ? "page" : undefined}>{t("nav.received")}</a></li>
             <li><a {...linkTo("/settings")} aria-current={current("/settings")}>{t("nav.settings")}</a></li>
             {account.operator ? <li><a {...linkTo("/operations")} aria-current={current("/operations")}>{t("nav.operations")}</a></li> : null}
           </ul>

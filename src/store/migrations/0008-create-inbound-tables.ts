@@ -82,4 +82,5 @@ export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void
     .execute();
   await db.schema.createIndex("received_faxes_pull_idx").on("received_faxes").columns(["cust_nr", "topic", "acknowledged_at", "received_at"]).execute();
   await db.schema.createIndex("received_faxes_received_idx").on("received_faxes").column("received_at").execute();
+  await db.schema.createIndex("received_faxes_console_idx").on("received_faxes").columns(["cust_nr", "received_at", "id"]).execute();
 }

@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call, type Account } from "../api.ts";
 import { Notice, PageTitle, Section } from "../components.tsx";
 import { formatTime, t, useLanguage } from "../i18n.ts";
+import { TopicsSection } from "./topics.tsx";
 
 interface Settings {
   custNr: string;
@@ -304,6 +305,7 @@ export function SettingsPage({ account }: { account: Account }) {
           </label>
         </SettingsForm>
       </div>
+      <TopicsSection />
       {error ? <Notice tone="error">{error}</Notice> : null}
     </>
   );

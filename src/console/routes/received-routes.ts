@@ -1,0 +1,162 @@
+/**
+ * The console's Received pages: the customer's received faxes (every topic; a shared inbox, as
+ * fax machines are), each with its pages; and, for logins that manage the account, its topics,
+ * their numbers and deliveries (what `faxline inbound …` does).
+ *
+ *  - GET    /console/api/received?topic&status&before&limit     newest first, cursor paging
+ *  - GET    /console/api/received/{id}                          one reception
+ *  - GET    /console/api/received/{id}/pages/{n}                page n as PNG
+ *  - GET    /console/api/received/{id}/document.pdf|.tif         the pages to download
+ *  - GET    /console/api/topics                                 topics with numbers and deliveries
+ *  - POST   /console/api/topics                                 {name}                         (manager)
+ *  - PUT    /console/api/topics/{name}/deliveries               {mailTo, mailAttachment, pushUrl} (manager)
+ *  - POST   /console/api/topics/{name}/numbers                  {number}                       (manager)
+ *  - DELETE /console/api/topics/{name}/numbers/{e164}                                          (manager)
+ */
+import type { FastifyInstance, FastifyRequest } from "fastify";
+import { AccountError } from "../../accounts/accounts.ts";
+import { ApiError } from "../../errors/api-errors.ts";
+import { addTopicNumber, createTopic, listTopics, removeTopicNumber, setTopicDeliveries } from "../../inbound/topics.ts";
+import { noticeOf } from "../../inbound/enqueue-reception.ts";
+import { REGION_NUMBER_CONTEXT } from "../../numbers/normalize-number.ts";
+import type { ConsoleDeps } from "../console-deps.ts";
+
+const PAGE_SIZES = [10, 25, 50, 100];
+
+async function change<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (err) {
+    if (err instanceof AccountError) throw new ApiError("setting_invalid", err.message);
+    throw err;
+  }
+}
+
+export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
+  const { db } = deps.store;
+  const context = REGION_NUMBER_CONTEXT[deps.config.node.region];
+
+  const manager = async (request: FastifyRequest) => {
+    const session = await deps.sessions.require(request);
+    if (!session.isManager) throw new ApiError("manager_only", `Login "${session.login}" may not change the topics of customer ${session.custNr}`);
+    return session;
+  };
+  const findFax = async (custNr: string, id: string) => {
+    const row = await db.selectFrom("received_faxes").selectAll().where("id", "=", id).where("cust_nr", "=", custNr).executeTakeFirst();
+    if (!row) throw new ApiError("received_fax_not_found", `No received fax ${id.slice(0, 40)}`);
+    return row;
+  };
+
+  app.get("/received", async (request) => {
+    const session = await deps.sessions.require(request);
+    const q = request.query as Record<string, string | undefined>;
+    const limit = q.limit === undefined ? 25 : Number(q.limit);
+    if (!PAGE_SIZES.includes(limit)) throw new ApiError("invalid_request", `limit must be one of ${PAGE_SIZES.join(", ")}`);
+    let query = db
+      .selectFrom("received_faxes")
+      .select(["id", "topic", "received_at", "to_number", "from_number", "remote_csid", "pages", "status", "duration_secs", "resolution", "acknowledged_at", "handed_out"])
+      .where("cust_nr", "=", session.custNr);
+    if (q.topic) query = query.where("topic", "=", q.topic);
+    if (q.status) {
+      if (!["OK", "PARTIAL", "FAILED"].includes(q.status)) throw new ApiError("enum_value_invalid", `status is "${q.status}"; use OK, PARTIAL or FAILED`);
+      query = query.where("status", "=", q.status);
+    }
+    if (q.before) {
+      const m = /^(\d{1,15})~(FI[A-Z0-9]{20})$/.exec(q.before);
+      if (!m) throw new ApiError("invalid_request", "before is not a cursor this console handed out");
+      query = query.where((eb) => eb(eb.refTuple("received_at", "id"), "<", eb.tuple(Number(m[1]), m[2]!)));
+    }
+    const rows = await query.orderBy("received_at", "desc").orderBy("id", "desc").limit(limit + 1).execute();
+    const page = rows.slice(0, limit);
+    const last = page[page.length - 1];
+    return {
+      received: page.map((r) => ({ ...noticeOf(r), fetched: r.handed_out > 0, acknowledged: r.acknowledged_at !== null })),
+      next: rows.length > limit && last ? `${Number(last.received_at)}~${last.id}` : null,
+    };
+  });
+
+  app.get("/received/:id", async (request) => {
+    const session = await deps.sessions.require(request);
+    const row = await findFax(session.custNr, (request.params as { id: string }).id);
+    return {
+      ...noticeOf(row),
+      pagesAnnounced: row.pages_announced,
+      transport: row.transport,
+      bitRate: row.bit_rate,
+      reasonCode: row.reason_code,
+      rawCause: row.raw_cause,
+      fetched: row.handed_out > 0,
+      acknowledged: row.acknowledged_at !== null,
+      imageKept: row.image !== null,
+    };
+  });
+
+  app.get("/received/:id/pages/:page", async (request, reply) => {
+    const session = await deps.sessions.require(request);
+    const { id, page } = request.params as { id: string; page: string };
+    const row = await findFax(session.custNr, id);
+    const n = Number(page);
+    if (!Number.isInteger(n) || n < 1 || n > row.pages || row.image === null) throw new ApiError("fax_image_page_not_found", `Received fax ${id} has no page ${page}`);
+    const { faxPagePng } = await import("../../render/fax-image/fax-page-png.ts");
+    return reply.type("image/png").header("Cache-Control", "private, max-age=3600").send(await faxPagePng(Buffer.from(row.image), n - 1));
+  });
+
+  app.get("/received/:id/document.:format", async (request, reply) => {
+    const session = await deps.sessions.require(request);
+    const { id, format } = request.params as { id: string; format: string };
+    const row = await findFax(session.custNr, id);
+    if (row.image === null) throw new ApiError("received_fax_not_found", `Received fax ${id} has no pages any more`);
+    if (format === "tif") return reply.type("image/tiff").header("content-disposition", `attachment; filename="${row.id}.tif"`).send(Buffer.from(row.image));
+    if (format !== "pdf") throw new ApiError("enum_value_invalid", "The document is document.pdf or document.tif");
+    const { faxImageToPdf } = await import("../../notifications/email/fax-image-to-pdf.ts");
+    return reply.type("application/pdf").header("content-disposition", `attachment; filename="${row.id}.pdf"`).send(await faxImageToPdf(Buffer.from(row.image)));
+  });
+
+  app.get("/topics", async (request) => {
+    const session = await deps.sessions.require(request);
+    return { topics: await listTopics(db, session.custNr), canManage: session.isManager, defaultRetentionDays: deps.config.inbound.retentionDays };
+  });
+
+  app.post("/topics", async (request, reply) => {
+    const session = await manager(request);
+    const name = (request.body as { name?: unknown } | null)?.name;
+    if (typeof name !== "string") throw new ApiError("invalid_request", "name is required");
+    await change(() => createTopic(db, { custNr: session.custNr, name: name.trim() }, deps.clock.now()));
+    return reply.code(201).send({ name: name.trim() });
+  });
+
+  app.put("/topics/:name/deliveries", async (request) => {
+    const session = await manager(request);
+    const { name } = request.params as { name: string };
+    const b = (request.body ?? {}) as { mailTo?: unknown; mailAttachment?: unknown; pushUrl?: unknown };
+    if (b.mailTo !== undefined && (!Array.isArray(b.mailTo) || b.mailTo.some((a) => typeof a !== "string") || b.mailTo.length > 20)) {
+      throw new ApiError("invalid_request", "mailTo must be a list of at most 20 addresses");
+    }
+    if (b.mailAttachment !== undefined && typeof b.mailAttachment !== "string") throw new ApiError("invalid_request", "mailAttachment must be PDF, TIFF or NONE");
+    if (b.pushUrl !== undefined && b.pushUrl !== null && typeof b.pushUrl !== "string") throw new ApiError("invalid_request", "pushUrl must be a URL or null");
+    await change(() =>
+      setTopicDeliveries(db, session.custNr, name, {
+        mailTo: b.mailTo as string[] | undefined,
+        mailAttachment: b.mailAttachment as string | undefined,
+        pushUrl: b.pushUrl as string | null | undefined,
+      }),
+    );
+    return (await listTopics(db, session.custNr)).find((t) => t.name === name);
+  });
+
+  app.post("/topics/:name/numbers", async (request, reply) => {
+    const session = await manager(request);
+    const { name } = request.params as { name: string };
+    const number = (request.body as { number?: unknown } | null)?.number;
+    if (typeof number !== "string") throw new ApiError("invalid_request", "number is required");
+    const e164 = await change(() => addTopicNumber(db, { custNr: session.custNr, topic: name, number }, context, deps.clock.now()));
+    return reply.code(201).send({ e164 });
+  });
+
+  app.delete("/topics/:name/numbers/:number", async (request, reply) => {
+    const session = await manager(request);
+    const { number } = request.params as { name: string; number: string };
+    await change(() => removeTopicNumber(db, session.custNr, number, context));
+    return reply.code(204).send();
+  });
+}
