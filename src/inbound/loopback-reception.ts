@@ -29,7 +29,7 @@ export interface LoopbackCall {
 }
 
 /** Stores the reception (and queues its deliveries) when the number belongs to the job's own customer; returns its id, or null. */
-export async function receiveTestCall(db: Kysely<Database>, call: LoopbackCall): Promise<{ id: string; deliveries: number } | null> {
+export async function receiveTestCall(db: Kysely<Database>, call: LoopbackCall): Promise<{ id: string; deliveries: number; status: string } | null> {
   if (call.job.is_test !== 1 || call.recipient.fax_image_id === null) return null;
   const number = await db.selectFrom("inbound_numbers").select(["cust_nr", "topic"]).where("e164", "=", call.e164).executeTakeFirst();
   if (!number || number.cust_nr !== call.job.cust_nr) return null;
@@ -61,5 +61,5 @@ export async function receiveTestCall(db: Kysely<Database>, call: LoopbackCall):
     purged_at: null,
     source_job_id: call.job.id,
   });
-  return { id, deliveries: stored.deliveries };
+  return stored.stored ? { id, deliveries: stored.deliveries, status: call.pagesSent === image.pages ? "OK" : "PARTIAL" } : null;
 }

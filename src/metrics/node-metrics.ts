@@ -31,6 +31,7 @@ export class NodeMetrics {
   readonly #jobsAccepted: Counter;
   readonly #recipientsAccepted: Counter;
   readonly #recipientsFinished: Counter<"status" | "category">;
+  readonly #faxesReceived: Counter<"status" | "transport">;
   readonly #renderSeconds: Histogram<"result">;
   readonly #renderPages: Counter;
   readonly #callsActive: Gauge<"line">;
@@ -55,6 +56,12 @@ export class NodeMetrics {
       name: "faxline_recipients_finished_total",
       help: "Recipients that reached their final status, by report status and failure category",
       labelNames: ["status", "category"],
+      registers,
+    });
+    this.#faxesReceived = new Counter({
+      name: "faxline_faxes_received_total",
+      help: "Faxes received on a topic's number, by status (OK, PARTIAL, FAILED) and transport",
+      labelNames: ["status", "transport"],
       registers,
     });
     this.#renderSeconds = new Histogram({
@@ -121,6 +128,10 @@ export class NodeMetrics {
 
   recipientsFinished(status: string, category: string, count = 1): void {
     if (count > 0) this.#recipientsFinished.inc({ status, category }, count);
+  }
+
+  faxReceived(status: string, transport: string): void {
+    this.#faxesReceived.inc({ status, transport });
   }
 
   rendered(result: "rendered" | "failed", seconds: number, pages: number): void {

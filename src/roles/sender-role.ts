@@ -225,6 +225,7 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
     );
     if (received) {
       log.info({ receivedFaxId: received.id, e164: target.e164 }, "test call received on the account's own number");
+      ctx.metrics.faxReceived(received.status, "test");
       if (received.deliveries > 0) ctx.wake.notify.notify();
     }
   }

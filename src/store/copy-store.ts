@@ -20,6 +20,9 @@ export const COPIED_TABLES = [
   "customers",
   "logins",
   "customer_templates",
+  "inbound_topics",
+  "inbound_numbers",
+  "inbound_credentials",
   "blacklist",
   "destination_capabilities",
   "jobs",
@@ -31,12 +34,13 @@ export const COPIED_TABLES = [
   "attempts",
   "notifications",
   "notification_attempts",
+  "received_faxes",
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPIED_TABLES)[number];
 
 /** Tables whose rows carry document or image bytes: copied in small batches. */
-const BLOB_TABLES = new Set<CopiedTable>(["job_documents", "fax_images"]);
+const BLOB_TABLES = new Set<CopiedTable>(["job_documents", "fax_images", "received_faxes"]);
 
 export interface TableCopy {
   table: CopiedTable;

@@ -70,17 +70,17 @@ describe("postgres: migrations", { skip: !runPostgres && "FAXLINE_TEST_DIALECTS 
   it("migrate --check lists what is pending and changes nothing; migrate runs it", async () => {
     const check = await cli("migrate", "--check");
     assert.equal(check.code, 1, check.stderr);
-    assert.match(check.stdout, /has 7 pending migration\(s\)/);
+    assert.match(check.stdout, /has 8 pending migration\(s\)/);
     assert.match(check.stdout, /0001-create-core-tables/);
-    assert.match(check.stdout, /0007-create-console-tables/);
+    assert.match(check.stdout, /0008-create-inbound-tables/);
     const tables = await pgQuery<{ n: number }>(ts.url, "select count(*) as n from information_schema.tables where table_name = 'jobs'");
     assert.equal(tables[0]!.n, 0, "--check created nothing");
     const run = await cli("migrate");
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /Migrated the store postgres:\/\/.*0007-create-console-tables/s);
+    assert.match(run.stdout, /Migrated the store postgres:\/\/.*0008-create-inbound-tables/s);
     const again = await cli("migrate", "--check");
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /is up to date \(7 migrations\)/);
+    assert.match(again.stdout, /is up to date \(8 migrations\)/);
   });
 
   it("ten nodes opening an empty database at once migrate it once", async () => {
@@ -92,7 +92,7 @@ describe("postgres: migrations", { skip: !runPostgres && "FAXLINE_TEST_DIALECTS 
         const rows = await pgQuery<{ name: string }>(fresh.url, "select name from kysely_migration order by name");
         assert.deepEqual(
           rows.map((r) => r.name),
-          ["0001-create-core-tables", "0002-create-notification-tables", "0003-create-fax-image-variants", "0004-create-destination-capabilities", "0005-create-cluster-tables", "0006-create-adoption-tables", "0007-create-console-tables"],
+          ["0001-create-core-tables", "0002-create-notification-tables", "0003-create-fax-image-variants", "0004-create-destination-capabilities", "0005-create-cluster-tables", "0006-create-adoption-tables", "0007-create-console-tables", "0008-create-inbound-tables"],
         );
         const triggers = await pgQuery<{ n: number }>(fresh.url, "select count(*) as n from pg_trigger where tgname like '%_signal_%'");
         assert.equal(triggers[0]!.n, 3);
@@ -129,9 +129,17 @@ describe("postgres: faxline store copy", { skip: !runPostgres && "FAXLINE_TEST_D
         await createAccountWithCli(source.path, ACCOUNT);
         const setHeader = await runFaxlineCli(["accounts", "set-header", "--customer", ACCOUNT.custNr, "--header", "ACME %P/%T"], { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });
         assert.equal(setHeader.code, 0, setHeader.stderr);
+        // Receiving: a topic with a number, which the account's own fax below arrives on.
+        for (const args of [
+          ["inbound", "topic", "create", "--customer", ACCOUNT.custNr, "--name", "main"],
+          ["inbound", "number", "add", "--customer", ACCOUNT.custNr, "--topic", "main", "--number", "+49 30 5550 1234"],
+        ]) {
+          const r = await runFaxlineCli(args, { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });
+          assert.equal(r.code, 0, r.stderr);
+        }
         node = await startChildNode({ name: "sqlite node", dataDir: source.path, env: FAST_RETRIES_ENV });
         const client = api(node.url, ACCOUNT);
-        for (const number of ["+4900000020", "+4900000001", "+4900000009"]) {
+        for (const number of ["+4900000020", "+4900000001", "+4900000009", "+493055501234"]) {
           const res = await client.post(`/${ACCOUNT.custNr}/fax`, { recipients: [{ number }], documents: [TEXT_DOC], statusReportOptions: { reportMail: { successAddress: "a@example.com" } } });
           assert.equal(res.status, 201);
           jobIds.push(res.body.jobId as string);
@@ -150,7 +158,10 @@ describe("postgres: faxline store copy", { skip: !runPostgres && "FAXLINE_TEST_D
         for (const table of COPIED_TABLES) assert.match(copied.stdout, new RegExp(`\\b${table}\\b`));
         assert.doesNotMatch(copied.stdout, /MISMATCH/);
         const jobs = await pgQuery<{ n: number }>(target.url, "select count(*) as n from jobs");
-        assert.equal(jobs[0]!.n, 3);
+        assert.equal(jobs[0]!.n, 4);
+        const received = await pgQuery<{ n: number; bytes: number }>(target.url, "select count(*) as n, sum(length(image)) as bytes from received_faxes");
+        assert.equal(Number(received[0]!.n), 1, "the received fax came along");
+        assert.ok(Number(received[0]!.bytes) > 0);
         const images = await pgQuery<{ n: number; bytes: number }>(target.url, "select count(*) as n, sum(length(content)) as bytes from fax_images");
         assert.ok(images[0]!.n >= 2 && images[0]!.bytes > 0, "fax images came along");
 

@@ -3,7 +3,8 @@
  * of everything a data center owns to its partner. cluster/datacenter-adoption.ts decides when.
  *
  * What moves: every job the data center owns (finished or not; deleted ones are gone), with its
- * recipients and notifications, and notifications whose job was deleted. Jobs move in batches of
+ * recipients and notifications, notifications whose job was deleted (and those of received faxes),
+ * and the received faxes themselves. Jobs move in batches of
  * ADOPTION_BATCH, unfinished ones first, each batch one transaction that moves the jobs (guarded
  * by their old owner, RETURNING the ids it moved) and then exactly those jobs' recipients,
  * notifications and job_adoptions rows: a job and its rows always move together, a second
@@ -101,6 +102,9 @@ export async function adoptDatacenter(db: Kysely<Database>, a: AdoptionArgs): Pr
     .where((eb) => eb.not(eb.exists(eb.selectFrom("jobs").select("jobs.id").whereRef("jobs.id", "=", "notifications.job_id"))))
     .executeTakeFirst();
   totals.notifications += Number(orphans.numUpdatedRows);
+  // Received faxes (their deliveries moved with the orphans above: their job_id is no job's):
+  // the new owner purges them after their retention.
+  await db.updateTable("received_faxes").set({ datacenter: a.to }).where("datacenter", "=", a.from).execute();
   if (totals.jobs === 0 && totals.notifications === 0) return null;
   const row: DatacenterAdoptionRow = {
     id,
