@@ -55,6 +55,8 @@ export interface NodeRegistryOptions {
   apiUrl: () => string | null;
   heartbeatMs: number;
   activeCalls: () => number;
+  /** The running calls by trunk and transport, for the heartbeat. */
+  callsByTrunk?: () => { trunk: string; transport: string; calls: number }[];
   health: StoreHealth;
   hostname?: string;
 }
@@ -116,7 +118,7 @@ export class NodeRegistry {
     const o = this.#o;
     const now = o.clock.now();
     try {
-      const mine = await touchNode(o.db, o.id, o.instance, now, o.activeCalls());
+      const mine = await touchNode(o.db, o.id, o.instance, now, o.activeCalls(), o.callsByTrunk?.() ?? []);
       if (!mine) {
         o.logger.error({ nodeId: o.id }, "the registry row of this node id was taken over by another node; two nodes run with one id");
       }

@@ -67,8 +67,16 @@ export type AttemptOutcome =
       transport?: AttemptTransport;
     };
 
+/** A call running on a line: the trunk it went out on and what carries the fax (as planned when it started). */
+export interface RunningCallInfo {
+  trunk: string;
+  transport: string;
+}
+
 export interface Line {
   readonly name: string;
   /** Places one call. `signal` aborts it (node shutting down, lease lost); the promise then rejects. */
   call(request: CallRequest, signal: AbortSignal): Promise<AttemptOutcome>;
+  /** The calls running now, for metrics and the node's heartbeat. */
+  runningCalls(): RunningCallInfo[];
 }

@@ -12,7 +12,7 @@
  * simulated one, so reports look like real ones.
  */
 import type { Clock } from "../lib/clock.ts";
-import type { AttemptOutcome, CallRequest, Line } from "./line.ts";
+import type { AttemptOutcome, CallRequest, Line, RunningCallInfo } from "./line.ts";
 import { testNumberFor, type TestCallScript } from "./test-numbers.ts";
 
 export const TEST_LINE_BIT_RATE = 14_400;
@@ -35,7 +35,22 @@ export class TestLine implements Line {
     this.#timeScale = options.timeScale;
   }
 
+  #running = 0;
+
+  runningCalls(): RunningCallInfo[] {
+    return Array.from({ length: this.#running }, () => ({ trunk: "test", transport: "test" }));
+  }
+
   async call(request: CallRequest, signal: AbortSignal): Promise<AttemptOutcome> {
+    this.#running += 1;
+    try {
+      return await this.#call(request, signal);
+    } finally {
+      this.#running -= 1;
+    }
+  }
+
+  async #call(request: CallRequest, signal: AbortSignal): Promise<AttemptOutcome> {
     const script: TestCallScript = testNumberFor(request.e164)?.script(request.attemptNo) ?? { kind: "deliver" };
     const remoteCsid = request.e164;
     switch (script.kind) {

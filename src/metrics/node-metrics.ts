@@ -39,6 +39,13 @@ export class NodeMetrics {
   readonly #notifications: Counter<"channel" | "outcome">;
   readonly #storeQuery: Histogram<"dialect">;
 
+  #callsByTrunk: () => { trunk: string; transport: string; calls: number }[] = () => [];
+
+  /** Where the by-trunk call gauge reads its figures at each scrape. */
+  watchCallsByTrunk(source: () => { trunk: string; transport: string; calls: number }[]): void {
+    this.#callsByTrunk = source;
+  }
+
   constructor(options: { labels: { datacenter: string; node: string }; queueDepths?: () => Promise<QueueDepths> }) {
     const registers = [this.registry];
     this.registry.setDefaultLabels(options.labels);
@@ -73,6 +80,17 @@ export class NodeMetrics {
     });
     this.#renderPages = new Counter({ name: "faxline_render_pages_total", help: "Fax pages rendered", registers });
     this.#callsActive = new Gauge({ name: "faxline_calls_active", help: "Calls running now, by line", labelNames: ["line"], registers });
+    const byTrunk = () => this.#callsByTrunk;
+    new Gauge({
+      name: "faxline_calls_active_by_trunk",
+      help: "Calls running now, by trunk (test: the test line) and the transport they started on (t38, g711, test)",
+      labelNames: ["trunk", "transport"],
+      registers,
+      collect() {
+        this.reset();
+        for (const c of byTrunk()()) this.set({ trunk: c.trunk, transport: c.transport }, c.calls);
+      },
+    });
     this.#callOutcomes = new Counter({
       name: "faxline_call_outcomes_total",
       help: "Ended calls (attempts) by line, result and failure reason",

@@ -173,8 +173,10 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       apiUrl: () => url,
       heartbeatMs: config.cluster.heartbeatInterval,
       activeCalls: () => activeCalls(),
+      callsByTrunk: () => callsByTrunk(context),
       health: context.health,
     });
+    metrics.watchCallsByTrunk(() => callsByTrunk(context));
     // Before any work: refuses to start when another live host runs with this node id.
     const { previousLifeOver } = await registry.register();
     if (previousLifeOver) {
@@ -257,4 +259,16 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     lock.release();
     throw err;
   }
+}
+
+/** The node's running calls (both lines) counted by trunk and transport. */
+export function callsByTrunk(context: Pick<NodeContext, "lines">): { trunk: string; transport: string; calls: number }[] {
+  const counts = new Map<string, { trunk: string; transport: string; calls: number }>();
+  for (const c of [...context.lines.test.runningCalls(), ...(context.lines.production?.runningCalls() ?? [])]) {
+    const key = `${c.trunk}\0${c.transport}`;
+    const entry = counts.get(key) ?? { trunk: c.trunk, transport: c.transport, calls: 0 };
+    entry.calls += 1;
+    counts.set(key, entry);
+  }
+  return [...counts.values()].sort((a, b) => a.trunk.localeCompare(b.trunk) || a.transport.localeCompare(b.transport));
 }

@@ -304,6 +304,8 @@ export interface NodesTable {
   stopped_at: number | null;
   /** Calls the node's sender was running at its last heartbeat. */
   active_calls: number;
+  /** JSON [{trunk, transport, calls}] of those calls (migration 0007); null before the first heartbeat. */
+  calls_by_trunk: Generated<string | null>;
 }
 
 /** Singleton duties (migration 0005; cluster/singleton-lease.ts). */

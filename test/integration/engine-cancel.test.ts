@@ -47,6 +47,13 @@ for (const dialect of DIALECTS) {
         return r.state === "ready" && r.attempt_count === 1 ? true : undefined;
       }, 15_000, "the busy number to wait for its retry");
       await sendingNow(jobId, "+4900000020");
+      // While the call runs: the by-trunk gauge and the node's heartbeat count it.
+      const metrics = await (await fetch(`${node.url}/metrics`)).text();
+      assert.match(metrics, /faxline_calls_active_by_trunk\{trunk="test",transport="test"[^}]*\} [12]/);
+      await eventually(async () => {
+        const row = await node.node.context.store.db.selectFrom("nodes").select("calls_by_trunk").executeTakeFirst();
+        return row?.calls_by_trunk?.includes('"trunk":"test"') ? true : undefined;
+      }, 5000, "the heartbeat to carry the call");
       const cancelled = await client.post(`/${custNr}/fax/reports/${jobId}/cancel`, undefined);
       assert.equal(cancelled.status, 200);
       assert.deepEqual(cancelled.body.recipientStatus.map((r: any) => r.status), ["PENDING", "CANCELLED"]);

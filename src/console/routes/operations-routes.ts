@@ -46,6 +46,7 @@ export function registerOperationsRoutes(app: FastifyInstance, deps: ConsoleDeps
           secondsSinceHeartbeat: Math.max(0, Math.round((now - Number(n.last_seen_at)) / 1000)),
           state: n.stopped_at !== null ? "stopped" : now - Number(n.last_seen_at) > 3 * heartbeat ? "silent" : "running",
           activeCalls: n.active_calls,
+          callsByTrunk: n.stopped_at === null && n.calls_by_trunk ? (JSON.parse(n.calls_by_trunk) as { trunk: string; transport: string; calls: number }[]) : [],
         })),
       queues: depths,
       runningCalls: calls.map((c) => ({ ...c, startedTs: new Date(c.startedAt).toISOString(), seconds: Math.round((now - c.startedAt) / 1000) })),

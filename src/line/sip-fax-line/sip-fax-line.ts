@@ -28,7 +28,7 @@ import type { NumberContext } from "../../numbers/normalize-number.ts";
 import { normalizeFaxNumber } from "../../numbers/normalize-number.ts";
 import type { Engine, EngineEvent, FaxBitRateCap } from "../fax-engine/engine.ts";
 import { SpandspEngine } from "../fax-engine/spandsp-engine.ts";
-import type { AttemptOutcome, CallRequest, Line } from "../line.ts";
+import type { AttemptOutcome, CallRequest, Line, RunningCallInfo } from "../line.ts";
 import type { FaxTransport } from "../outcomes/call-outcomes.ts";
 import type { WatchdogLimits } from "../outcomes/call-watchdog.ts";
 import {
@@ -154,6 +154,7 @@ export class SipFaxLine implements Line {
   readonly #mediaAddress: string;
   readonly #ports: MediaPortPool;
   readonly #active = new Map<string, number>();
+  readonly #running = new Set<RunningCallInfo>();
   #slotWaiters: (() => void)[] = [];
   readonly #registrations: SipRegistration[] = [];
   #ua: SipUserAgent | null = null;
@@ -281,9 +282,12 @@ export class SipFaxLine implements Line {
 
     const route = routeForPlan(plan);
     const release = this.#takeSlot(plan.trunk.name);
+    let running: RunningCallInfo | null = null;
     try {
       const cached = this.#options.capabilities ? await this.#options.capabilities.get(plan.e164) : null;
       const choice = chooseFaxMode(plan.trunk, cached, this.#now(), this.#options.capabilityMaxAgeMs);
+      running = { trunk: plan.trunk.name, transport: choice.mode.transport };
+      this.#running.add(running);
       const log = this.#options.logger?.child({ jobId: request.jobId, recipientId: request.recipientId, attempt: request.attemptNo, trunk: plan.trunk.name });
       log?.info({ dial: plan.dialString, mode: choice.mode, rung: choice.rung, basis: choice.basis }, "placing call");
       const image = await request.loadImage();
@@ -314,6 +318,7 @@ export class SipFaxLine implements Line {
       await this.#recordCapability(plan.e164, choice, report, log);
       return report.transport === null ? report.attempt : { ...report.attempt, transport: report.transport };
     } finally {
+      if (running) this.#running.delete(running);
       release();
     }
   }
@@ -441,6 +446,11 @@ export class SipFaxLine implements Line {
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /** The calls placed through `call` that run now, with their trunk and planned transport. */
+  runningCalls(): RunningCallInfo[] {
+    return [...this.#running].map((r) => ({ ...r }));
   }
 
   #takeSlot(trunk: string): () => void {

@@ -11,6 +11,8 @@
  *    attachedFaxImageFormat}: the e-mail report a job gets when it asks for none itself.
  *  - attempts.transport (t38 | g711 | test) and attempts.bit_rate: what carried each call, for
  *    the job detail page.
+ *  - nodes.calls_by_trunk: JSON [{trunk, transport, calls}] of the node's running calls at its last
+ *    heartbeat, for the Operations page.
  *  - jobs_console_idx: the console's job list pages by (login, created_at, id), newest first;
  *    jobs_login_state_idx: a login's open jobs, which live updates compare each second;
  *    attempts_job_idx: a job's attempts for its detail page and live updates; attempts_ended_idx:
@@ -36,6 +38,7 @@ export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void
   await db.schema.alterTable("logins").addColumn("is_admin", "integer", (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable("logins").addColumn("is_manager", "integer", (c) => c.notNull().defaultTo(0)).execute();
   await db.schema.alterTable("customers").addColumn("report_mail", "text").execute();
+  await db.schema.alterTable("nodes").addColumn("calls_by_trunk", "text").execute();
   await db.schema.alterTable("attempts").addColumn("transport", "text").execute();
   await db.schema.alterTable("attempts").addColumn("bit_rate", "integer").execute();
   await db.schema.createIndex("jobs_console_idx").on("jobs").columns(["login", "created_at", "id"]).execute();

@@ -5,7 +5,7 @@
 import type { Kysely } from "kysely";
 import type { Database, NodeRow } from "../database.ts";
 
-export type NewNodeLife = Omit<NodeRow, "stopped_at">;
+export type NewNodeLife = Omit<NodeRow, "stopped_at" | "calls_by_trunk">;
 
 export async function findNode(db: Kysely<Database>, id: string): Promise<NodeRow | undefined> {
   return db.selectFrom("nodes").selectAll().where("id", "=", id).executeTakeFirst();
@@ -22,10 +22,17 @@ export async function upsertNodeLife(db: Kysely<Database>, node: NewNodeLife): P
 }
 
 /** The heartbeat; false when the row no longer belongs to this life (another took the id). */
-export async function touchNode(db: Kysely<Database>, id: string, instance: string, now: number, activeCalls: number): Promise<boolean> {
+export async function touchNode(
+  db: Kysely<Database>,
+  id: string,
+  instance: string,
+  now: number,
+  activeCalls: number,
+  callsByTrunk: readonly { trunk: string; transport: string; calls: number }[] = [],
+): Promise<boolean> {
   const result = await db
     .updateTable("nodes")
-    .set({ last_seen_at: now, active_calls: activeCalls })
+    .set({ last_seen_at: now, active_calls: activeCalls, calls_by_trunk: JSON.stringify(callsByTrunk) })
     .where("id", "=", id)
     .where("instance", "=", instance)
     .executeTakeFirst();

@@ -7,7 +7,18 @@ import { linkTo } from "../router.ts";
 interface Operations {
   generatedTs: string;
   region: string;
-  nodes: { id: string; datacenter: string; roles: string[]; version: string; hostname: string; lastSeenTs: string; secondsSinceHeartbeat: number; state: string; activeCalls: number }[];
+  nodes: {
+    id: string;
+    datacenter: string;
+    roles: string[];
+    version: string;
+    hostname: string;
+    lastSeenTs: string;
+    secondsSinceHeartbeat: number;
+    state: string;
+    activeCalls: number;
+    callsByTrunk: { trunk: string; transport: string; calls: number }[];
+  }[];
   queues: { datacenter: string; counts: { kind: string; state: string; count: number }[] }[];
   runningCalls: { jobId: string; line: string; e164: string; node: string; startedTs: string; seconds: number; attemptNo: number }[];
   failureReasons: { reasonCode: string; count: number; category: string | null; description: string }[];
@@ -45,6 +56,16 @@ export function OperationsPage() {
 
   if (!ops) return error ? <Notice tone="error">{error}</Notice> : <p class="loading">{t("common.loading")}</p>;
   const openStates = ["pending", "rendering", "active", "waiting", "ready", "sending", "delivering"];
+  const byTrunk = new Map<string, { trunk: string; transport: string; calls: number }>();
+  for (const n of ops.nodes) {
+    if (n.state !== "running") continue;
+    for (const c of n.callsByTrunk) {
+      const key = `${c.trunk}|${c.transport}`;
+      const entry = byTrunk.get(key) ?? { trunk: c.trunk, transport: c.transport, calls: 0 };
+      entry.calls += c.calls;
+      byTrunk.set(key, entry);
+    }
+  }
   return (
     <>
       <PageTitle>{t("ops.title")}</PageTitle>
@@ -107,6 +128,30 @@ export function OperationsPage() {
               </table>}
             </div>
           ))}
+        </Section>
+        <Section title={t("ops.byTrunk")} id="ops-by-trunk">
+          {byTrunk.size === 0 ? (
+            <p class="muted">{t("ops.runningNone")}</p>
+          ) : (
+            <table>
+              <thead>
+                <tr>
+                  <th scope="col">{t("ops.trunk")}</th>
+                  <th scope="col">{t("job.col.transport")}</th>
+                  <th scope="col" class="num">{t("ops.calls")}</th>
+                </tr>
+              </thead>
+              <tbody>
+                {[...byTrunk.values()].map((c) => (
+                  <tr data-trunk={c.trunk} data-transport={c.transport}>
+                    <td>{c.trunk === "test" ? t("ops.line.test") : c.trunk}</td>
+                    <td>{c.transport.toUpperCase()}</td>
+                    <td class="num">{c.calls}</td>
+                  </tr>
+                ))}
+              </tbody>
+            </table>
+          )}
         </Section>
         <Section title={t("ops.running")} id="ops-running">
           {ops.runningCalls.length === 0 ? (
