@@ -126,11 +126,11 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: retention`, () => 
 
     // 1. Documents go as soon as the job is complete; the reports stay.
     const first = await purgeOnce(ctx);
-    assert.deepEqual(first, { documents: 4, reports: 0, notifications: 0 });
+    assert.deepEqual(first, { documents: 4, reports: 0, notifications: 0, receivedFaxes: 0 });
     assert.equal((await db.selectFrom("job_documents").select("job_id").where("job_id", "in", ids).execute()).length, 0);
     const purgedAt = await db.selectFrom("jobs").select(["id", "documents_purged_at"]).where("id", "in", ids).execute();
     assert.ok(purgedAt.every((j) => j.documents_purged_at !== null && j.documents_purged_at <= Date.now()));
-    assert.deepEqual(await purgeOnce(ctx), { documents: 0, reports: 0, notifications: 0 }, "nothing twice");
+    assert.deepEqual(await purgeOnce(ctx), { documents: 0, reports: 0, notifications: 0, receivedFaxes: 0 }, "nothing twice");
 
     // 2. Reports: the default period (1 day) and the customer's own (2 days).
     const now = Date.now();
@@ -144,7 +144,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: retention`, () => 
       await db.updateTable("jobs").set({ completed_at: at }).where("id", "=", jobs[name]!).execute();
     }
     const second = await purgeOnce(ctx);
-    assert.deepEqual(second, { documents: 0, reports: 2, notifications: 0 });
+    assert.deepEqual(second, { documents: 0, reports: 2, notifications: 0, receivedFaxes: 0 });
     const left = await db.selectFrom("jobs").select("id").where("id", "in", ids).execute();
     assert.deepEqual(left.map((j) => j.id).sort(), [jobs.plainNew!, jobs.keeperMid!].sort());
     for (const gone of [jobs.plainOld!, jobs.keeperOld!]) {
@@ -155,7 +155,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: retention`, () => 
     const plainClient = api(node.url, plain);
     assert.equal((await plainClient.get(`/${plain.custNr}/fax/reports/${jobs.plainOld}`)).status, 404);
     assert.equal((await plainClient.get(`/${plain.custNr}/fax/reports/${jobs.plainNew}`)).status, 200);
-    assert.deepEqual(await purgeOnce(ctx), { documents: 0, reports: 0, notifications: 0 });
+    assert.deepEqual(await purgeOnce(ctx), { documents: 0, reports: 0, notifications: 0, receivedFaxes: 0 });
   });
 
   it("never purges an unfinished job", async () => {
