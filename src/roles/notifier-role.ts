@@ -18,7 +18,6 @@ import { nextStepAfter, type DeliveryResult, type RetryPlan } from "../notificat
 import type { NotificationPayload } from "../notifications/enqueue-notifications.ts";
 import { composeStatusMail } from "../notifications/email/compose-status-mail.ts";
 import { composeReceivedFaxMail } from "../notifications/email/compose-received-fax-mail.ts";
-import { faxImageToPdf } from "../notifications/email/fax-image-to-pdf.ts";
 import { FAX_RECEIVED } from "../notifications/events.ts";
 import type { ReceivedFaxNotice } from "../inbound/enqueue-reception.ts";
 import { createMailTransport, sendStatusMail, type StatusMailTransport } from "../notifications/email/send-status-mail.ts";
@@ -164,7 +163,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
       attachment =
         notice.attachment === "TIFF"
           ? { filename: `${n.job_id}.tif`, content: tiff, contentType: "image/tiff" }
-          : { filename: `${n.job_id}.pdf`, content: await faxImageToPdf(tiff), contentType: "application/pdf" };
+          : { filename: `${n.job_id}.pdf`, content: await (await import("../notifications/email/fax-image-to-pdf.ts")).faxImageToPdf(tiff), contentType: "application/pdf" };
     }
     const message = composeReceivedFaxMail({ notice: notice.receivedFax, to: n.target, from: config.mail.from, attachment, now: ctx.clock.now() });
     transport ??= createMailTransport(config.mail);

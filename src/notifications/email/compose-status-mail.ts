@@ -12,7 +12,6 @@ import { renderTemplate, TemplateSyntaxError, type TemplateEscape } from "../tem
 import { DEFAULT_STATUS_MAIL_TEMPLATES, type StatusMailTemplates } from "./default-status-mail-templates.ts";
 
 export type { StatusMailTemplates };
-import { faxImageToPdf } from "./fax-image-to-pdf.ts";
 import { recipientsCoveredBy, type StatusMailKind } from "./plan-status-mails.ts";
 
 
@@ -171,6 +170,8 @@ async function attachFaxImage(
   }
   let pdf: Buffer;
   try {
+    // Loaded on first use: sharp and the PDF writer stay out of a node that never attaches a PDF.
+    const { faxImageToPdf } = await import("./fax-image-to-pdf.ts");
     pdf = await faxImageToPdf(faxImage.tiff);
   } catch (error) {
     // A status mail without its attachment is worth more than no status mail.

@@ -20,7 +20,8 @@ import { ApiError } from "../../../errors/api-errors.ts";
 import { failureReason } from "../../../errors/failure-reasons.ts";
 import { fetchReference } from "../../../documents/fetch-reference.ts";
 import { FaxImageWorker, faxImageFailureDetail } from "../../../render/fax-image/fax-image-worker.ts";
-import { faxPagePng } from "../../../render/fax-image/fax-page-png.ts";
+/** Page PNGs need sharp: loaded on the first page asked for, not with the API. */
+const faxPagePng = async (tiff: Uint8Array, pageIndex: number) => (await import("../../../render/fax-image/fax-page-png.ts")).faxPagePng(tiff, pageIndex);
 import type { DocumentInput } from "../../../render/pages/grey-page.ts";
 import type { PagePreflight } from "../../../render/preflight/page-preflight.ts";
 import { renderSetupFor } from "../../../scheduler/render-setup.ts";
