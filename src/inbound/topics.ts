@@ -18,6 +18,8 @@ import { normalizeFaxNumber, type NumberContext } from "../numbers/normalize-num
 import type { Database } from "../store/database.ts";
 
 export const TOPIC_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
+/** Active pull passwords per customer (the pull API checks each on a failed try). */
+export const MAX_ACTIVE_CREDENTIALS = 10;
 
 function checkTopicName(name: string): string {
   if (!TOPIC_PATTERN.test(name)) throw new AccountError(`A topic name must be 1 to 64 characters of letters, digits, ".", "_" or "-", got "${name}"`);
@@ -152,6 +154,8 @@ export async function issueInboundCredential(
 ): Promise<{ id: string; password: string }> {
   await requireCustomer(db, input.custNr);
   const topics = input.topics && input.topics.length > 0 ? [...new Set(input.topics)] : null;
+  const active = await db.selectFrom("inbound_credentials").select((eb) => eb.fn.countAll().as("n")).where("cust_nr", "=", input.custNr).where("disabled_at", "is", null).executeTakeFirstOrThrow();
+  if (Number(active.n) >= MAX_ACTIVE_CREDENTIALS) throw new AccountError(`Customer ${input.custNr} has ${MAX_ACTIVE_CREDENTIALS} active pull passwords; disable one first (faxline inbound credential disable)`);
   for (const t of topics ?? []) await requireTopic(db, input.custNr, t);
   const password = randomBytes(18).toString("base64url");
   const id = `cred_${randomBytes(6).toString("hex")}`;

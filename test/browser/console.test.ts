@@ -11,6 +11,8 @@ import assert from "node:assert/strict";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { accessibilityViolations, describeViolations, launchBrowser } from "../support/browser.ts";
 import { PushReceiver } from "../support/push-receiver.ts";
+import { addTopicNumber } from "../../src/inbound/topics.ts";
+import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
 
 describe("web console in Chromium", () => {
@@ -194,9 +196,13 @@ describe("web console in Chromium", () => {
     await page.getByRole("button", { name: "Create topic" }).click();
     const topic = page.locator('[data-topic="front-desk"]');
     await topic.waitFor();
-    await topic.getByLabel("Add a number").fill("+49 30 9876 5430");
-    await topic.getByRole("button", { name: "Add" }).click();
+    // Numbers are the operator's to assign (faxline inbound number add); the page shows them.
+    await addTopicNumber(node.node.context.store.db, { custNr: erin.custNr, topic: "front-desk", number: "+49 30 9876 5430" }, REGION_NUMBER_CONTEXT.DE, Date.now());
+    await page.reload();
     await page.locator('[data-topic="front-desk"]').getByText("+493098765430").waitFor();
+    await page.locator('[data-topic="front-desk"]').getByLabel("Mail each fax to (addresses, comma-separated)").fill("desk@example.com");
+    await page.locator('[data-topic="front-desk"]').getByRole("button", { name: "Save" }).click();
+    await page.locator('[data-topic="front-desk"]').getByRole("status").filter({ hasText: "Saved." }).waitFor();
     await expectAccessible(page, "settings page with a topic");
 
     // The test account faxes its own number: the fax arrives on the topic.
@@ -215,6 +221,10 @@ describe("web console in Chromium", () => {
     await eventually(async () => ((await image.evaluate((img) => { const i = img as unknown as { complete: boolean; naturalWidth: number }; return i.complete ? i.naturalWidth : 0; })) > 0 ? true : undefined), 10_000, "the received page");
     const pdf = await page.request.get(`${node.url}${await page.getByRole("link", { name: "Download PDF" }).getAttribute("href")}`);
     assert.equal(pdf.headers()["content-type"], "application/pdf");
+    // No SMTP server is set up here: the mail fails for good, is shown, and can be sent again.
+    const delivery = page.locator('[data-delivery]').first();
+    await delivery.waitFor();
+    assert.match((await delivery.textContent()) ?? "", /desk@example\.com/);
     await expectAccessible(page, "received fax page");
     await context.close();
   });

@@ -155,8 +155,17 @@ for (const dialect of DIALECTS) {
       assert.equal((await pull(acmeAuth(), "/topics/main?fetch=101")).status, 400);
       assert.equal((await pull(acmeAuth(), "/topics/main?fetch=-1")).status, 400);
       assert.equal((await pull(acmeAuth(), "/topics/main?timeout=x")).status, 400);
-      // A login of the customer may poll with its own password too.
+      // A login of the customer may poll with its own password too, checked as the send API checks
+      // it (its IP allow-list on every request).
       assert.equal((await pull({ user: acme.login, password: acme.password }, "/topics/main?fetch=0")).status, 200);
+      await createTestLogin(node, { custNr: acme.custNr, login: "acme-fenced", password: "fenced-password", ipAllowList: ["203.0.113.0/24"] });
+      const fenced = await pull({ user: "acme-fenced", password: "fenced-password" }, "/topics/main?fetch=0");
+      assert.equal(fenced.status, 401);
+      assert.equal(fenced.body.error, "ip_not_allowed");
+      // One message whatever the user name was: it does not tell which customers have pull passwords.
+      const unknownUser = await pull({ user: "nobody-here", password: "guess" }, "/topics/main?fetch=1");
+      assert.equal(unknownUser.body.message, wrong.body.message);
+      assert.equal(wrong.body.message, "Wrong user name or password");
       // The "%"-joined ids one provider SDK sends acknowledge as well.
       const two = [newReceivedFaxId(), newReceivedFaxId()];
       for (const x of two) await insertReceivedFax(db, receivedRow(x, acme.custNr, "sales", Date.now()));
@@ -164,7 +173,20 @@ for (const dialect of DIALECTS) {
       assert.equal(ack.body.meta.acknowledged, 2);
     });
 
-    it("purges received faxes after the topic's retention (7 days by default), fetched or not", async () => {
+    it("still hands out and acknowledges the faxes of a topic deleted since", async () => {
+    const db = node.node.context.store.db;
+    const { deleteTopic } = await import("../../src/inbound/topics.ts");
+    await createTopic(db, { custNr: acme.custNr, name: "closing" }, Date.now());
+    const id = newReceivedFaxId();
+    await insertReceivedFax(db, receivedRow(id, acme.custNr, "closing", Date.now()));
+    await deleteTopic(db, acme.custNr, "closing");
+    const left = await pull(acmeAuth(), "/topics/closing?fetch=5");
+    assert.deepEqual(left.body.results.map((r: any) => r.id), [id]);
+    assert.equal((await pull(acmeAuth(), left.body.meta.exit)).body.meta.acknowledged, 1);
+    assert.equal((await pull(acmeAuth(), "/topics/closing?fetch=5")).body.results.length, 0);
+  });
+
+  it("purges received faxes after the topic's retention (7 days by default), fetched or not", async () => {
       const db = node.node.context.store.db;
       const now = Date.now();
       const old = newReceivedFaxId();

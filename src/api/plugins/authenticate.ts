@@ -171,9 +171,10 @@ export class Authenticator {
   /**
    * Runs another kind of password check (the inbound pull API's customer passwords) under the
    * same throttle: `name` and the client address share the failure count and lockout, and a
-   * failed check (null) counts as a failure. Throws 429 while locked out, 401 on failure.
+   * failed check (null) counts as a failure. A check that cannot decide (undefined: not this kind
+   * of user name) changes nothing. Throws 429 while locked out, 401 on failure.
    */
-  async throttled<T>(name: string, ip: string, reply: FastifyReply | undefined, check: () => Promise<T | null>, failure: string): Promise<T> {
+  async throttled<T>(name: string, ip: string, reply: FastifyReply | undefined, check: () => Promise<T | null | undefined>, failure: string): Promise<T | undefined> {
     const now = this.#options.clock.now();
     const throttleKey = `${name}\0${ip}`;
     const state = this.#failures.get(throttleKey);
@@ -183,6 +184,7 @@ export class Authenticator {
       throw new ApiError("too_many_auth_failures", `Too many failed logins for "${name}" from this address; try again in ${seconds} s`);
     }
     const result = await check();
+    if (result === undefined) return undefined;
     if (result === null) {
       this.#recordFailure(throttleKey, now);
       throw new ApiError("authentication_failed", failure);

@@ -7,21 +7,34 @@
  *  - GET    /console/api/received/{id}                          one reception
  *  - GET    /console/api/received/{id}/pages/{n}                page n as PNG
  *  - GET    /console/api/received/{id}/document.pdf|.tif         the pages to download
+ *  - POST   /console/api/received/{id}/deliveries/{nid}/redeliver send a fax-to-email or -webservice delivery again
  *  - GET    /console/api/topics                                 topics with numbers and deliveries
  *  - POST   /console/api/topics                                 {name}                         (manager)
  *  - PUT    /console/api/topics/{name}/deliveries               {mailTo, mailAttachment, pushUrl} (manager)
- *  - POST   /console/api/topics/{name}/numbers                  {number}                       (manager)
- *  - DELETE /console/api/topics/{name}/numbers/{e164}                                          (manager)
+ *
+ * Numbers are assigned by operators (`faxline inbound number add`): a number is the carrier's, and
+ * a customer could otherwise claim another's.
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AccountError } from "../../accounts/accounts.ts";
 import { ApiError } from "../../errors/api-errors.ts";
-import { addTopicNumber, createTopic, listTopics, removeTopicNumber, setTopicDeliveries } from "../../inbound/topics.ts";
+import { createTopic, listTopics, setTopicDeliveries } from "../../inbound/topics.ts";
+import { withoutCredentials } from "../../net/url-display.ts";
+import { listJobNotifications, redeliverNotification } from "../../store/queries/notifications.ts";
 import { noticeOf } from "../../inbound/enqueue-reception.ts";
-import { REGION_NUMBER_CONTEXT } from "../../numbers/normalize-number.ts";
 import type { ConsoleDeps } from "../console-deps.ts";
 
 const PAGE_SIZES = [10, 25, 50, 100];
+
+/** A URL as shown: without user and password. */
+function shown(url: string | null): string | null {
+  if (url === null) return null;
+  try {
+    return withoutCredentials(new URL(url));
+  } catch {
+    return url;
+  }
+}
 
 async function change<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -34,7 +47,6 @@ async function change<T>(work: () => Promise<T>): Promise<T> {
 
 export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { db } = deps.store;
-  const context = REGION_NUMBER_CONTEXT[deps.config.node.region];
 
   const manager = async (request: FastifyRequest) => {
     const session = await deps.sessions.require(request);
@@ -88,7 +100,27 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
       fetched: row.handed_out > 0,
       acknowledged: row.acknowledged_at !== null,
       imageKept: row.image !== null,
+      deliveries: (await listJobNotifications(db, row.id)).map(({ notification: n, tries }) => ({
+        id: n.id,
+        channel: n.channel,
+        target: n.channel === "http" ? shown(n.target) : n.target,
+        state: n.state,
+        attempts: n.attempts,
+        lastError: n.last_error,
+        tries: tries.map((t) => ({ attemptNo: t.attempt_no, startedTs: new Date(Number(t.started_at)).toISOString(), outcome: t.outcome, statusCode: t.status_code, error: t.error })),
+      })),
     };
+  });
+
+  app.post("/received/:id/deliveries/:notificationId/redeliver", async (request, reply) => {
+    const session = await deps.sessions.require(request);
+    const { id, notificationId } = request.params as { id: string; notificationId: string };
+    const row = await findFax(session.custNr, id);
+    const result = await redeliverNotification(db, row.id, notificationId, deps.clock.now());
+    if (result === "not_found") throw new ApiError("notification_not_found", `Received fax ${row.id} has no delivery ${notificationId}`);
+    if (result === "in_flight") throw new ApiError("notification_in_flight", `Delivery ${notificationId} is being tried right now; ask again when this try has ended`);
+    deps.onNotificationQueued?.();
+    return reply.code(202).send({ queued: true });
   });
 
   app.get("/received/:id/pages/:page", async (request, reply) => {
@@ -114,7 +146,8 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
 
   app.get("/topics", async (request) => {
     const session = await deps.sessions.require(request);
-    return { topics: await listTopics(db, session.custNr), canManage: session.isManager, defaultRetentionDays: deps.config.inbound.retentionDays };
+    const topics = (await listTopics(db, session.custNr)).map((t) => ({ ...t, pushUrl: shown(t.pushUrl) }));
+    return { topics, canManage: session.isManager, defaultRetentionDays: deps.config.inbound.retentionDays };
   });
 
   app.post("/topics", async (request, reply) => {
@@ -134,29 +167,19 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     }
     if (b.mailAttachment !== undefined && typeof b.mailAttachment !== "string") throw new ApiError("invalid_request", "mailAttachment must be PDF, TIFF or NONE");
     if (b.pushUrl !== undefined && b.pushUrl !== null && typeof b.pushUrl !== "string") throw new ApiError("invalid_request", "pushUrl must be a URL or null");
+    // The form shows the URL without its credentials: the same URL sent back keeps them.
+    const current = (await listTopics(db, session.custNr)).find((t) => t.name === name);
+    const pushUrl = b.pushUrl as string | null | undefined;
+    const keep = typeof pushUrl === "string" && current?.pushUrl && pushUrl.trim() === shown(current.pushUrl);
     await change(() =>
       setTopicDeliveries(db, session.custNr, name, {
         mailTo: b.mailTo as string[] | undefined,
         mailAttachment: b.mailAttachment as string | undefined,
-        pushUrl: b.pushUrl as string | null | undefined,
+        pushUrl: keep ? undefined : pushUrl,
       }),
     );
-    return (await listTopics(db, session.custNr)).find((t) => t.name === name);
+    const updated = (await listTopics(db, session.custNr)).find((t) => t.name === name);
+    return updated ? { ...updated, pushUrl: shown(updated.pushUrl) } : undefined;
   });
 
-  app.post("/topics/:name/numbers", async (request, reply) => {
-    const session = await manager(request);
-    const { name } = request.params as { name: string };
-    const number = (request.body as { number?: unknown } | null)?.number;
-    if (typeof number !== "string") throw new ApiError("invalid_request", "number is required");
-    const e164 = await change(() => addTopicNumber(db, { custNr: session.custNr, topic: name, number }, context, deps.clock.now()));
-    return reply.code(201).send({ e164 });
-  });
-
-  app.delete("/topics/:name/numbers/:number", async (request, reply) => {
-    const session = await manager(request);
-    const { number } = request.params as { name: string; number: string };
-    await change(() => removeTopicNumber(db, session.custNr, number, context));
-    return reply.code(204).send();
-  });
 }

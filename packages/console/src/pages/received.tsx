@@ -103,15 +103,23 @@ export function ReceivedListPage(_: { account: Account }) {
   );
 }
 
+interface ReceivedDetail extends Received {
+  imageKept: boolean;
+  transport: string | null;
+  pagesAnnounced: number | null;
+  deliveries: { id: string; channel: string; target: string; state: string; attempts: number; lastError: string | null; tries: { attemptNo: number; startedTs: string; outcome: string; statusCode: number | null; error: string | null }[] }[];
+}
+
 export function ReceivedPage({ id }: { id: string }) {
   useLanguage();
-  const [fax, setFax] = useState<(Received & { imageKept: boolean; transport: string | null; pagesAnnounced: number | null }) | null>(null);
+  const [fax, setFax] = useState<ReceivedDetail | null>(null);
   const [error, setError] = useState<string | null>(null);
-  useEffect(() => {
-    call<Received & { imageKept: boolean; transport: string | null; pagesAnnounced: number | null }>("GET", `/console/api/received/${encodeURIComponent(id)}`)
+  const [message, setMessage] = useState<string | null>(null);
+  const load = () =>
+    call<ReceivedDetail>("GET", `/console/api/received/${encodeURIComponent(id)}`)
       .then(setFax)
       .catch((err: unknown) => setError(err instanceof ApiFailure ? err.message : String(err)));
-  }, [id]);
+  useEffect(() => void load(), [id]);
   if (!fax) return error ? <Notice tone="error">{error}</Notice> : <p class="loading">{t("common.loading")}</p>;
   const base = `/console/api/received/${encodeURIComponent(fax.id)}`;
   return (
@@ -169,6 +177,50 @@ export function ReceivedPage({ id }: { id: string }) {
               ))}
             </ol>
           </>
+        )}
+      </Section>
+      <Section title={t("received.deliveries")} id="received-deliveries">
+        {message ? <Notice tone="success">{message}</Notice> : null}
+        {error ? <Notice tone="error">{error}</Notice> : null}
+        {fax.deliveries.length === 0 ? (
+          <p class="muted">{t("received.deliveriesNone")}</p>
+        ) : (
+          <ul class="notifications">
+            {fax.deliveries.map((d) => (
+              <li data-delivery={d.id} data-state={d.state}>
+                <div class="notification-head">
+                  <span class={`badge ${d.state === "delivered" ? "badge-good" : d.state === "failed" ? "badge-bad" : "badge-info"}`}>{d.state}</span>{" "}
+                  <strong>{d.channel === "http" ? "HTTP" : "E-mail"}</strong> <span class="mono">{d.target}</span> · {t("job.tries", { n: d.attempts })}
+                  <button
+                    type="button"
+                    class="button-quiet"
+                    disabled={d.state === "delivering"}
+                    onClick={() =>
+                      call("POST", `/console/api/received/${encodeURIComponent(fax.id)}/deliveries/${encodeURIComponent(d.id)}/redeliver`)
+                        .then(() => {
+                          setMessage(t("job.redelivered"));
+                          return load();
+                        })
+                        .catch((err: unknown) => setError(err instanceof ApiFailure ? err.message : String(err)))
+                    }
+                  >
+                    {t("job.redeliver")}
+                  </button>
+                </div>
+                {d.tries.length > 0 ? (
+                  <ol class="tries">
+                    {d.tries.map((tr) => (
+                      <li>
+                        {formatTime(tr.startedTs)} · {tr.outcome}
+                        {tr.statusCode ? ` · ${tr.statusCode}` : ""}
+                        {tr.error ? ` · ${tr.error}` : ""}
+                      </li>
+                    ))}
+                  </ol>
+                ) : null}
+              </li>
+            ))}
+          </ul>
         )}
       </Section>
     </>

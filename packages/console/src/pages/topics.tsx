@@ -13,7 +13,6 @@ interface Topic {
 }
 
 function TopicCard({ topic, canManage, reload }: { topic: Topic; canManage: boolean; reload: () => Promise<void> }) {
-  const [number, setNumber] = useState("");
   const [mailTo, setMailTo] = useState(topic.mailTo.join(", "));
   const [attach, setAttach] = useState(topic.mailAttachment);
   const [pushUrl, setPushUrl] = useState(topic.pushUrl ?? "");
@@ -35,30 +34,11 @@ function TopicCard({ topic, canManage, reload }: { topic: Topic; canManage: bool
       <ul class="plain-list">
         {topic.numbers.map((n) => (
           <li>
-            <span class="mono">{n}</span>{" "}
-            {canManage ? (
-              <button type="button" class="button-quiet" aria-label={t("topics.removeNumber", { number: n })} onClick={() => run(() => call("DELETE", `/console/api/topics/${encodeURIComponent(topic.name)}/numbers/${encodeURIComponent(n)}`), t("common.saved"))}>
-                {t("common.remove")}
-              </button>
-            ) : null}
+            <span class="mono">{n}</span>
           </li>
         ))}
       </ul>
-      {canManage ? (
-        <form
-          class="inline-form"
-          onSubmit={(e) => {
-            e.preventDefault();
-            void run(() => call("POST", `/console/api/topics/${encodeURIComponent(topic.name)}/numbers`, { number }).then(() => setNumber("")), t("common.saved"));
-          }}
-        >
-          <label>
-            {t("topics.addNumber")}
-            <input name="number" inputMode="tel" value={number} onInput={(e) => setNumber((e.target as HTMLInputElement).value)} placeholder="+49 30 1234567" />
-          </label>
-          <button type="submit" class="button-quiet">{t("common.add")}</button>
-        </form>
-      ) : null}
+
       <form
         class="stack"
         onSubmit={(e) => {

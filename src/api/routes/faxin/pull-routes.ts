@@ -60,7 +60,9 @@ export function registerPullRoutes(app: FastifyInstance, deps: ApiDeps & { pullA
     if (!TOPIC_PATTERN.test(topic)) throw new ApiError("topic_not_found", `No topic "${topic.slice(0, 64)}"`);
     if (poller.topics !== null && !poller.topics.includes(topic)) throw new ApiError("topic_not_found", `This password is not for topic "${topic}"`);
     const exists = await db.selectFrom("inbound_topics").select("name").where("cust_nr", "=", poller.custNr).where("name", "=", topic).executeTakeFirst();
-    if (!exists) throw new ApiError("topic_not_found", `Customer ${poller.custNr} has no topic "${topic}"`);
+    // A deleted topic's faxes stay until their retention ends: they can still be fetched and acknowledged.
+    const leftOver = exists ? undefined : await db.selectFrom("received_faxes").select("id").where("cust_nr", "=", poller.custNr).where("topic", "=", topic).limit(1).executeTakeFirst();
+    if (!exists && !leftOver) throw new ApiError("topic_not_found", `Customer ${poller.custNr} has no topic "${topic}"`);
     const fetch = integerParam(q.fetch, "fetch", 0, MAX_FETCH, 1);
     const timeoutSeconds = integerParam(q.timeout, "timeout", 0, MAX_TIMEOUT_SECONDS, Math.round(deps.config.inbound.lockTimeout / 1000));
     const ids = idsParam(q.ids);
