@@ -5,8 +5,10 @@
  * its topic. Only the account's own numbers receive this way; a test call to another customer's
  * number is delivered as before, and nothing arrives there.
  *
- * The reception is stored before the sender records the call's outcome, so a node that dies in
- * between makes the sender retry, and the retry arrives again, as a resent fax would.
+ * The reception is stored after the sender has recorded the call's outcome (the outcome is what
+ * the client's report depends on; a reception that cannot be stored is logged and does not hold it
+ * up). A node that dies between the two loses this simulated reception: a test-line shortcut,
+ * not the SIP line's reception, which will store before it confirms the fax to the caller.
  */
 import type { Kysely } from "kysely";
 import type { Database, JobRow, RecipientRow } from "../store/database.ts";

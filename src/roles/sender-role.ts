@@ -200,7 +200,9 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
   heartbeat.stop();
   stopSignal.removeEventListener("abort", onStop);
 
-  if (outcome.result === "delivered" && job.is_test === 1) {
+  const recorded = { recipientId: recipient.id, attemptId, node: ctx.holder, outcome, now: ctx.clock.now(), schedule: retrySchedule(ctx.config) };
+  const result = await retryWhileStoreDown(ctx, "outcome", () => recordAttemptOutcome(ctx.store.db, recorded), stopSignal, log);
+  if (result === "succeeded" && outcome.result === "delivered" && job.is_test === 1) {
     // A test account faxing one of its own inbound numbers receives the fax there.
     const now = ctx.clock.now();
     const receivedId = newReceivedFaxId(now);
@@ -234,8 +236,6 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
     }
   }
 
-  const recorded = { recipientId: recipient.id, attemptId, node: ctx.holder, outcome, now: ctx.clock.now(), schedule: retrySchedule(ctx.config) };
-  const result = await retryWhileStoreDown(ctx, "outcome", () => recordAttemptOutcome(ctx.store.db, recorded), stopSignal, log);
   if (result === "succeeded") ctx.metrics.recipientsFinished("OK", "delivered");
   else if (result === "failed" && outcome.result === "failed") {
     const reason = failureReason(outcome.reasonCode);

@@ -209,6 +209,12 @@ describe("web console in Chromium", () => {
     const client = api(node.url, erin);
     const sent = await client.post(`/${erin.custNr}/fax`, { recipients: [{ number: "+493098765430" }], documents: [TEXT_DOC] });
     await waitForFinalReport(client, erin.custNr, sent.body.jobId, 30_000);
+    // The reception is stored right after the call's outcome.
+    await eventually(
+      async () => ((await node.node.context.store.db.selectFrom("received_faxes").select("id").where("source_job_id", "=", sent.body.jobId).executeTakeFirst()) ? true : undefined),
+      10_000,
+      "the reception",
+    );
     await page.getByRole("link", { name: "Received" }).click();
     await page.getByRole("heading", { level: 1, name: "Received faxes" }).waitFor();
     const row = page.locator("tr[data-received-id]").first();

@@ -12,7 +12,7 @@ import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { openStore } from "../../src/store/dialects/open-store.ts";
 import { COPIED_TABLES } from "../../src/store/copy-store.ts";
-import { api, tempDir, testConfig, TEXT_DOC, waitForFinalReport } from "../support/test-node.ts";
+import { api, eventually, tempDir, testConfig, TEXT_DOC, waitForFinalReport } from "../support/test-node.ts";
 import { createAccountWithCli, freePort, runFaxlineCli, startChildNode, stopAllChildNodes, withChildLogs, FAST_RETRIES_ENV, type ChildNode } from "../support/child-node.ts";
 import { DIALECTS, testStore, type TestStore } from "../support/dialects.ts";
 import { pgQuery } from "../support/postgres-cluster.ts";
@@ -137,6 +137,9 @@ describe("postgres: faxline store copy", { skip: !runPostgres && "FAXLINE_TEST_D
           const r = await runFaxlineCli(args, { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });
           assert.equal(r.code, 0, r.stderr);
         }
+        const issued = await runFaxlineCli(["inbound", "credential", "issue", "--customer", ACCOUNT.custNr], { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });
+        assert.equal(issued.code, 0, issued.stderr);
+        const pullPassword = issued.stdout.trim();
         node = await startChildNode({ name: "sqlite node", dataDir: source.path, env: FAST_RETRIES_ENV });
         const client = api(node.url, ACCOUNT);
         for (const number of ["+4900000020", "+4900000001", "+4900000009", "+493055501234"]) {
@@ -145,6 +148,15 @@ describe("postgres: faxline store copy", { skip: !runPostgres && "FAXLINE_TEST_D
           jobIds.push(res.body.jobId as string);
         }
         const before = await Promise.all(jobIds.map((id) => waitForFinalReport(client, ACCOUNT.custNr, id, 30_000)));
+        // The fax to the account's own number has arrived (fetch with no lock, so nothing changes).
+        await eventually(async () => {
+          const res = await fetch(`${node!.url}/faxin/rest/v1/topics/main?fetch=1&timeout=0`, {
+            method: "POST",
+            headers: { authorization: `Basic ${Buffer.from(`${ACCOUNT.custNr}:${pullPassword}`).toString("base64")}` },
+          });
+          const body = (await res.json()) as { results?: unknown[] };
+          return (body.results?.length ?? 0) > 0 ? true : undefined;
+        }, 15_000, "the reception on the account's own number");
 
         // A running source is refused.
         const busy = await runFaxlineCli(["store", "copy", "--to", target.url], { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });

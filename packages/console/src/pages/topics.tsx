@@ -105,7 +105,7 @@ export function TopicsSection() {
       <p class="muted small">{t("topics.intro", { days: data.defaultRetentionDays })}</p>
       {data.topics.length === 0 ? <p class="muted">{t("topics.none")}</p> : null}
       {data.topics.map((topic) => (
-        <TopicCard key={topic.name + topic.numbers.join() + topic.mailTo.join() + (topic.pushUrl ?? "")} topic={topic} canManage={data.canManage} reload={load} />
+        <TopicCard key={topic.name} topic={topic} canManage={data.canManage} reload={load} />
       ))}
       {data.canManage ? (
         <form
