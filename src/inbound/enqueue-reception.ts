@@ -11,38 +11,13 @@ import { MAIL_RECEIVER, receiverOf } from "../notifications/enqueue-notification
 import type { Database } from "../store/database.ts";
 import { insertNotification } from "../store/queries/notifications.ts";
 import type { NewReceivedFax } from "../store/queries/received-faxes.ts";
+import { receivedFaxSummary, type ReceivedFaxSummary } from "./pull-view.ts";
 
 /** What a fax.received notification carries (notifications.payload); the image is read at delivery. */
 export interface ReceivedFaxNotice {
-  receivedFax: {
-    id: string;
-    topic: string;
-    receivedTs: string;
-    calledNumber: string;
-    callingNumber: string | null;
-    remoteCsid: string | null;
-    pages: number;
-    status: string;
-    durationInSecs: number;
-    resolution: string | null;
-  };
+  receivedFax: ReceivedFaxSummary;
   /** For mails: what to attach. */
   attachment?: string;
-}
-
-export function noticeOf(row: Pick<NewReceivedFax, "id" | "topic" | "received_at" | "to_number" | "from_number" | "remote_csid" | "pages" | "status" | "duration_secs" | "resolution">): ReceivedFaxNotice["receivedFax"] {
-  return {
-    id: row.id,
-    topic: row.topic,
-    receivedTs: new Date(Number(row.received_at)).toISOString().replace(/\.\d{3}Z$/, "Z"),
-    calledNumber: row.to_number,
-    callingNumber: row.from_number ?? null,
-    remoteCsid: row.remote_csid ?? null,
-    pages: row.pages,
-    status: row.status,
-    durationInSecs: row.duration_secs,
-    resolution: row.resolution ?? null,
-  };
 }
 
 /** Stores the reception and its deliveries; returns how many deliveries were queued (0 when it was stored before). */
@@ -52,7 +27,7 @@ export async function storeReception(db: Kysely<Database>, row: NewReceivedFax):
     if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return { stored: false, deliveries: 0 };
     const topic = await trx.selectFrom("inbound_topics").select(["mail_to", "mail_attachment", "push_url"]).where("cust_nr", "=", row.cust_nr).where("name", "=", row.topic).executeTakeFirst();
     if (!topic) return { stored: true, deliveries: 0 };
-    const receivedFax = noticeOf(row);
+    const receivedFax = receivedFaxSummary(row);
     const base = { jobId: row.id, custNr: row.cust_nr, datacenter: row.datacenter, event: FAX_RECEIVED, auth: null };
     let deliveries = 0;
     if (topic.push_url) {

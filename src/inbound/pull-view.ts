@@ -12,7 +12,8 @@ export interface PullDocument {
   url: string;
 }
 
-export interface PullResult {
+/** A received fax's metadata: the pull API's result (with its documents), the web service notice, the console. */
+export interface ReceivedFaxSummary {
   id: string;
   topic: string;
   receivedTs: string;
@@ -23,21 +24,35 @@ export interface PullResult {
   status: string;
   durationInSecs: number;
   resolution: string | null;
-  documents: PullDocument[];
 }
 
-export function pullResult(row: ReceivedFaxRow, filesBase: string): PullResult {
+type SummaryColumns = "id" | "topic" | "received_at" | "to_number" | "pages" | "status" | "duration_secs";
+type OptionalColumns = "from_number" | "remote_csid" | "resolution";
+
+export function receivedFaxSummary(
+  row: Pick<ReceivedFaxRow, SummaryColumns> & Partial<Pick<ReceivedFaxRow, OptionalColumns>>,
+): ReceivedFaxSummary {
   return {
     id: row.id,
     topic: row.topic,
     receivedTs: toIsoSeconds(Number(row.received_at)),
     calledNumber: row.to_number,
-    callingNumber: row.from_number,
-    remoteCsid: row.remote_csid,
+    callingNumber: row.from_number ?? null,
+    remoteCsid: row.remote_csid ?? null,
     pages: row.pages,
     status: row.status,
     durationInSecs: row.duration_secs,
-    resolution: row.resolution,
+    resolution: row.resolution ?? null,
+  };
+}
+
+export interface PullResult extends ReceivedFaxSummary {
+  documents: PullDocument[];
+}
+
+export function pullResult(row: ReceivedFaxRow, filesBase: string): PullResult {
+  return {
+    ...receivedFaxSummary(row),
     documents:
       row.pages > 0
         ? [

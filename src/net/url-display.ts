@@ -16,3 +16,13 @@ export function withoutCredentials(url: URL): string {
   copy.hash = "";
   return copy.href;
 }
+
+/** A stored URL as a person may see it (user info removed); text that is no URL as it is; null stays null. */
+export function shownUrl(text: string | null): string | null {
+  if (text === null) return null;
+  try {
+    return withoutCredentials(new URL(text));
+  } catch {
+    return text;
+  }
+}

@@ -228,7 +228,7 @@ describe("web console in Chromium", () => {
     const pdf = await page.request.get(`${node.url}${await page.getByRole("link", { name: "Download PDF" }).getAttribute("href")}`);
     assert.equal(pdf.headers()["content-type"], "application/pdf");
     // No SMTP server is set up here: the mail fails for good, is shown, and can be sent again.
-    const delivery = page.locator('[data-delivery]').first();
+    const delivery = page.locator('[data-notification]').first();
     await delivery.waitFor();
     assert.match((await delivery.textContent()) ?? "", /desk@example\.com/);
     await expectAccessible(page, "received fax page");

@@ -1,7 +1,7 @@
 /** Small shared pieces: status badges, notices, page headings that take focus. */
 import type { ComponentChildren } from "preact";
 import { useEffect, useRef } from "preact/hooks";
-import { hasText, t } from "./i18n.ts";
+import { formatTime, hasText, t } from "./i18n.ts";
 
 const FAILED_TONE = "bad";
 
@@ -49,5 +49,48 @@ export function Section({ title, children, id }: { title: string; children: Comp
       <h2 id={id}>{title}</h2>
       {children}
     </section>
+  );
+}
+
+/** One status push, status mail or reception delivery with its tries. */
+export interface DeliveryEntry {
+  id: string;
+  channel: string;
+  target: string;
+  state: string;
+  attempts: number;
+  event?: string;
+  tries: { startedTs: string; outcome: string; statusCode?: number | null; error?: string | null; durationMs?: number }[];
+}
+
+/** A delivery log (pushes and mails) with "Deliver again" on each entry. */
+export function DeliveryLog({ entries, onRedeliver }: { entries: DeliveryEntry[]; onRedeliver: (id: string) => void }) {
+  return (
+    <ul class="notifications">
+      {entries.map((d) => (
+        <li data-notification={d.id} data-state={d.state}>
+          <div class="notification-head">
+            <span class={`badge ${d.state === "delivered" ? "badge-good" : d.state === "failed" ? "badge-bad" : "badge-info"}`}>{d.state}</span>{" "}
+            <strong>{d.channel === "http" ? "HTTP" : "E-mail"}</strong> <span class="mono">{d.target}</span>
+            {d.event ? ` · ${d.event}` : ""} · {t("job.tries", { n: d.attempts })}
+            <button type="button" class="button-quiet" disabled={d.state === "delivering"} onClick={() => onRedeliver(d.id)}>
+              {t("job.redeliver")}
+            </button>
+          </div>
+          {d.tries.length > 0 ? (
+            <ol class="tries">
+              {d.tries.map((tr) => (
+                <li>
+                  {formatTime(tr.startedTs)} · {tr.outcome}
+                  {tr.statusCode ? ` · ${tr.statusCode}` : ""}
+                  {tr.durationMs !== undefined ? ` · ${tr.durationMs} ms` : ""}
+                  {tr.error ? ` · ${tr.error}` : ""}
+                </li>
+              ))}
+            </ol>
+          ) : null}
+        </li>
+      ))}
+    </ul>
   );
 }

@@ -19,22 +19,13 @@ import type { FastifyInstance, FastifyRequest } from "fastify";
 import { AccountError } from "../../accounts/accounts.ts";
 import { ApiError } from "../../errors/api-errors.ts";
 import { createTopic, listTopics, setTopicDeliveries } from "../../inbound/topics.ts";
-import { withoutCredentials } from "../../net/url-display.ts";
+import { shownUrl } from "../../net/url-display.ts";
 import { listJobNotifications, redeliverNotification } from "../../store/queries/notifications.ts";
-import { noticeOf } from "../../inbound/enqueue-reception.ts";
+import { receivedFaxSummary } from "../../inbound/pull-view.ts";
 import type { ConsoleDeps } from "../console-deps.ts";
 
 const PAGE_SIZES = [10, 25, 50, 100];
 
-/** A URL as shown: without user and password. */
-function shown(url: string | null): string | null {
-  if (url === null) return null;
-  try {
-    return withoutCredentials(new URL(url));
-  } catch {
-    return url;
-  }
-}
 
 async function change<T>(work: () => Promise<T>): Promise<T> {
   try {
@@ -82,7 +73,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     const page = rows.slice(0, limit);
     const last = page[page.length - 1];
     return {
-      received: page.map((r) => ({ ...noticeOf(r), fetched: r.handed_out > 0, acknowledged: r.acknowledged_at !== null })),
+      received: page.map((r) => ({ ...receivedFaxSummary(r), fetched: r.handed_out > 0, acknowledged: r.acknowledged_at !== null })),
       next: rows.length > limit && last ? `${Number(last.received_at)}~${last.id}` : null,
     };
   });
@@ -91,7 +82,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     const session = await deps.sessions.require(request);
     const row = await findFax(session.custNr, (request.params as { id: string }).id);
     return {
-      ...noticeOf(row),
+      ...receivedFaxSummary(row),
       pagesAnnounced: row.pages_announced,
       transport: row.transport,
       bitRate: row.bit_rate,
@@ -103,7 +94,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
       deliveries: (await listJobNotifications(db, row.id)).map(({ notification: n, tries }) => ({
         id: n.id,
         channel: n.channel,
-        target: n.channel === "http" ? shown(n.target) : n.target,
+        target: n.channel === "http" ? shownUrl(n.target) : n.target,
         state: n.state,
         attempts: n.attempts,
         lastError: n.last_error,
@@ -146,7 +137,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
 
   app.get("/topics", async (request) => {
     const session = await deps.sessions.require(request);
-    const topics = (await listTopics(db, session.custNr)).map((t) => ({ ...t, pushUrl: shown(t.pushUrl) }));
+    const topics = (await listTopics(db, session.custNr)).map((t) => ({ ...t, pushUrl: shownUrl(t.pushUrl) }));
     return { topics, canManage: session.isManager, defaultRetentionDays: deps.config.inbound.retentionDays };
   });
 
@@ -170,7 +161,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     // The form shows the URL without its credentials: the same URL sent back keeps them.
     const current = (await listTopics(db, session.custNr)).find((t) => t.name === name);
     const pushUrl = b.pushUrl as string | null | undefined;
-    const keep = typeof pushUrl === "string" && current?.pushUrl && pushUrl.trim() === shown(current.pushUrl);
+    const keep = typeof pushUrl === "string" && current?.pushUrl && pushUrl.trim() === shownUrl(current.pushUrl);
     await change(() =>
       setTopicDeliveries(db, session.custNr, name, {
         mailTo: b.mailTo as string[] | undefined,
@@ -179,7 +170,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
       }),
     );
     const updated = (await listTopics(db, session.custNr)).find((t) => t.name === name);
-    return updated ? { ...updated, pushUrl: shown(updated.pushUrl) } : undefined;
+    return updated ? { ...updated, pushUrl: shownUrl(updated.pushUrl) } : undefined;
   });
 
 }

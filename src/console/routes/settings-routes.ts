@@ -19,7 +19,7 @@
  *  - POST /console/api/settings/password        {currentPassword, newPassword}
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
-import { withoutCredentials } from "../../net/url-display.ts";
+import { shownUrl } from "../../net/url-display.ts";
 import { AccountError, allowListMatches, findLogin, parseAllowList, setCustomerRetention, setLoginAllowList, setLoginPassword } from "../../accounts/accounts.ts";
 import {
   getNotificationSettings,
@@ -71,15 +71,6 @@ async function requireManager(deps: ConsoleDeps, request: FastifyRequest) {
   return session;
 }
 
-/** A URL as shown: without user and password. */
-function shown(url: string | null): string | null {
-  if (url === null) return null;
-  try {
-    return withoutCredentials(new URL(url));
-  } catch {
-    return url;
-  }
-}
 
 export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { db } = deps.store;
@@ -98,11 +89,11 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
       canManage: session.isManager,
       push: {
         // Credentials in a URL are kept, but never shown: a manager who saves the form unchanged keeps them.
-        url: shown(notification.pushUrl),
-        urlHasCredentials: notification.pushUrl !== null && shown(notification.pushUrl) !== notification.pushUrl,
+        url: shownUrl(notification.pushUrl),
+        urlHasCredentials: notification.pushUrl !== null && shownUrl(notification.pushUrl) !== notification.pushUrl,
         format: notification.pushFormat,
         events: notification.pushEvents,
-        oauth2TokenUrl: shown(notification.oauth2TokenUrl),
+        oauth2TokenUrl: shownUrl(notification.oauth2TokenUrl),
         signingSecrets: notification.signingSecrets,
       },
       reportMail: notification.reportMail,
@@ -126,7 +117,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
     const format = optionalString(b, "format", 32);
     // The form shows URLs without their credentials: the same URL sent back keeps them.
     const current = await getNotificationSettings(db, session.custNr);
-    const unchanged = (sent: string | null | undefined, stored: string | null) => sent !== undefined && sent !== null && stored !== null && sent.trim() === shown(stored);
+    const unchanged = (sent: string | null | undefined, stored: string | null) => sent !== undefined && sent !== null && stored !== null && sent.trim() === shownUrl(stored);
     await change(() =>
       setPushSettings(db, session.custNr, {
         url: unchanged(url, current.pushUrl) ? undefined : url === undefined ? undefined : url === null || url.trim() === "" ? null : url,

@@ -3,12 +3,12 @@
  * or TIFF (or not at all) and a summary in the body. Pure: the notifier reads the image and
  * sends the message.
  */
-import type { ReceivedFaxNotice } from "../../inbound/enqueue-reception.ts";
+import type { ReceivedFaxSummary } from "../../inbound/pull-view.ts";
 import { escapeXml } from "../push/push-formats.ts";
 import type { StatusMailAttachment, StatusMailMessage } from "./compose-status-mail.ts";
 
 export function composeReceivedFaxMail(input: {
-  notice: ReceivedFaxNotice["receivedFax"];
+  notice: ReceivedFaxSummary;
   to: string;
   from: string;
   attachment: StatusMailAttachment | null;

@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call, rest, type Account } from "../api.ts";
-import { Notice, PageTitle, Section, StatusBadge } from "../components.tsx";
+import { DeliveryLog, Notice, PageTitle, Section, StatusBadge } from "../components.tsx";
 import { formatTime, hasText, t, useLanguage } from "../i18n.ts";
 import { useJobChanges } from "../live.ts";
 import { linkTo, navigate } from "../router.ts";
@@ -293,34 +293,10 @@ export function JobPage({ account, jobId }: { account: Account; jobId: string })
           {!notifications || notifications.length === 0 ? (
             <p class="muted">{t("job.notificationsNone")}</p>
           ) : (
-            <ul class="notifications">
-              {notifications.map((n) => (
-                <li data-notification={n.id} data-state={n.state}>
-                  <div class="notification-head">
-                    <span class={`badge ${n.state === "delivered" ? "badge-good" : n.state === "failed" ? "badge-bad" : "badge-info"}`}>{n.state}</span>{" "}
-                    <strong>{n.channel === "http" ? "HTTP" : "E-mail"}</strong> <span class="mono">{n.target}</span> · {n.event} · {t("job.tries", { n: n.attempts })}
-                    <button
-                      type="button"
-                      class="button-quiet"
-                      disabled={n.state === "delivering"}
-                      onClick={() => act(() => call("POST", `${base}/notifications/${encodeURIComponent(n.id)}/redeliver`), t("job.redelivered"))}
-                    >
-                      {t("job.redeliver")}
-                    </button>
-                  </div>
-                  {n.tries.length > 0 ? (
-                    <ol class="tries">
-                      {n.tries.map((tr) => (
-                        <li>
-                          {formatTime(tr.startedTs)} · {tr.outcome}
-                          {tr.statusCode ? ` · HTTP ${tr.statusCode}` : ""} · {tr.durationMs} ms{tr.error ? ` · ${tr.error}` : ""}
-                        </li>
-                      ))}
-                    </ol>
-                  ) : null}
-                </li>
-              ))}
-            </ul>
+            <DeliveryLog
+              entries={notifications}
+              onRedeliver={(nid) => act(() => call("POST", `${base}/notifications/${encodeURIComponent(nid)}/redeliver`), t("job.redelivered"))}
+            />
           )}
         </Section>
       ) : null}

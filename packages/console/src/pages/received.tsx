@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call, type Account } from "../api.ts";
-import { Notice, PageTitle, Section } from "../components.tsx";
+import { DeliveryLog, Notice, PageTitle, Section } from "../components.tsx";
 import { formatTime, t, useLanguage } from "../i18n.ts";
 import { linkTo, useLocation } from "../router.ts";
 
@@ -185,42 +185,17 @@ export function ReceivedPage({ id }: { id: string }) {
         {fax.deliveries.length === 0 ? (
           <p class="muted">{t("received.deliveriesNone")}</p>
         ) : (
-          <ul class="notifications">
-            {fax.deliveries.map((d) => (
-              <li data-delivery={d.id} data-state={d.state}>
-                <div class="notification-head">
-                  <span class={`badge ${d.state === "delivered" ? "badge-good" : d.state === "failed" ? "badge-bad" : "badge-info"}`}>{d.state}</span>{" "}
-                  <strong>{d.channel === "http" ? "HTTP" : "E-mail"}</strong> <span class="mono">{d.target}</span> · {t("job.tries", { n: d.attempts })}
-                  <button
-                    type="button"
-                    class="button-quiet"
-                    disabled={d.state === "delivering"}
-                    onClick={() =>
-                      call("POST", `/console/api/received/${encodeURIComponent(fax.id)}/deliveries/${encodeURIComponent(d.id)}/redeliver`)
-                        .then(() => {
-                          setMessage(t("job.redelivered"));
-                          return load();
-                        })
-                        .catch((err: unknown) => setError(err instanceof ApiFailure ? err.message : String(err)))
-                    }
-                  >
-                    {t("job.redeliver")}
-                  </button>
-                </div>
-                {d.tries.length > 0 ? (
-                  <ol class="tries">
-                    {d.tries.map((tr) => (
-                      <li>
-                        {formatTime(tr.startedTs)} · {tr.outcome}
-                        {tr.statusCode ? ` · ${tr.statusCode}` : ""}
-                        {tr.error ? ` · ${tr.error}` : ""}
-                      </li>
-                    ))}
-                  </ol>
-                ) : null}
-              </li>
-            ))}
-          </ul>
+          <DeliveryLog
+            entries={fax.deliveries}
+            onRedeliver={(nid) =>
+              call("POST", `/console/api/received/${encodeURIComponent(fax.id)}/deliveries/${encodeURIComponent(nid)}/redeliver`)
+                .then(() => {
+                  setMessage(t("job.redelivered"));
+                  return load();
+                })
+                .catch((err: unknown) => setError(err instanceof ApiFailure ? err.message : String(err)))
+            }
+          />
         )}
       </Section>
     </>
