@@ -10,7 +10,7 @@ import { FAX_RECEIVED } from "../notifications/events.ts";
 import { MAIL_RECEIVER, receiverOf } from "../notifications/enqueue-notifications.ts";
 import type { Database } from "../store/database.ts";
 import { insertNotification } from "../store/queries/notifications.ts";
-import type { NewReceivedFax } from "../store/queries/received-faxes.ts";
+import { insertReceivedFax, type NewReceivedFax } from "../store/queries/received-faxes.ts";
 import { receivedFaxSummary, type ReceivedFaxSummary } from "./pull-view.ts";
 
 /** What a fax.received notification carries (notifications.payload); the image is read at delivery. */
@@ -23,8 +23,7 @@ export interface ReceivedFaxNotice {
 /** Stores the reception and its deliveries; returns how many deliveries were queued (0 when it was stored before). */
 export async function storeReception(db: Kysely<Database>, row: NewReceivedFax): Promise<{ stored: boolean; deliveries: number }> {
   return db.transaction().execute(async (trx) => {
-    const inserted = await trx.insertInto("received_faxes").values(row).onConflict((oc) => oc.column("id").doNothing()).executeTakeFirst();
-    if (Number(inserted.numInsertedOrUpdatedRows ?? 0) === 0) return { stored: false, deliveries: 0 };
+    if (!(await insertReceivedFax(trx, row))) return { stored: false, deliveries: 0 };
     const topic = await trx.selectFrom("inbound_topics").select(["mail_to", "mail_attachment", "push_url"]).where("cust_nr", "=", row.cust_nr).where("name", "=", row.topic).executeTakeFirst();
     if (!topic) return { stored: true, deliveries: 0 };
     const receivedFax = receivedFaxSummary(row);

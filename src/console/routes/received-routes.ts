@@ -15,35 +15,22 @@
  * Numbers are assigned by operators (`faxline inbound number add`): a number is the carrier's, and
  * a customer could otherwise claim another's.
  */
-import type { FastifyInstance, FastifyRequest } from "fastify";
-import { AccountError } from "../../accounts/accounts.ts";
+import type { FastifyInstance } from "fastify";
 import { ApiError } from "../../errors/api-errors.ts";
 import { createTopic, listTopics, setTopicDeliveries } from "../../inbound/topics.ts";
 import { shownUrl } from "../../net/url-display.ts";
 import { listJobNotifications, redeliverNotification } from "../../store/queries/notifications.ts";
 import { receivedFaxSummary } from "../../inbound/pull-view.ts";
 import type { ConsoleDeps } from "../console-deps.ts";
+import { accountChange, requireManager } from "./account-changes.ts";
 
 const PAGE_SIZES = [10, 25, 50, 100];
 
 
-async function change<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof AccountError) throw new ApiError("setting_invalid", err.message);
-    throw err;
-  }
-}
 
 export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { db } = deps.store;
 
-  const manager = async (request: FastifyRequest) => {
-    const session = await deps.sessions.require(request);
-    if (!session.isManager) throw new ApiError("manager_only", `Login "${session.login}" may not change the topics of customer ${session.custNr}`);
-    return session;
-  };
   const findFax = async (custNr: string, id: string) => {
     const row = await db.selectFrom("received_faxes").selectAll().where("id", "=", id).where("cust_nr", "=", custNr).executeTakeFirst();
     if (!row) throw new ApiError("received_fax_not_found", `No received fax ${id.slice(0, 40)}`);
@@ -142,15 +129,15 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
   });
 
   app.post("/topics", async (request, reply) => {
-    const session = await manager(request);
+    const session = await requireManager(deps, request);
     const name = (request.body as { name?: unknown } | null)?.name;
     if (typeof name !== "string") throw new ApiError("invalid_request", "name is required");
-    await change(() => createTopic(db, { custNr: session.custNr, name: name.trim() }, deps.clock.now()));
+    await accountChange(() => createTopic(db, { custNr: session.custNr, name: name.trim() }, deps.clock.now()));
     return reply.code(201).send({ name: name.trim() });
   });
 
   app.put("/topics/:name/deliveries", async (request) => {
-    const session = await manager(request);
+    const session = await requireManager(deps, request);
     const { name } = request.params as { name: string };
     const b = (request.body ?? {}) as { mailTo?: unknown; mailAttachment?: unknown; pushUrl?: unknown };
     if (b.mailTo !== undefined && (!Array.isArray(b.mailTo) || b.mailTo.some((a) => typeof a !== "string") || b.mailTo.length > 20)) {
@@ -162,7 +149,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     const current = (await listTopics(db, session.custNr)).find((t) => t.name === name);
     const pushUrl = b.pushUrl as string | null | undefined;
     const keep = typeof pushUrl === "string" && current?.pushUrl && pushUrl.trim() === shownUrl(current.pushUrl);
-    await change(() =>
+    await accountChange(() =>
       setTopicDeliveries(db, session.custNr, name, {
         mailTo: b.mailTo as string[] | undefined,
         mailAttachment: b.mailAttachment as string | undefined,

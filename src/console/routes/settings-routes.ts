@@ -18,7 +18,7 @@
  *  - PUT  /console/api/settings/allow-list      {entries}
  *  - POST /console/api/settings/password        {currentPassword, newPassword}
  */
-import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { FastifyInstance } from "fastify";
 import { shownUrl } from "../../net/url-display.ts";
 import { AccountError, allowListMatches, findLogin, parseAllowList, setCustomerRetention, setLoginAllowList, setLoginPassword } from "../../accounts/accounts.ts";
 import {
@@ -36,16 +36,7 @@ import { OPTIONAL_PUSH_EVENTS } from "../../notifications/events.ts";
 import { PUSH_FORMATS } from "../../notifications/push/push-formats.ts";
 import { ATTACHED_IMAGE_FORMATS, ATTACHED_IMAGE_MODES } from "../../notifications/report-snapshot.ts";
 import type { ConsoleDeps } from "../console-deps.ts";
-
-/** Runs an accounts/* change; its AccountError becomes a 400 the page shows beside the field. */
-async function change<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (err) {
-    if (err instanceof AccountError) throw new ApiError("setting_invalid", err.message);
-    throw err;
-  }
-}
+import { accountChange, requireManager } from "./account-changes.ts";
 
 function body(request: { body: unknown }): Record<string, unknown> {
   const b = request.body;
@@ -62,14 +53,6 @@ function optionalString(b: Record<string, unknown>, key: string, max = 2048): st
   return v;
 }
 
-/** The session of a login that manages its customer's account, or 403 manager_only. */
-async function requireManager(deps: ConsoleDeps, request: FastifyRequest) {
-  const session = await deps.sessions.require(request);
-  if (!session.isManager) {
-    throw new ApiError("manager_only", `Login "${session.login}" may not change the settings of customer ${session.custNr}; a login that manages the account can, or an operator with faxline accounts set-manager`);
-  }
-  return session;
-}
 
 
 export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
@@ -118,7 +101,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
     // The form shows URLs without their credentials: the same URL sent back keeps them.
     const current = await getNotificationSettings(db, session.custNr);
     const unchanged = (sent: string | null | undefined, stored: string | null) => sent !== undefined && sent !== null && stored !== null && sent.trim() === shownUrl(stored);
-    await change(() =>
+    await accountChange(() =>
       setPushSettings(db, session.custNr, {
         url: unchanged(url, current.pushUrl) ? undefined : url === undefined ? undefined : url === null || url.trim() === "" ? null : url,
         format: format ?? undefined,
@@ -134,12 +117,12 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
     const session = await requireManager(deps, request);
     const action = body(request).action;
     if (action === "rotate") {
-      const { secret, previousKept } = await change(() => rotateSigningSecret(db, session.custNr));
+      const { secret, previousKept } = await accountChange(() => rotateSigningSecret(db, session.custNr));
       request.log.info({ login: session.login, custNr: session.custNr }, "console: signing secret rotated");
       return { secret, previousKept };
     }
     if (action === "retire" || action === "retire-all") {
-      const removed = await change(() => retireSigningSecrets(db, session.custNr, action === "retire-all"));
+      const removed = await accountChange(() => retireSigningSecrets(db, session.custNr, action === "retire-all"));
       return { removed };
     }
     throw new ApiError("enum_value_invalid", 'action must be "rotate", "retire" or "retire-all"');
@@ -158,13 +141,13 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
         attachedFaxImageFormat: optionalString(o, "attachedFaxImageFormat", 32) ?? "PDF",
       };
     }
-    return { reportMail: await change(() => setReportMail(db, session.custNr, mail)) };
+    return { reportMail: await accountChange(() => setReportMail(db, session.custNr, mail)) };
   });
 
   app.put("/settings/header", async (request) => {
     const session = await requireManager(deps, request);
     const header = optionalString(body(request), "header", 1000);
-    await change(() => setDefaultHeader(db, session.custNr, header === undefined || header === null || header.trim() === "" ? null : header));
+    await accountChange(() => setDefaultHeader(db, session.custNr, header === undefined || header === null || header.trim() === "" ? null : header));
     return { ok: true };
   });
 
@@ -174,7 +157,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
     if (days !== null && (typeof days !== "number" || !Number.isInteger(days) || days < 1 || days > 3650)) {
       throw new ApiError("setting_invalid", "Retention must be a whole number of days from 1 to 3650, or empty for the service's default");
     }
-    await change(() => setCustomerRetention(db, session.custNr, days as number | null));
+    await accountChange(() => setCustomerRetention(db, session.custNr, days as number | null));
     return { ok: true };
   });
 
@@ -185,7 +168,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
     const fileName = optionalString(b, "fileName", 256);
     const content = optionalString(b, "content", 512 * 1024);
     if (!fileName || !content) throw new ApiError("invalid_request", "fileName and content are required");
-    const result = await change(() => installCoverTemplate(db, { custNr: session.custNr, name, fileName, content }, deps.clock.now()));
+    const result = await accountChange(() => installCoverTemplate(db, { custNr: session.custNr, name, fileName, content }, deps.clock.now()));
     return { name, kind: result.kind, placeholders: result.keys };
   });
 
@@ -204,7 +187,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
       throw new ApiError("invalid_request", "entries must be a list of at most 100 addresses or CIDR blocks");
     }
     const list = (entries as string[]).map((e) => e.trim()).filter((e) => e !== "");
-    await change(async () => {
+    await accountChange(async () => {
       if (list.length > 0) {
         // Refuse a list that would lock this very browser out.
         if (!allowListMatches(parseAllowList(list), request.ip)) {
@@ -230,7 +213,7 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
       if (err instanceof ApiError && err.definition.code === "authentication_failed") throw new ApiError("setting_invalid", "The current password is wrong");
       throw err;
     }
-    await change(() => setLoginPassword(db, session.login, next, session.tokenHash));
+    await accountChange(() => setLoginPassword(db, session.login, next, session.tokenHash));
     deps.authenticator.forget(session.login);
     request.log.info({ login: session.login }, "console: password changed; other sessions ended");
     return { ok: true };

@@ -9,9 +9,10 @@ import type { Database, ReceivedFaxesTable } from "../database.ts";
 
 export type NewReceivedFax = Insertable<ReceivedFaxesTable>;
 
-/** Stores a reception; storing the same id again changes nothing (a retried write). */
-export async function insertReceivedFax(db: Kysely<Database>, row: NewReceivedFax): Promise<void> {
-  await db.insertInto("received_faxes").values(row).onConflict((oc) => oc.column("id").doNothing()).execute();
+/** Stores a reception; storing the same id again changes nothing (a retried write). True when it was new. */
+export async function insertReceivedFax(db: Kysely<Database>, row: NewReceivedFax): Promise<boolean> {
+  const inserted = await db.insertInto("received_faxes").values(row).onConflict((oc) => oc.column("id").doNothing()).executeTakeFirst();
+  return Number(inserted.numInsertedOrUpdatedRows ?? 0) > 0;
 }
 
 /** Marks faxes of the topic acknowledged: they are never handed out again. Returns how many were new. */
