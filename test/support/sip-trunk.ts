@@ -24,6 +24,8 @@ export function testTrunk(proxyPort: number, extra: Partial<TrunkConfig> = {}): 
     ecm: true,
     routes: ["+"],
     ringTimeoutMs: 20_000,
+    inbound: false,
+    inboundFrom: [],
     ...extra,
   };
 }

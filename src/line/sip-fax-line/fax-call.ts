@@ -131,6 +131,14 @@ export interface FaxCallReport {
   durationSecs: number;
 }
 
+/** SpanDSP's T30_MAX_IDENT_LEN. */
+const MAX_IDENT = 20;
+
+/** A fax id SpanDSP takes: printable ASCII, at most 20 characters. */
+export function faxIdent(text: string): string {
+  return text.replace(/[^\x20-\x7e]/g, "?").slice(0, MAX_IDENT);
+}
+
 /** Where in the fax a hang-up came, for the raw cause. */
 const PHASE_WORDS: Readonly<Record<CallPhase, string>> = {
   setup: "before the answer",
@@ -198,7 +206,7 @@ export function endOfSipFailure(failure: SipCallFailure, ringTimeoutMs: number, 
 type T38Wait = { kind: "t38"; media: T38Media } | { kind: "refused"; sipStatus: number; reasonPhrase: string; media: AudioMedia } | { kind: "ended" } | { kind: "timeout" };
 
 /** Waits for the switch to T.38 (the far end's re-INVITE or ours), its refusal, or the end of the call. */
-function waitForT38(call: SipCall, timeoutMs: number): Promise<T38Wait> {
+export function waitForT38(call: SipCall, timeoutMs: number): Promise<T38Wait> {
   const fromEvent = (): T38Wait | null => {
     for (const event of call.events) {
       if (event.type === "t38Switched") return { kind: "t38", media: event.media };

@@ -20,6 +20,7 @@
  * The line owns one SIP user agent (one UDP port, TCP/TLS connections on demand), the trunks'
  * registrations (`start`, `close`), the pool of media ports and the count of calls per trunk.
  */
+import dns from "node:dns/promises";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { networkInterfaces, tmpdir } from "node:os";
 import path from "node:path";
@@ -47,7 +48,10 @@ import type { SipRegistration } from "../sip/sip-registration.ts";
 import type { SipTraceEntry, SipTransportProtocol } from "../sip/transports.ts";
 import { formatDialString, fromUriFor, planDial, proxyAddressFor, requestUriFor, type DialPlan } from "../trunks/dial-plan.ts";
 import { formatHost, type TrunkConfig } from "../trunks/trunk-config.ts";
-import { runFaxCall, type FaxCallReport, type FaxCallSetup, type FaxRoute } from "./fax-call.ts";
+import { faxIdent, runFaxCall, type FaxCallReport, type FaxCallSetup, type FaxRoute } from "./fax-call.ts";
+import { InboundCalls, type InboundSink } from "./inbound-calls.ts";
+
+export { faxIdent };
 import { MediaPortPool, NoFreeMediaPortError, type PortRange } from "./media-ports.ts";
 
 /** The capability cache, as the line needs it (store/queries/destination-capabilities.ts fills it). */
@@ -89,6 +93,11 @@ export interface SipFaxLineOptions {
   trace?: (entry: SipTraceEntry) => void;
   /** Wall clock for cache times, ms since the epoch. (Default: Date.now) */
   clock?: { now(): number };
+  /**
+   * Answering: where received faxes go, how many at once, and our CSI when a trunk names none.
+   * Absent or null: the line answers no calls (new INVITEs get 603), whatever the trunks say.
+   */
+  inbound?: { sink: InboundSink; channels: number; defaultCsid: string; storeRetryDelaysMs?: readonly number[] } | null;
 }
 
 /** What `faxline fax send` asks for. */
@@ -130,13 +139,6 @@ export class SendFaxError extends Error {
 
 const DEFAULT_T38_REINVITE_DELAY_MS = 1500;
 const DEFAULT_REDUNDANCY = 3;
-/** SpanDSP's T30_MAX_IDENT_LEN. */
-const MAX_IDENT = 20;
-
-/** A fax id SpanDSP takes: printable ASCII, at most 20 characters. */
-export function faxIdent(text: string): string {
-  return text.replace(/[^\x20-\x7e]/g, "?").slice(0, MAX_IDENT);
-}
 
 /** The first non-internal IPv4 address of this host, else 127.0.0.1. */
 export function defaultLocalAddress(): string {
@@ -158,6 +160,7 @@ export class SipFaxLine implements Line {
   #slotWaiters: (() => void)[] = [];
   readonly #registrations: SipRegistration[] = [];
   #ua: SipUserAgent | null = null;
+  #inbound: InboundCalls | null = null;
   #engine: Engine | null;
   #starting: Promise<void> | null = null;
   #closed = false;
@@ -180,7 +183,12 @@ export class SipFaxLine implements Line {
     return this.#ua?.udpLocal ?? null;
   }
 
-  /** Calls running per trunk. */
+  /** Receptions running now. */
+  get activeReceptions(): number {
+    return this.#inbound?.active ?? 0;
+  }
+
+  /** Calls running per trunk (both directions). */
   get activeCalls(): ReadonlyMap<string, number> {
     return this.#active;
   }
@@ -202,6 +210,27 @@ export class SipFaxLine implements Line {
       });
       await ua.start();
       this.#ua = ua;
+      const inbound = this.#options.inbound ?? null;
+      if (inbound !== null && this.#trunks.some((t) => t.inbound)) {
+        const calls = new InboundCalls({
+          trunks: this.#trunks,
+          region: this.#options.region,
+          sink: inbound.sink,
+          channels: inbound.channels,
+          defaultCsid: inbound.defaultCsid,
+          setup: () => this.#setup(),
+          takeSlot: (trunk) => this.#takeSlot(trunk),
+          activeOnTrunk: (trunk) => this.#active.get(trunk) ?? 0,
+          lookup: async (host) => (this.#options.lookup !== undefined ? [await this.#options.lookup(host)] : (await dns.lookup(host, { all: true })).map((a) => a.address)),
+          clock: this.#options.clock ?? Date,
+          ...(this.#options.tmpDir !== undefined ? { tmpDir: this.#options.tmpDir } : {}),
+          ...(this.#options.logger !== undefined ? { logger: this.#options.logger.child({ direction: "in" }) } : {}),
+          ...(inbound.storeRetryDelaysMs !== undefined ? { storeRetryDelaysMs: inbound.storeRetryDelaysMs } : {}),
+        });
+        await calls.start();
+        ua.onIncomingCall((invite) => calls.handle(invite));
+        this.#inbound = calls;
+      }
       for (const trunk of this.#trunks) {
         if (trunk.registrar === null) continue;
         const registration = ua.register({
@@ -227,7 +256,9 @@ export class SipFaxLine implements Line {
     if (this.#closed) return;
     this.#closed = true;
     await this.#starting?.catch(() => undefined);
+    const receiving = this.#inbound?.close();
     await this.#ua?.close();
+    await receiving;
     for (const wake of this.#slotWaiters.splice(0)) wake();
   }
 

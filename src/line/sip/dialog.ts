@@ -1,12 +1,17 @@
 /**
- * The UAC side of a SIP dialog (RFC 3261 §12): the state a 2xx (or a 1xx with a To tag) to our
- * INVITE creates, and the requests sent inside it.
+ * A SIP dialog (RFC 3261 §12) and the requests sent inside it, from either side.
  *
- * §12.1.2: "The route set MUST be set to the list of URIs in the Record-Route header field from
- * the response, taken in reverse order … The remote target MUST be set to the URI from the
- * Contact header field of the response." The local sequence number continues from the INVITE's
- * CSeq; the remote one is empty until the far end sends a request (§12.2.2: a lower one is
- * answered 500).
+ * UAC (our INVITE; `new Dialog`): §12.1.2: "The route set MUST be set to the list of URIs in the
+ * Record-Route header field from the response, taken in reverse order … The remote target MUST be
+ * set to the URI from the Contact header field of the response." The local sequence number
+ * continues from the INVITE's CSeq; the remote one is empty until the far end sends a request
+ * (§12.2.2: a lower one is answered 500).
+ *
+ * UAS (their INVITE; `Dialog.forIncomingInvite`): §12.1.1: "The route set MUST be set to the list
+ * of URIs in the Record-Route header field from the request, taken in order … The remote target
+ * MUST be set to the URI from the Contact header field of the request … The remote sequence
+ * number MUST be set to the value of the sequence number in the CSeq header field of the request.
+ * The local sequence number MUST be empty." Our first request then starts at 1.
  */
 import { newBranch, SipHeaders, type SipRequest, type SipResponse } from "./sip-message.ts";
 import { parseNameAddr, parseSipUri, SipParseError, type SipUri } from "./sip-uri.ts";
@@ -15,6 +20,16 @@ export interface DialogId {
   callId: string;
   localTag: string;
   remoteTag: string;
+}
+
+/** What a UAS dialog starts with (§12.1.1). */
+interface UasDialogState {
+  id: DialogId;
+  localParty: string;
+  remoteParty: string;
+  remoteTarget: string;
+  routeSet: readonly string[];
+  remoteSeq: number;
 }
 
 export class Dialog {
@@ -30,7 +45,18 @@ export class Dialog {
   localSeq: number;
   remoteSeq: number | null = null;
 
-  constructor(options: { invite: SipRequest; response: SipResponse; localSeq: number }) {
+  constructor(options: { invite: SipRequest; response: SipResponse; localSeq: number } | { incoming: UasDialogState }) {
+    if ("incoming" in options) {
+      const i = options.incoming;
+      this.id = i.id;
+      this.localParty = i.localParty;
+      this.remoteParty = i.remoteParty;
+      this.remoteTarget = i.remoteTarget;
+      this.routeSet = i.routeSet;
+      this.localSeq = 0;
+      this.remoteSeq = i.remoteSeq;
+      return;
+    }
     const { invite, response } = options;
     const remoteTag = parseNameAddr(response.headers.get("to")!).params.get("tag");
     if (remoteTag === undefined || remoteTag === null) throw new SipParseError("2xx without a To tag");
@@ -46,6 +72,32 @@ export class Dialog {
     this.remoteTarget = contact !== undefined ? parseNameAddr(contact).uri : invite.uri;
     this.routeSet = response.headers.getList("record-route").reverse();
     this.localSeq = options.localSeq;
+  }
+
+  /**
+   * The dialog the far end's INVITE creates when we answer it with `localTag` (§12.1.1). Throws
+   * SipParseError when the INVITE lacks a From tag (RFC 2543 callers: refused with 400).
+   */
+  static forIncomingInvite(invite: SipRequest, localTag: string): Dialog {
+    const from = invite.headers.get("from");
+    const to = invite.headers.get("to");
+    const callId = invite.headers.get("call-id");
+    if (from === undefined || to === undefined || callId === undefined) throw new SipParseError("INVITE without From, To or Call-ID");
+    const remoteTag = parseNameAddr(from).params.get("tag");
+    if (remoteTag === undefined || remoteTag === null) throw new SipParseError("INVITE without a From tag");
+    const contact = invite.headers.getList("contact")[0];
+    if (contact === undefined) throw new SipParseError("INVITE without a Contact");
+    const seq = Number.parseInt(invite.headers.get("cseq") ?? "", 10);
+    return new Dialog({
+      incoming: {
+        id: { callId, localTag, remoteTag },
+        localParty: `${to};tag=${localTag}`,
+        remoteParty: from,
+        remoteTarget: parseNameAddr(contact).uri,
+        routeSet: invite.headers.getList("record-route"),
+        remoteSeq: Number.isFinite(seq) ? seq : 0,
+      },
+    });
   }
 
   /** The URI the next hop is computed from: the first route if it is a loose router, else the remote target (§12.2.1.1). */

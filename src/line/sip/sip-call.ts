@@ -1,5 +1,5 @@
 /**
- * One outgoing fax call: the INVITE, its dialog, the offer/answer exchanges that move it between
+ * One fax call, placed by us (UAC) or answered by us (UAS): the INVITE, its dialog, the offer/answer exchanges that move it between
  * G.711 audio and T.38, and its end. The user agent (sip-user-agent.ts) owns the sockets and the
  * transaction tables and hands this class the messages of its Call-ID.
  *
@@ -13,6 +13,12 @@
  *    OPTIONS and INFO are handled here.
  *  - terminating: we sent BYE (or CANCEL after the answer raced it) and wait for its response.
  *  - terminated: `outcome` is settled and `ended` emitted.
+ *
+ * An answered call (`SipCall.answer`, the far end's INVITE) starts in "early": 180 Ringing (with
+ * our To tag, so the dialog exists), then after `answerDelayMs` the 200 with our SDP answer, which
+ * the server transaction retransmits until the ACK; the ACK confirms the call (`answered`). A
+ * CANCEL before the 200 ends it with 487; `hangup()` before the 200 declines with 480; after the
+ * 200 the BYE waits for the ACK (§15). From "confirmed" on it is the same call as a placed one.
  *
  * Offer/answer (RFC 3264) in the confirmed state:
  *  - Our re-INVITE to T.38 (`switchToT38`) offers `m=image … udptl t38`. A 2xx with the stream
@@ -72,7 +78,7 @@ import {
 } from "./sdp.ts";
 import type { SipTimerValues } from "./sip-timers.ts";
 import { TimerSet } from "./sip-timers.ts";
-import { formatSipUri, parseSipUri, type SipUri } from "./sip-uri.ts";
+import { formatSipUri, parseNameAddr, parseSipUri, type SipUri } from "./sip-uri.ts";
 import type { SipFlow, SipHop, SipSource, SipTransportProtocol } from "./transports.ts";
 
 export interface PlaceCallOptions {
@@ -108,6 +114,19 @@ export interface PlaceCallOptions {
   signal?: AbortSignal;
 }
 
+/** How we answer the far end's INVITE (`SipCall.answer`). */
+export interface AnswerCallOptions {
+  /** Accept T.38 (in the INVITE's offer or a re-INVITE) and allow `switchToT38()`. */
+  t38: boolean;
+  /** Our own T.38 re-INVITE this long after the ACK unless the far end has switched; null: never. (Default: null) */
+  t38ReinviteDelayMs?: number | null;
+  localMedia: LocalMediaPorts;
+  /** Audio codecs we accept, in preference order. (Default: ["PCMA", "PCMU"]) */
+  audioCodecs?: readonly AudioCodec[];
+  /** 180 Ringing this long before the 200, ms. (Default: 0) */
+  answerDelayMs?: number;
+}
+
 /** What a call needs from the user agent that runs it. */
 export interface SipCallHost {
   readonly clock: Clock;
@@ -136,7 +155,7 @@ export const SipCallState = {
 } as const;
 export type SipCallState = (typeof SipCallState)[keyof typeof SipCallState];
 
-const ALLOW = "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO";
+export const ALLOW = "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO";
 const TELEPHONE_EVENT_PT = 101;
 /** RFC 3261 §14.1: "If the UAC … did generate the Call-ID … the UAC MUST wait between 2.1 and 4 seconds". */
 const GLARE_RETRY_MIN_MS = 2100;
@@ -164,7 +183,7 @@ export class SipCall {
   readonly callId: string;
   readonly options: PlaceCallOptions;
   readonly #host: SipCallHost;
-  readonly #timers: TimerSet<"ring" | "cancel-guard" | "glare" | "t38-delay" | "bye-delay">;
+  readonly #timers: TimerSet<"ring" | "cancel-guard" | "glare" | "t38-delay" | "bye-delay" | "answer">;
   readonly #listeners = new Set<Listener>();
   readonly #events: SipCallEvent[] = [];
   readonly #sdp: SdpSession;
@@ -195,13 +214,48 @@ export class SipCall {
   #incomingInvite: { tx: ServerTransaction; answerInAck: boolean } | null = null;
   #afterIncomingAck: (() => void)[] = [];
   #hangupPromise: Promise<SipCallOutcome> | null = null;
+  /** An answered call: the far end's INVITE, its server transaction and whether our 200 went out. */
+  #uas: { invite: SipRequest; tx: ServerTransaction; finalSent: boolean; answer: NegotiatedMedia | null } | null = null;
   #outcome: SipCallOutcome | null = null;
   readonly outcome: Promise<SipCallOutcome>;
   #resolveOutcome!: (outcome: SipCallOutcome) => void;
   readonly #onAbort = (): void => void this.hangup();
 
+  /**
+   * Answers the far end's INVITE (not yet answered: at most a 100 went out) on `flow`, the path
+   * back to where it came from. Sends 180 at once and the 200 after `answerDelayMs`; a bad
+   * INVITE is refused here (400 without From tag or Contact, 488 without usable media, 415 for a
+   * body that is not SDP) and the call ends failed. The user agent registers the call first.
+   */
+  static answer(host: SipCallHost, invite: SipRequest, tx: ServerTransaction, flow: SipFlow, options: AnswerCallOptions): SipCall {
+    // The constructor checks both as SIP URIs; a bad Contact is refused (400) once the call runs.
+    const to = sipUriOrNull(parseNameAddrSafe(invite.headers.get("to")));
+    const contact = sipUriOrNull(parseNameAddrSafe(invite.headers.getList("contact")[0]));
+    const call = new SipCall(
+      host,
+      {
+        target: contact ?? "sip:invalid",
+        from: to ?? "sip:invalid",
+        transport: flow.protocol,
+        t38: options.t38,
+        t38ReinviteDelayMs: options.t38ReinviteDelayMs ?? null,
+        ringTimeoutMs: 0,
+        localMedia: options.localMedia,
+        ...(options.audioCodecs !== undefined ? { audioCodecs: options.audioCodecs } : {}),
+      },
+      invite.headers.get("call-id") ?? "",
+      { invite, tx, flow, answerDelayMs: options.answerDelayMs ?? 0 },
+    );
+    return call;
+  }
+
   /** Throws a SipParseError when `target`, `from` or `outboundProxy` is not a SIP URI (a configuration fault). */
-  constructor(host: SipCallHost, options: PlaceCallOptions, callId: string) {
+  constructor(
+    host: SipCallHost,
+    options: PlaceCallOptions,
+    callId: string,
+    incoming?: { invite: SipRequest; tx: ServerTransaction; flow: SipFlow; answerDelayMs: number },
+  ) {
     parseSipUri(options.target);
     parseSipUri(options.from);
     if (options.outboundProxy !== undefined) proxyUri(options.outboundProxy);
@@ -215,6 +269,17 @@ export class SipCall {
     this.outcome = new Promise((resolve) => {
       this.#resolveOutcome = resolve;
     });
+    if (incoming !== undefined) this.#startAnswering(incoming);
+  }
+
+  /** True for a call we answered. */
+  get incoming(): boolean {
+    return this.#uas !== null;
+  }
+
+  /** The far end's INVITE, for a call we answered. */
+  get incomingInvite(): SipRequest | null {
+    return this.#uas?.invite ?? null;
   }
 
   get state(): SipCallState {
@@ -501,6 +566,133 @@ export class SipCall {
   }
 
   // -------------------------------------------------------------------------------------------
+  // Answering the far end's INVITE
+
+  #startAnswering(incoming: { invite: SipRequest; tx: ServerTransaction; flow: SipFlow; answerDelayMs: number }): void {
+    const { invite, tx, flow } = incoming;
+    this.#uas = { invite, tx, finalSent: false, answer: null };
+    this.#flow = flow;
+    this.#dialogFlow = flow;
+    this.#inviteSentAt = this.#host.clock.now();
+    this.#state = SipCallState.Early;
+    const refuse = (status: number, reason: string, cause: SipFailureCause, extra?: (r: SipResponse) => void): void => {
+      const response = this.#response(invite, status, REASON_PHRASES[status] ?? reason);
+      extra?.(response);
+      this.#uas!.finalSent = true;
+      tx.respond(response);
+      this.#fail({ sipStatus: status, reasonPhrase: reason, phase: SipFailurePhase.Ring, cause });
+    };
+    try {
+      this.#dialog = Dialog.forIncomingInvite(invite, this.#localTag);
+      parseSipUri(this.#dialog.remoteTarget);
+    } catch (error) {
+      refuse(400, `Bad Request (${(error as Error).message})`, SipFailureCause.Rejected);
+      return;
+    }
+    let answerLines: MediaDescription[];
+    if (invite.body === "") {
+      // No offer: ours goes in the 200 (audio), the answer comes in the ACK (RFC 3261 §13.3.1).
+      answerLines = [this.#audioLine()];
+    } else {
+      if (!isSdp(invite)) {
+        refuse(415, "Unsupported Media Type", SipFailureCause.Media, (r) => r.headers.append("accept", "application/sdp"));
+        return;
+      }
+      let offer: SessionDescription;
+      try {
+        offer = parseSdp(invite.body);
+      } catch {
+        refuse(400, "Bad Request (SDP does not parse)", SipFailureCause.Media);
+        return;
+      }
+      const answer = answerOffer(offer, {
+        ports: this.options.localMedia,
+        t38: this.options.t38,
+        codecs: this.#codecs,
+        telephoneEventPayloadType: null,
+        t38Capabilities: this.#host.t38Capabilities,
+      });
+      if (answer === null) {
+        refuse(488, "Not Acceptable Here (no G.711 or T.38 stream we can take)", SipFailureCause.Media);
+        return;
+      }
+      answerLines = answer.media;
+      this.#uas.answer = answer.negotiated;
+      this.#lastRemoteOrigin = originKey(offer);
+    }
+    this.#localLines = answerLines;
+    tx.respond(this.#dialogResponse(invite, 180, null));
+    this.#emit({ type: "provisional", sipStatus: 180, reasonPhrase: REASON_PHRASES[180]!, earlyMedia: null });
+    const send200 = (): void => {
+      const uas = this.#uas!;
+      if (this.#state !== SipCallState.Early || uas.finalSent) return;
+      uas.finalSent = true;
+      this.#answeredAt = this.#host.clock.now();
+      tx.respond(this.#dialogResponse(invite, 200, this.#sdp.describe(this.#localLines)));
+      this.#incomingInvite = { tx, answerInAck: invite.body === "" };
+      this.#afterIncomingAck.push(() => this.#confirmAnswered());
+    };
+    if (incoming.answerDelayMs > 0) this.#timers.start("answer", incoming.answerDelayMs, send200);
+    else send200();
+  }
+
+  /** The ACK for our 200 came: the call is up. */
+  #confirmAnswered(): void {
+    if (this.#state !== SipCallState.Early) return;
+    const media = this.#media ?? this.#uas?.answer ?? null;
+    if (media === null) {
+      // An offerless INVITE whose ACK brought no usable answer.
+      this.#state = SipCallState.Terminating;
+      void this.#sendBye().then(() =>
+        this.#fail({ sipStatus: null, reasonPhrase: "The ACK brought no usable SDP answer", phase: SipFailurePhase.Answer, cause: SipFailureCause.Media, answered: true }),
+      );
+      return;
+    }
+    this.#media = media;
+    this.#state = SipCallState.Confirmed;
+    this.#emit({ type: "answered", media, setupMs: this.#answeredAt - this.#inviteSentAt });
+    if (media.kind === "t38") {
+      this.#emit({ type: "t38Switched", media, initiatedBy: "remote" });
+      return;
+    }
+    const delay = this.options.t38ReinviteDelayMs ?? null;
+    if (this.options.t38 && delay !== null) {
+      this.#timers.start("t38-delay", delay, () => {
+        if (this.#state === SipCallState.Confirmed && this.#media?.kind === "audio" && this.#reinvite === null) void this.switchToT38();
+      });
+    }
+  }
+
+  /** A response that establishes the dialog (§12.1.1): our To tag, Contact, and the request's Record-Route copied. */
+  #dialogResponse(request: SipRequest, status: number, sdp: string | null): SipResponse {
+    const response = this.#response(request, status);
+    for (const rr of request.headers.getAll("record-route")) response.headers.append("record-route", rr);
+    response.headers.append("contact", this.#contact(this.#dialogFlow!));
+    response.headers.append("allow", ALLOW);
+    if (sdp !== null) {
+      response.headers.append("content-type", "application/sdp");
+      response.body = sdp;
+    }
+    return response;
+  }
+
+  /**
+   * The far end's CANCEL for the INVITE we are answering (§9.2): before our 200, the INVITE gets
+   * 487 and the call ends (cause "cancelled"); true when it matched. After the 200 it changes
+   * nothing (the caller must send BYE).
+   */
+  receiveCancel(): boolean {
+    const uas = this.#uas;
+    if (uas === null) return false;
+    if (!uas.finalSent) {
+      uas.finalSent = true;
+      uas.tx.respond(this.#response(uas.invite, 487));
+      this.#fail({ sipStatus: 487, reasonPhrase: "Request Terminated (the caller cancelled)", phase: SipFailurePhase.Ring, cause: SipFailureCause.Cancelled });
+    }
+    return true;
+  }
+
+  // -------------------------------------------------------------------------------------------
   // Hanging up
 
   /**
@@ -509,7 +701,18 @@ export class SipCall {
    */
   hangup(): Promise<SipCallOutcome> {
     if (this.#hangupPromise !== null) return this.#hangupPromise;
-    switch (this.#state) {
+    const uas = this.#uas;
+    if (uas !== null && this.#state === SipCallState.Early && !uas.finalSent) {
+      // Not answered yet: decline (§15: no BYE before the dialog is confirmed).
+      uas.finalSent = true;
+      this.#timers.cancel("answer");
+      uas.tx.respond(this.#response(uas.invite, 480, "Temporarily Unavailable"));
+      this.#fail({ sipStatus: 480, reasonPhrase: "Temporarily Unavailable (declined before the answer)", phase: SipFailurePhase.Ring, cause: SipFailureCause.Cancelled });
+      this.#hangupPromise = this.outcome;
+      return this.outcome;
+    }
+    const answeredNotAcked = uas !== null && this.#state === SipCallState.Early;
+    switch (answeredNotAcked ? SipCallState.Confirmed : this.#state) {
       case SipCallState.Calling:
       case SipCallState.Early:
         this.#requestCancel(SipFailureCause.Cancelled);
@@ -979,11 +1182,15 @@ export class SipCall {
 
   /** §13.3.1.4: no ACK for our 2xx within 64*T1 — end the session with BYE. */
   ackTimedOut(tx: ServerTransaction): void {
-    if (this.#incomingInvite?.tx !== tx || this.#state !== SipCallState.Confirmed) return;
+    if (this.#incomingInvite?.tx !== tx) return;
+    const initial = this.#uas !== null && this.#uas.tx === tx;
+    if (this.#state !== SipCallState.Confirmed && !(initial && this.#state === SipCallState.Early)) return;
     this.#incomingInvite = null;
+    this.#afterIncomingAck.splice(0);
     this.#state = SipCallState.Terminating;
+    const what = initial ? "No ACK for our 200 to the INVITE" : "No ACK for our 2xx to the re-INVITE";
     void this.#sendBye().then(() =>
-      this.#fail({ sipStatus: null, reasonPhrase: "No ACK for our 2xx to the re-INVITE", phase: SipFailurePhase.Reinvite, cause: SipFailureCause.NoAck, answered: true }),
+      this.#fail({ sipStatus: null, reasonPhrase: what, phase: initial ? SipFailurePhase.Answer : SipFailurePhase.Reinvite, cause: SipFailureCause.NoAck, answered: true }),
     );
   }
 
@@ -1161,6 +1368,26 @@ function isSdp(message: SipRequest | SipResponse): boolean {
 function originKey(session: SessionDescription): string {
   const o = session.origin;
   return `${o.username} ${o.sessionId} ${o.sessionVersion} ${o.address}`;
+}
+
+/** The URI of a From/To/Contact value, or null when absent or unreadable. */
+function parseNameAddrSafe(value: string | undefined): string | null {
+  if (value === undefined) return null;
+  try {
+    return parseNameAddr(value).uri;
+  } catch {
+    return null;
+  }
+}
+
+function sipUriOrNull(uri: string | null): string | null {
+  if (uri === null) return null;
+  try {
+    parseSipUri(uri);
+    return uri;
+  } catch {
+    return null;
+  }
 }
 
 /** `host`, `host:port` or a SIP URI → a SIP URI. */

@@ -354,9 +354,14 @@ export function createResponse(request: SipRequest, status: number, reason: stri
 /** Standard reason phrases for the responses this UA sends. */
 export const REASON_PHRASES: Readonly<Record<number, string>> = {
   100: "Trying",
+  180: "Ringing",
   200: "OK",
   400: "Bad Request",
+  401: "Unauthorized",
+  403: "Forbidden",
+  404: "Not Found",
   415: "Unsupported Media Type",
+  480: "Temporarily Unavailable",
   481: "Call/Transaction Does Not Exist",
   486: "Busy Here",
   487: "Request Terminated",
@@ -364,5 +369,6 @@ export const REASON_PHRASES: Readonly<Record<number, string>> = {
   491: "Request Pending",
   500: "Server Internal Error",
   501: "Not Implemented",
+  503: "Service Unavailable",
   603: "Decline",
 };

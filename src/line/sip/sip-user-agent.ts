@@ -1,5 +1,5 @@
 /**
- * The SIP user agent for outgoing fax calls: owns the transports (UDP socket, TCP/TLS
+ * The SIP user agent for fax calls both ways: owns the transports (UDP socket, TCP/TLS
  * connections), the client and server transaction tables, and the calls, and routes every
  * message received to its transaction or call.
  *
@@ -12,7 +12,9 @@
  *    server transaction and handed to the call with its Call-ID, which checks the tags. An ACK
  *    for a 2xx goes to the call. A CANCEL for a request we already answered gets 200 (§9.2).
  *  - requests outside any call: OPTIONS gets 200 (a carrier's trunk keep-alive), a new INVITE
- *    gets 603 (we take no incoming calls), anything else 481.
+ *    goes to the incoming-call handler (`onIncomingCall`: the line checks the caller and the
+ *    number, then refuses it or `answerCall`s it), or gets 603 when there is none; anything else
+ *    481. A CANCEL for an INVITE we are still answering ends that call with 487 (§9.2).
  *
  * ### Examples
  * ```ts
@@ -34,7 +36,7 @@ import net from "node:net";
 import type tls from "node:tls";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 import { InviteClientTransaction, NonInviteClientTransaction, TransactionState, type ClientTransactionUser } from "./client-transaction.ts";
-import { SipCall, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
+import { SipCall, type AnswerCallOptions, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
 import { SipRegistration, type RegisterOptions } from "./sip-registration.ts";
 import { createResponse, cseqOf, newCallId, newTag, REASON_PHRASES, topVia, type SipMessage, type SipRequest, type SipResponse } from "./sip-message.ts";
 import { ServerTransaction } from "./server-transaction.ts";
@@ -43,7 +45,14 @@ import { DEFAULT_SIP_TIMERS, type SipTimerValues } from "./sip-timers.ts";
 import type { SipUri } from "./sip-uri.ts";
 import { SipTransportLayer, type SipFlow, type SipHop, type SipSource, type SipTraceEntry, type SipTransportProtocol, type SipTransportStats } from "./transports.ts";
 
-export type { PlaceCallOptions, RegisterOptions };
+export type { AnswerCallOptions, PlaceCallOptions, RegisterOptions };
+
+/** A new INVITE from outside any call, for the line to refuse (`tx.respond`) or answer (`answerCall`). */
+export interface IncomingInvite {
+  request: SipRequest;
+  tx: ServerTransaction;
+  source: SipSource;
+}
 
 export interface SipUserAgentOptions {
   /** Local IP address to bind the UDP socket and stream connections to. */
@@ -83,6 +92,7 @@ export class SipUserAgent {
   readonly #host: SipCallHost;
   #started = false;
   #closed = false;
+  #incomingHandler: ((invite: IncomingInvite) => void) | null = null;
 
   constructor(options: SipUserAgentOptions) {
     this.#options = options;
@@ -138,6 +148,24 @@ export class SipUserAgent {
     const call = new SipCall(this.#host, options, callId);
     this.#calls.set(callId, call);
     void call.start();
+    return call;
+  }
+
+  /** Takes new INVITEs (without it they are declined with 603). */
+  onIncomingCall(handler: (invite: IncomingInvite) => void): void {
+    this.#incomingHandler = handler;
+  }
+
+  /**
+   * Answers an INVITE the incoming-call handler was given (`SipCall.answer`): 180, then 200 with
+   * our SDP answer. The call's in-dialog requests go back to where the INVITE came from.
+   */
+  async answerCall(invite: IncomingInvite, options: AnswerCallOptions): Promise<SipCall> {
+    if (!this.#started || this.#closed) throw new Error("SipUserAgent is not started");
+    const { source } = invite;
+    const flow = await this.#transports.open({ protocol: source.protocol, address: source.address, port: source.port });
+    const call = SipCall.answer(this.#host, invite.request, invite.tx, flow, options);
+    if (call.state !== "terminated") this.#calls.set(call.callId, call);
     return call;
   }
 
@@ -249,8 +277,9 @@ export class SipUserAgent {
       return;
     }
     if (request.method === "CANCEL") {
-      // §9.2: we answer every INVITE at once, so the CANCEL finds it answered: 200 to the CANCEL,
-      // nothing else; without a matching transaction, 481.
+      // §9.2: 200 to the CANCEL when it matches an INVITE of ours to answer (which then gets 487
+      // when we have not answered it yet); without a matching transaction, 481.
+      if (existing !== undefined && existing.tx.isInvite) this.#calls.get(callId)?.receiveCancel();
       const status = existing !== undefined ? 200 : 481;
       this.#transports.sendResponse(this.#statelessResponse(request, status), source);
       return;
@@ -285,6 +314,8 @@ export class SipUserAgent {
       response.headers.append("allow", "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO");
       response.headers.append("accept", "application/sdp");
       tx.respond(response);
+    } else if (request.method === "INVITE" && toTag === null && this.#incomingHandler !== null) {
+      this.#incomingHandler({ request, tx, source });
     } else if (request.method === "INVITE" && toTag === null) {
       tx.respond(createResponse(request, 603, REASON_PHRASES[603]!, newTag()));
     } else {

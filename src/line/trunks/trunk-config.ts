@@ -20,6 +20,7 @@
  * fields (test/unit/dial-plan.test.ts checks that it mentions each).
  */
 import { readFileSync } from "node:fs";
+import { isIP } from "node:net";
 import { parse as parseYaml } from "yaml";
 import { parseDurationMs } from "../../lib/durations.ts";
 import { ConfigError } from "../../config/config-error.ts";
@@ -86,6 +87,13 @@ export interface TrunkConfig {
   routes: readonly string[];
   /** How long the call may ring before we CANCEL it (ms); the attempt ends with no_answer (RING_TO). */
   ringTimeoutMs: number;
+  /** Answer the calls this trunk delivers to our inbound numbers (DIDs of inbound topics). */
+  inbound: boolean;
+  /**
+   * Addresses and CIDR blocks the trunk's INVITEs may come from; empty: the proxy's and the
+   * registrar's addresses (host names resolved when the line starts).
+   */
+  inboundFrom: readonly string[];
 }
 
 export interface TrunkFieldSpec {
@@ -117,6 +125,8 @@ export const TRUNK_FIELDS: readonly TrunkFieldSpec[] = [
   { field: "ecm", required: false, default: "true", description: "Offer error correction mode; false never uses it." },
   { field: "routes", required: true, default: "", description: "E.164 prefixes sent over this trunk (\"+49\", \"+4989\"; \"+\" for every number). The longest matching prefix over all trunks wins; trunks with the same prefix share it in file order (the next one takes calls when the first is at maxCalls)." },
   { field: "ringTimeout", required: false, default: "55s", description: "How long a call may ring before it is cancelled as no answer (RING_TO), 10s to 5m." },
+  { field: "inbound", required: false, default: "false", description: "Answer the calls this trunk delivers to the node's inbound numbers (the DIDs of inbound topics: docs/inbound-api.md); calls from other sources are refused with 403." },
+  { field: "inboundFrom", required: false, default: "proxy and registrar addresses", description: "Addresses or CIDR blocks (\"192.0.2.0/24\", \"2001:db8::/32\") the trunk's INVITEs may come from; host names of proxy and registrar are resolved when the node starts." },
 ];
 
 const DEFAULT_MAX_CALLS = 30;
@@ -309,6 +319,19 @@ function parseTrunk(entry: unknown, index: number, options: TrunkFileOptions): T
     routes.push(prefix);
   });
 
+  const inbound = bool("inbound", e.inbound, false);
+  let inboundFrom: string[] = [];
+  if (e.inboundFrom !== undefined && e.inboundFrom !== null) {
+    if (!Array.isArray(e.inboundFrom)) fail("inboundFrom", `must be a list of addresses or CIDR blocks such as ["192.0.2.10", "198.51.100.0/24"], got ${describe(e.inboundFrom)}`);
+    inboundFrom = (e.inboundFrom as unknown[]).map((a, i) => {
+      const field = `inboundFrom[${i}]`;
+      const raw = text(field, a, '"192.0.2.10"') ?? "";
+      if (parseAddressBlock(raw) === null) return fail(field, `${describe(a)} is not an IP address or CIDR block such as "192.0.2.10", "198.51.100.0/24" or "2001:db8::/32"`);
+      return raw;
+    });
+    if (!inbound && inboundFrom.length > 0) fail("inboundFrom", "is set but inbound is not true; set inbound: true to answer this trunk's calls");
+  }
+
   return {
     name,
     proxy,
@@ -327,7 +350,21 @@ function parseTrunk(entry: unknown, index: number, options: TrunkFileOptions): T
     ecm,
     routes,
     ringTimeoutMs,
+    inbound,
+    inboundFrom,
   };
+}
+
+/** "192.0.2.10", "198.51.100.0/24", "2001:db8::/32" → address, prefix length and family; null when it is none. */
+export function parseAddressBlock(text: string): { address: string; prefix: number; family: "ipv4" | "ipv6" } | null {
+  const [address, prefixText, extra] = text.trim().split("/");
+  if (address === undefined || extra !== undefined) return null;
+  const version = isIP(address);
+  if (version === 0) return null;
+  const max = version === 4 ? 32 : 128;
+  const prefix = prefixText === undefined ? max : /^[0-9]{1,3}$/.test(prefixText) ? Number(prefixText) : -1;
+  if (prefix < 0 || prefix > max) return null;
+  return { address, prefix, family: version === 4 ? "ipv4" : "ipv6" };
 }
 
 function parseDialRule(

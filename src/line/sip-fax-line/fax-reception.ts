@@ -1,0 +1,238 @@
+/**
+ * One fax received over SIP, from the far end's INVITE to the BYE: the receiving counterpart of
+ * fax-call.ts. The line (sip-fax-line.ts) has already checked the caller and the number and
+ * chosen where the image goes; this answers, receives and says what arrived.
+ *
+ * The call:
+ *  1. A pair of media ports is bound and the INVITE answered (180, then 200 with our SDP answer):
+ *     G.711 audio, or T.38 straight away when the caller offered it and the trunk allows it.
+ *  2. On audio with T.38 allowed, the caller usually re-INVITEs to T.38 when it hears our CED or
+ *     DIS (we accept); if it has not after `t38ReinviteDelayMs`, we re-INVITE ourselves. A refusal
+ *     (488/415/606) leaves the fax on G.711 in the same call.
+ *  3. The engine runs as the called terminal in receive mode (CED, DIS, then DCS, pages, MCF …)
+ *     and writes every page that arrives to `tiffPath` as SpanDSP received it (T.4 1-D, T.4 2-D
+ *     or T.6, one IFD per page, the far end's resolution and width).
+ *  4. Phase E, the caller's BYE or the whole-call limit ends it; we hang up if the caller has not.
+ *     The pages kept are those the engine finished: a fax broken off in page 3 keeps pages 1–2.
+ *
+ * Time: as in fax-call.ts, SIP on the wall clock, the engine at `speed` (1 for real callers).
+ */
+import type { AudioMedia, T38Media } from "../sip/sdp.ts";
+import type { SipCallOutcome } from "../sip/sip-call-events.ts";
+import type { SipCall } from "../sip/sip-call.ts";
+import type { IncomingInvite } from "../sip/sip-user-agent.ts";
+import { type AudioSession, type EngineEvent, type PhaseEEvent, type T38Session, type TransferStatistics } from "../fax-engine/engine.ts";
+import { runAudioSession } from "../fax-engine/run-audio-session.ts";
+import { runT38Session } from "../fax-engine/run-t38-session.ts";
+import { describeT30Completion } from "../fax-engine/t30-completion-codes.ts";
+import { RtpSocket } from "../media/rtp.ts";
+import { UdptlSocket } from "../media/udptl-socket.ts";
+import { DEFAULT_WATCHDOG_LIMITS } from "../outcomes/call-watchdog.ts";
+import { waitForT38, type FaxCallSetup } from "./fax-call.ts";
+
+export interface ReceptionInput {
+  invite: IncomingInvite;
+  /** Accept or ask for T.38 (the trunk's `t38`). */
+  t38: boolean;
+  /** Offer error correction (the trunk's `ecm`). */
+  ecm: boolean;
+  /** Our fax id, sent as CSI: at most 20 printable ASCII characters. */
+  csid: string;
+  /** Where the engine writes the pages. */
+  tiffPath: string;
+  /** Whole-call limit, ms of the call's own time. */
+  maxCallMs: number;
+  signal?: AbortSignal;
+  onEngineEvent?: (event: EngineEvent) => void;
+}
+
+export type ReceptionStatus = "OK" | "PARTIAL" | "FAILED";
+
+export interface ReceptionReport {
+  /** Our 200 was ACKed. */
+  answered: boolean;
+  /** OK: phase E with T30_ERR_OK after at least one page; PARTIAL: pages arrived but the fax broke off; FAILED: no page. */
+  status: ReceptionStatus;
+  /** Pages kept in `tiffPath`. */
+  pages: number;
+  /** The sender's TSI, trimmed; null when none came. */
+  remoteCsid: string | null;
+  /** From the pages' vertical resolution (≥ 150 lines/inch: HIGH); null without pages. */
+  resolution: "HIGH" | "LOW" | null;
+  /** What carried the fax; null when no fax exchange began. */
+  transport: "t38" | "g711" | null;
+  bitRate: number;
+  ecm: boolean;
+  /** `T30_ERR_*` at phase E; null when the engine never got there. */
+  completion: string | null;
+  /** Why it is not OK, for people: the T.30 completion, or how the call ended. Null when OK. */
+  rawCause: string | null;
+  /** Answer to hang-up in the call's own time, whole seconds; 0 when not answered. */
+  durationSecs: number;
+  sip: SipCallOutcome;
+}
+
+class CallEnded extends Error {
+  constructor() {
+    super("the call ended");
+  }
+}
+
+/** Answers and receives one fax; see the module comment. Throws only for internal faults (and NoFreeMediaPortError before answering). */
+export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput): Promise<ReceptionReport> {
+  const now = setup.now ?? (() => performance.now());
+  const limits = setup.watchdogLimits ?? DEFAULT_WATCHDOG_LIMITS;
+  const ports = await setup.ports.acquire();
+  let call: SipCall | null = null;
+  const onAbort = (): void => void call?.hangup();
+  input.signal?.addEventListener("abort", onAbort, { once: true });
+  try {
+    call = await setup.ua.answerCall(input.invite, {
+      t38: input.t38,
+      // Twice the sending side's delay: a Faxline sender (or a gateway) usually switches first, and two
+      // re-INVITEs crossing (491) would cost both ends seconds of back-off.
+      t38ReinviteDelayMs: input.t38 ? 2 * setup.t38ReinviteDelayMs : null,
+      localMedia: { address: setup.mediaAddress, audioPort: ports.audioPort, t38Port: ports.t38Port },
+    });
+    const answeredCall = call;
+    const notReceived = async (rawCause: string, answered: boolean, answeredAt: number | null): Promise<ReceptionReport> => {
+      const sip = await answeredCall.hangup();
+      return {
+        answered,
+        status: "FAILED",
+        pages: 0,
+        remoteCsid: null,
+        resolution: null,
+        transport: null,
+        bitRate: 0,
+        ecm: false,
+        completion: null,
+        rawCause,
+        durationSecs: answeredAt !== null ? Math.max(1, Math.round((now() - answeredAt) / 1000)) : 0,
+        sip,
+      };
+    };
+    const answered = await answeredCall.next("answered", { includePast: true });
+    if (answered === null) {
+      const sip = await answeredCall.outcome;
+      const why = sip.result === "failed" ? `${sip.sipStatus ?? ""} ${sip.reasonPhrase}`.trim() : "the call ended";
+      return { ...(await notReceived(`Not answered: ${why}`, false, null)), sip };
+    }
+    const answeredAt = now();
+    let faxMedia: { kind: "t38"; media: T38Media } | { kind: "audio"; media: AudioMedia };
+    if (answered.media.kind === "t38") {
+      faxMedia = { kind: "t38", media: answered.media };
+    } else if (input.t38) {
+      const waited = await waitForT38(answeredCall, limits.answeredMs);
+      if (waited.kind === "ended") return notReceived("The caller hung up before the fax began", true, answeredAt);
+      if (waited.kind === "timeout") {
+        return notReceived(`No switch to T.38 within ${Math.round(limits.answeredMs / 1000)} s of the answer (neither the caller's re-INVITE nor an answer to ours); Faxline hung up`, true, answeredAt);
+      }
+      faxMedia = waited.kind === "t38" ? { kind: "t38", media: waited.media } : { kind: "audio", media: waited.media };
+    } else {
+      faxMedia = { kind: "audio", media: answered.media };
+    }
+
+    const stop = new AbortController();
+    let udptl: UdptlSocket | null = null;
+    let rtp: RtpSocket | null = null;
+    const stopListening = answeredCall.onEvent((event) => {
+      if (event.type === "mediaChanged" || event.type === "t38Switched") {
+        if (event.media.kind === "t38") udptl?.setRemote(event.media.remote);
+        else rtp?.setRemote(event.media.remote);
+      } else if (event.type === "ended") {
+        stop.abort(new CallEnded());
+      }
+    });
+    if (answeredCall.state === "terminated") stop.abort(new CallEnded());
+    const onOuterAbort = (): void => stop.abort(input.signal?.reason);
+    input.signal?.addEventListener("abort", onOuterAbort, { once: true });
+    let session: T38Session | AudioSession | null = null;
+    let phaseE: PhaseEEvent | null = null;
+    const faxStartedAt = now();
+    let engineSeconds = 0;
+    const runOptions = {
+      speed: setup.speed,
+      maxSeconds: Math.ceil(input.maxCallMs / 1000),
+      signal: stop.signal,
+      now,
+      onEvent: (event: EngineEvent) => {
+        if (event.type === "phaseE") phaseE = event;
+        input.onEngineEvent?.(event);
+      },
+    };
+    const sessionOptions = { mode: "receive" as const, calling: false, tiffPath: input.tiffPath, localIdent: input.csid, ecm: input.ecm };
+    try {
+      if (faxMedia.kind === "t38") {
+        const { media } = faxMedia;
+        const maxDatagram = media.params.maxDatagram ?? 400;
+        udptl = await UdptlSocket.open({
+          socket: ports.take("t38"),
+          remote: media.remote,
+          maxDatagram,
+          redundancy: media.params.errorCorrection === "none" ? 0 : setup.redundancy,
+        });
+        const t38 = setup.engine.openT38Session({ ...sessionOptions, t38Version: media.params.version, maxDatagram: Math.max(32, maxDatagram) });
+        session = t38;
+        engineSeconds = (await runT38Session(t38, udptl, runOptions)).engineSeconds;
+      } else {
+        const { media } = faxMedia;
+        rtp = await RtpSocket.open({ socket: ports.take("audio"), remote: media.remote, codec: media.codec, payloadType: media.payloadType });
+        const audio = setup.engine.openAudioSession(sessionOptions);
+        session = audio;
+        engineSeconds = (await runAudioSession(audio, rtp, runOptions)).engineSeconds;
+      }
+    } catch (error) {
+      const reason = stop.signal.aborted ? stop.signal.reason : undefined;
+      if (reason === undefined || error !== reason) {
+        session?.close();
+        throw error;
+      }
+      if (!(reason instanceof CallEnded)) {
+        session?.close();
+        throw reason;
+      }
+      engineSeconds = ((now() - faxStartedAt) * setup.speed) / 1000;
+    } finally {
+      stopListening();
+      input.signal?.removeEventListener("abort", onOuterAbort);
+      await udptl?.close();
+      await rtp?.close();
+    }
+    const statistics: TransferStatistics | null = session?.statistics() ?? null;
+    // Closing the session closes the TIFF file: the pages are on disk after this.
+    session?.close();
+    const sip = await answeredCall.hangup();
+    const pages = statistics?.pagesRx ?? 0;
+    const ended = phaseE as PhaseEEvent | null;
+    const ok = ended !== null && ended.name === "T30_ERR_OK" && pages > 0;
+    const status: ReceptionStatus = ok ? "OK" : pages > 0 ? "PARTIAL" : "FAILED";
+    let rawCause: string | null = null;
+    if (!ok) {
+      if (ended !== null) rawCause = describeT30Completion(ended.completionCode);
+      else if (sip.result === "completed" && sip.endedBy === "remote") rawCause = `The caller hung up (BYE) before the fax ended; ${pages} page${pages === 1 ? "" : "s"} received`;
+      else rawCause = `The call ended before the fax did (${sip.result === "failed" ? sip.reasonPhrase : `whole-call limit ${Math.round(input.maxCallMs / 1000)} s`}); ${pages} page${pages === 1 ? "" : "s"} received`;
+    }
+    const durationMs = faxStartedAt - answeredAt + engineSeconds * 1000;
+    return {
+      answered: true,
+      status,
+      pages,
+      remoteCsid: statistics?.remoteIdent ? statistics.remoteIdent : null,
+      resolution: pages > 0 && statistics !== null ? (statistics.yDpi >= 150 ? "HIGH" : "LOW") : null,
+      transport: faxMedia.kind === "t38" ? "t38" : "g711",
+      bitRate: statistics?.bitRate ?? 0,
+      ecm: statistics?.ecm ?? false,
+      completion: ended?.name ?? null,
+      rawCause,
+      durationSecs: Math.max(1, Math.round(durationMs / 1000)),
+      sip,
+    };
+  } catch (error) {
+    if (call !== null && call.state !== "terminated") await call.hangup().catch(() => undefined);
+    throw error;
+  } finally {
+    input.signal?.removeEventListener("abort", onAbort);
+    ports.release();
+  }
+}

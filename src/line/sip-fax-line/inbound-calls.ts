@@ -1,0 +1,281 @@
+/**
+ * The SIP line's answering side: every new INVITE the user agent hands over is checked, then
+ * refused with the SIP status that says why, or answered and received (fax-reception.ts) and
+ * handed to the inbound sink, which stores it (roles wire the store; line/ knows none).
+ *
+ * Checks, in order (each refusal is final; a carrier may then try another route):
+ *  1. The caller: the source address must belong to a trunk with `inbound: true`, inside its
+ *     `inboundFrom` blocks (default: its proxy's and registrar's addresses) → else 403 Forbidden.
+ *  2. The number: the Request-URI's user part (else the To URI's), read as a number of the node's
+ *     region, must be an inbound number (a DID of a topic) → else 404 Not Found.
+ *  3. Capacity: the trunk's `maxCalls` (shared with outgoing calls) and the node's
+ *     `inbound.channels` → else 486 Busy Here; no free media port → 503 Service Unavailable.
+ * A 100 Trying goes out at once, before the number's lookup, so the caller's INVITE stops
+ * being retransmitted while the store answers.
+ *
+ * What arrived is stored whatever it is (complete, partial, failed after the answer): the sink's
+ * `store` must be durable when it resolves. A store that fails is tried again (5 times over about
+ * 30 s); the image of a reception that still cannot be stored is left in the spool directory and
+ * logged with its path, never dropped silently.
+ */
+import { mkdtemp, readFile, rm, rename, mkdir } from "node:fs/promises";
+import { tmpdir } from "node:os";
+import net from "node:net";
+import path from "node:path";
+import type { Logger } from "../../lib/logger.ts";
+import { normalizeFaxNumber, type NumberContext } from "../../numbers/normalize-number.ts";
+import { createResponse, newTag, REASON_PHRASES } from "../sip/sip-message.ts";
+import type { IncomingInvite } from "../sip/sip-user-agent.ts";
+import { parseNameAddr, parseSipUri } from "../sip/sip-uri.ts";
+import { parseAddressBlock, type TrunkConfig } from "../trunks/trunk-config.ts";
+import { faxIdent, type FaxCallSetup } from "./fax-call.ts";
+import { receiveFaxCall, type ReceptionReport } from "./fax-reception.ts";
+import { NoFreeMediaPortError } from "./media-ports.ts";
+
+/** A number that receives: whose it is and which topic. */
+export interface InboundNumber {
+  custNr: string;
+  topic: string;
+}
+
+/** One reception, as the line hands it to the sink. */
+export interface ReceivedCall {
+  number: InboundNumber;
+  trunk: string;
+  /** The called number, E.164. */
+  toNumber: string;
+  /** The caller's number from From (user part), null when it is not a number. */
+  fromNumber: string | null;
+  report: ReceptionReport;
+  /** The pages as SpanDSP wrote them (TIFF, one IFD per page); null when no page arrived. */
+  image: Uint8Array | null;
+  /** Wall clock, ms since the epoch, when the call ended. */
+  endedAt: number;
+}
+
+/** Where received faxes go: roles wire it to the store. */
+export interface InboundSink {
+  /** The topic of a called number (E.164), or null when it is none of ours. */
+  lookup(e164: string): Promise<InboundNumber | null>;
+  /** Stores the reception durably (with its deliveries); storing the same call twice must store it once. */
+  store(call: ReceivedCall): Promise<void>;
+}
+
+export interface InboundCallsOptions {
+  trunks: readonly TrunkConfig[];
+  region: NumberContext;
+  sink: InboundSink;
+  /** Receptions at once on this node. */
+  channels: number;
+  /** Our CSI: the trunk's csid, else this. */
+  defaultCsid: string;
+  setup: () => FaxCallSetup;
+  /** Counts a call on the trunk (shared with outgoing calls) and returns its release. */
+  takeSlot: (trunk: string) => () => void;
+  activeOnTrunk: (trunk: string) => number;
+  /** Host name resolution for proxies and registrars. */
+  lookup: (host: string) => Promise<string[]>;
+  /** Whole-call limit, ms. (Default: 1 h) */
+  maxCallMs?: number;
+  tmpDir?: string;
+  logger?: Logger;
+  /** Wall clock, ms since the epoch. */
+  clock: { now(): number };
+  /** Waits between store tries, ms. (Default: 1, 2, 4, 8, 15 s) */
+  storeRetryDelaysMs?: readonly number[];
+}
+
+const DEFAULT_MAX_CALL_MS = 3_600_000;
+const DEFAULT_STORE_RETRIES = [1000, 2000, 4000, 8000, 15_000] as const;
+
+export class InboundCalls {
+  readonly #options: InboundCallsOptions;
+  readonly #allow = new Map<string, net.BlockList>();
+  readonly #running = new Set<Promise<void>>();
+  #active = 0;
+  #closed = false;
+
+  constructor(options: InboundCallsOptions) {
+    this.#options = options;
+  }
+
+  /** Receptions running now. */
+  get active(): number {
+    return this.#active;
+  }
+
+  /** Builds each inbound trunk's list of allowed sources (resolving proxy and registrar names). */
+  async start(): Promise<void> {
+    for (const trunk of this.#options.trunks) {
+      if (!trunk.inbound) continue;
+      const list = new net.BlockList();
+      const blocks = trunk.inboundFrom.length > 0 ? trunk.inboundFrom : await this.#defaultSources(trunk);
+      for (const text of blocks) {
+        const block = parseAddressBlock(text);
+        if (block === null) continue;
+        list.addSubnet(block.address, block.prefix, block.family);
+      }
+      this.#allow.set(trunk.name, list);
+    }
+  }
+
+  async #defaultSources(trunk: TrunkConfig): Promise<string[]> {
+    const out: string[] = [];
+    for (const hp of [trunk.proxy, trunk.registrar]) {
+      if (hp === null) continue;
+      if (net.isIP(hp.host) !== 0) out.push(hp.host);
+      else {
+        try {
+          out.push(...(await this.#options.lookup(hp.host)));
+        } catch (error) {
+          this.#options.logger?.warn({ trunk: trunk.name, host: hp.host, err: error }, "cannot resolve an inbound trunk's host: its calls are refused until the node restarts or inboundFrom names its addresses");
+        }
+      }
+    }
+    return out;
+  }
+
+  /** Stops answering and waits for the receptions that run (they end when the line's user agent closes). */
+  async close(): Promise<void> {
+    this.#closed = true;
+    await Promise.allSettled([...this.#running]);
+  }
+
+  /** The user agent's incoming-call handler. */
+  handle(invite: IncomingInvite): void {
+    const run = this.#handle(invite).catch((error: unknown) => {
+      this.#options.logger?.error({ err: error, callId: invite.request.headers.get("call-id") }, "incoming call failed inside Faxline");
+      if (!invite.tx.lastResponse || invite.tx.lastResponse.status < 200) this.#refuse(invite, 500, "Server Internal Error");
+    });
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
+  }
+
+  #refuse(invite: IncomingInvite, status: number, phrase?: string): void {
+    if (invite.tx.state !== "proceeding" && invite.tx.state !== "trying") return;
+    const response = createResponse(invite.request, status, phrase ?? REASON_PHRASES[status] ?? "Error", newTag());
+    response.headers.append("server", "Faxline");
+    invite.tx.respond(response);
+  }
+
+  async #handle(invite: IncomingInvite): Promise<void> {
+    const o = this.#options;
+    const { request, source } = invite;
+    const log = o.logger?.child({ callId: request.headers.get("call-id"), from: `${source.address}:${source.port}` });
+    if (this.#closed) return this.#refuse(invite, 503);
+    const trunk = o.trunks.find((t) => this.#allow.get(t.name)?.check(source.address, net.isIPv6(source.address) ? "ipv6" : "ipv4") === true);
+    if (trunk === undefined) {
+      log?.warn("INVITE from an address of no inbound trunk: refused (403)");
+      return this.#refuse(invite, 403);
+    }
+    invite.tx.respond(createResponse(request, 100, "Trying", null));
+    const called = calledUser(request.uri, request.headers.get("to"));
+    const normalized = called === null ? null : normalizeFaxNumber(called, o.region);
+    if (normalized === null || !normalized.ok) {
+      log?.info({ trunk: trunk.name, called }, "call to something that is not a number: refused (404)");
+      return this.#refuse(invite, 404);
+    }
+    const e164 = normalized.e164;
+    const number = await o.sink.lookup(e164);
+    if (number === null) {
+      log?.info({ trunk: trunk.name, to: e164 }, "call to a number that belongs to no inbound topic: refused (404)");
+      return this.#refuse(invite, 404);
+    }
+    if (this.#active >= o.channels || o.activeOnTrunk(trunk.name) >= trunk.maxCalls) {
+      log?.warn({ trunk: trunk.name, to: e164, active: this.#active, channels: o.channels }, "incoming call while at the call limit: refused (486)");
+      return this.#refuse(invite, 486);
+    }
+    const fromNumber = callingNumber(request.headers.get("from"));
+    this.#active++;
+    const release = o.takeSlot(trunk.name);
+    const dir = await mkdtemp(path.join(o.tmpDir ?? tmpdir(), "faxline-rx-"));
+    const tiffPath = path.join(dir, "received.tif");
+    let keepDir = false;
+    try {
+      let report: ReceptionReport;
+      try {
+        report = await receiveFaxCall(o.setup(), {
+          invite,
+          t38: trunk.t38,
+          ecm: trunk.ecm,
+          csid: faxIdent(trunk.csid ?? o.defaultCsid),
+          tiffPath,
+          maxCallMs: o.maxCallMs ?? DEFAULT_MAX_CALL_MS,
+        });
+      } catch (error) {
+        if (error instanceof NoFreeMediaPortError) {
+          log?.error({ err: error }, "incoming call without a free media port: refused (503)");
+          return this.#refuse(invite, 503);
+        }
+        throw error;
+      }
+      log?.info(
+        { trunk: trunk.name, to: e164, from: fromNumber, status: report.status, pages: report.pages, transport: report.transport, completion: report.completion, rawCause: report.rawCause },
+        "fax reception ended",
+      );
+      if (!report.answered) return;
+      const image = report.pages > 0 ? await readFile(tiffPath) : null;
+      const call: ReceivedCall = { number, trunk: trunk.name, toNumber: e164, fromNumber, report, image, endedAt: o.clock.now() };
+      keepDir = !(await this.#store(call, log));
+      if (keepDir) {
+        const spool = path.join(o.tmpDir ?? tmpdir(), "faxline-unstored");
+        await mkdir(spool, { recursive: true });
+        const kept = path.join(spool, `${path.basename(dir)}.tif`);
+        if (image !== null) await rename(tiffPath, kept);
+        log?.error({ image: image !== null ? kept : null, to: e164, from: fromNumber, pages: report.pages }, "a received fax could not be stored: its image is kept in the spool directory");
+      }
+    } finally {
+      release();
+      this.#active--;
+      await rm(dir, { recursive: true, force: true });
+    }
+  }
+
+  async #store(call: ReceivedCall, log: Logger | undefined): Promise<boolean> {
+    const delays = this.#options.storeRetryDelaysMs ?? DEFAULT_STORE_RETRIES;
+    for (let attempt = 0; ; attempt++) {
+      try {
+        await this.#options.sink.store(call);
+        return true;
+      } catch (error) {
+        if (attempt >= delays.length) return false;
+        log?.warn({ err: error, attempt: attempt + 1 }, "storing a received fax failed; trying again");
+        await new Promise((r) => setTimeout(r, delays[attempt]));
+      }
+    }
+  }
+}
+
+/** The called user: the Request-URI's user part, else the To URI's; null when neither has one. */
+export function calledUser(requestUri: string, to: string | undefined): string | null {
+  const user = (uri: string): string | null => {
+    try {
+      const parsed = parseSipUri(uri);
+      return parsed.user !== null && parsed.user !== "" ? decodeURIComponent(parsed.user.split(";")[0]!) : null;
+    } catch {
+      return null;
+    }
+  };
+  const fromUri = user(requestUri);
+  if (fromUri !== null && /[0-9]/.test(fromUri)) return fromUri;
+  if (to === undefined) return fromUri;
+  try {
+    return user(parseNameAddr(to).uri) ?? fromUri;
+  } catch {
+    return fromUri;
+  }
+}
+
+/** The caller's number from From: the user part when it looks like a number ("+4930…", "030…"), else null. */
+export function callingNumber(from: string | undefined): string | null {
+  if (from === undefined) return null;
+  try {
+    const uri = parseNameAddr(from).uri;
+    const user = /^tel:/i.test(uri) ? uri.slice(4).split(";")[0]! : parseSipUri(uri).user;
+    if (user === null) return null;
+    const text = decodeURIComponent(user.split(";")[0]!);
+    return /^\+?[0-9][0-9\-.() ]{1,30}$/.test(text) ? text.replace(/[\-.() ]/g, "") : null;
+  } catch {
+    return null;
+  }
+}

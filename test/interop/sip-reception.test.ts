@@ -1,0 +1,167 @@
+/**
+ * Receiving over real SIP: one SipFaxLine (the sender, as the sender role runs it) dials another
+ * SipFaxLine's answering side over loopback, in T.38 and G.711, with and without ECM, and the
+ * pages the receiving line hands to its sink equal the pages sent, pixel for pixel. Both engines
+ * run on a virtual clock (lines.clockSpeed) at the same speed.
+ *
+ * The sink here collects what the line hands over (the store's side is tested end to end in
+ * test/integration/inbound-sip.test.ts); everything between the two lines is real: SIP over UDP,
+ * the re-INVITE to T.38, UDPTL or RTP, SpanDSP at both ends.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import type { InboundSink, ReceivedCall } from "../../src/line/sip-fax-line/inbound-calls.ts";
+import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
+import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
+import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
+import { testTrunk } from "../support/sip-trunk.ts";
+import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, twoPageLowCallRequest } from "./interop-support.ts";
+
+const SPEED = 20;
+const DID = "+4930123456";
+
+class CollectingSink implements InboundSink {
+  readonly received: ReceivedCall[] = [];
+  readonly waiters: ((call: ReceivedCall) => void)[] = [];
+  numbers = new Map([[DID, { custNr: "1234", topic: "orders" }]]);
+  async lookup(e164: string) {
+    return this.numbers.get(e164) ?? null;
+  }
+  async store(call: ReceivedCall): Promise<void> {
+    this.received.push(call);
+    for (const w of this.waiters.splice(0)) w(call);
+  }
+  next(): Promise<ReceivedCall> {
+    return new Promise((resolve) => this.waiters.push(resolve));
+  }
+}
+
+function receivingLine(sink: CollectingSink, trunk: Partial<TrunkConfig> = {}, channels = 4): SipFaxLine {
+  return new SipFaxLine({
+    // The receiving side's trunk: the carrier that delivers calls (here the sending line on 127.0.0.1).
+    trunks: [testTrunk(9, { name: "carrier-in", inbound: true, inboundFrom: ["127.0.0.0/8"], csid: "FAXLINE RX", ...trunk })],
+    region: REGION_NUMBER_CONTEXT.DE,
+    localAddress: "127.0.0.1",
+    sipPort: 0,
+    mediaPorts: { min: 47_900, max: 47_949 },
+    clockSpeed: SPEED,
+    capabilityMaxAgeMs: 86_400_000,
+    inbound: { sink, channels, defaultCsid: "Faxline" },
+  });
+}
+
+function sendingLine(port: number, trunk: Partial<TrunkConfig> = {}): SipFaxLine {
+  return new SipFaxLine({
+    trunks: [testTrunk(port, { name: "carrier-out", dial: { format: "e164", internationalPrefix: null, strip: "", prefix: "" }, ...trunk })],
+    region: REGION_NUMBER_CONTEXT.DE,
+    localAddress: "127.0.0.1",
+    sipPort: 0,
+    mediaPorts: { min: 47_950, max: 47_999 },
+    clockSpeed: SPEED,
+    capabilityMaxAgeMs: 86_400_000,
+    sipTimers: { D: 1000 },
+  });
+}
+
+describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
+  let image: Buffer;
+  before(async () => {
+    requireNativeBuild();
+    image = await renderTwoPageLetter("LOW");
+  });
+
+  const cases: { name: string; t38: boolean; ecm: boolean }[] = [
+    { name: "T.38 with ECM", t38: true, ecm: true },
+    { name: "T.38 without ECM", t38: true, ecm: false },
+    { name: "G.711 with ECM", t38: false, ecm: true },
+    { name: "G.711 without ECM", t38: false, ecm: false },
+  ];
+  for (const c of cases) {
+    it(`${c.name}: both pages arrive pixel-identical, with the sender's TSI, the numbers and the transport`, { timeout: 90_000 }, async (t) => {
+      const sink = new CollectingSink();
+      const rx = receivingLine(sink, { t38: c.t38, ecm: c.ecm });
+      await rx.start();
+      const tx = sendingLine(rx.sipLocal!.port, { t38: c.t38, ecm: c.ecm, csid: "SENDER 0049 89 1" });
+      try {
+        const arrived = sink.next();
+        const outcome = await tx.call({ ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" }, new AbortController().signal);
+        t.diagnostic(JSON.stringify(outcome));
+        assert.equal(outcome.result, "delivered");
+        assert.equal(outcome.remoteCsid, "FAXLINE RX", "the receiver's CSI reached the sender");
+        const received = await arrived;
+        t.diagnostic(JSON.stringify({ ...received, image: received.image?.length }));
+        assert.equal(received.report.status, "OK");
+        assert.equal(received.report.pages, 2);
+        assert.equal(received.report.transport, c.t38 ? "t38" : "g711");
+        assert.equal(received.report.ecm, c.ecm);
+        assert.equal(received.report.remoteCsid, "SENDER 0049 89 1");
+        assert.equal(received.report.resolution, "LOW");
+        assert.equal(received.report.completion, "T30_ERR_OK");
+        assert.equal(received.toNumber, DID);
+        assert.equal(received.fromNumber, "+4989998877");
+        assert.deepEqual(received.number, { custNr: "1234", topic: "orders" });
+        assert.ok(received.image !== null);
+        const pages = await comparePages(image, received.image!, 2);
+        assert.ok(identical(pages), JSON.stringify(pages));
+      } finally {
+        await tx.close();
+        await rx.close();
+      }
+    });
+  }
+
+  it("a call to a number of no topic is refused with 404 and nothing is stored", { timeout: 30_000 }, async () => {
+    const sink = new CollectingSink();
+    const rx = receivingLine(sink);
+    await rx.start();
+    const tx = sendingLine(rx.sipLocal!.port);
+    try {
+      const outcome = await tx.call({ ...twoPageLowCallRequest(image), e164: "+4930999999", dialString: "004930999999" }, new AbortController().signal);
+      assert.equal(outcome.result, "failed");
+      if (outcome.result !== "failed") return;
+      assert.match(outcome.rawCause ?? "", /404/);
+      assert.equal(sink.received.length, 0);
+    } finally {
+      await tx.close();
+      await rx.close();
+    }
+  });
+
+  it("a caller from an address of no inbound trunk is refused with 403", { timeout: 30_000 }, async () => {
+    const sink = new CollectingSink();
+    const rx = receivingLine(sink, { inboundFrom: ["192.0.2.0/24"] });
+    await rx.start();
+    const tx = sendingLine(rx.sipLocal!.port);
+    try {
+      const outcome = await tx.call({ ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" }, new AbortController().signal);
+      assert.equal(outcome.result, "failed");
+      if (outcome.result !== "failed") return;
+      assert.match(outcome.rawCause ?? "", /403/);
+      assert.equal(sink.received.length, 0);
+    } finally {
+      await tx.close();
+      await rx.close();
+    }
+  });
+
+  it("calls beyond the node's inbound channels are refused with 486 Busy Here", { timeout: 90_000 }, async () => {
+    const sink = new CollectingSink();
+    const rx = receivingLine(sink, {}, 1);
+    await rx.start();
+    const tx = sendingLine(rx.sipLocal!.port);
+    try {
+      const request = { ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" };
+      const [first, second] = await Promise.all([
+        tx.call(request, new AbortController().signal),
+        new Promise((r) => setTimeout(r, 300)).then(() => tx.call({ ...request, recipientId: "rcp2" }, new AbortController().signal)),
+      ]);
+      assert.equal(first.result, "delivered");
+      assert.equal(second.result, "failed");
+      if (second.result !== "failed") return;
+      assert.match(second.rawCause ?? "", /486/);
+    } finally {
+      await tx.close();
+      await rx.close();
+    }
+  });
+});
