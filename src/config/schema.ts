@@ -97,6 +97,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "auth.lockout", env: "FAXLINE_AUTH_LOCKOUT", type: "duration", default: "5m", description: "How long a login is refused (429) from an address after auth.maxFailures failures; doubles on each further lockout, up to 1 hour." }),
   k({ path: "auth.cacheTtl", env: "FAXLINE_AUTH_CACHE_TTL", type: "duration", default: "60s", description: "How long a verified password is remembered in memory, so that the slow hash runs once per login and minute rather than per request." }),
   k({ path: "inbound.retentionDays", env: "FAXLINE_INBOUND_RETENTION_DAYS", type: "integer", min: 1, default: 7, description: "Days a received fax is kept, fetched or not, when its topic sets no period of its own (the provider's pull API promises 7)." }),
+  k({ path: "inbound.channels", env: "FAXLINE_INBOUND_CHANNELS", type: "integer", min: 1, max: 1000, default: 30, description: "Faxes this node receives at once over its inbound trunks (docs/trunks.md: inbound); a call beyond it is refused with 486 Busy Here so the carrier can try another node." }),
   k({ path: "inbound.lockTimeout", env: "FAXLINE_INBOUND_LOCK_TIMEOUT", type: "duration", default: "60s", description: "How long a received fax handed out by the pull API is hidden from other pollers when the request names no timeout; unacknowledged, it is then offered again." }),
   k({ path: "console.enabled", env: "FAXLINE_CONSOLE_ENABLED", type: "boolean", default: true, description: "Serve the web console at /console/ (and redirect / there). Off: both answer 404; the REST API is unaffected." }),
   k({ path: "console.sessionIdle", env: "FAXLINE_CONSOLE_SESSION_IDLE", type: "duration", default: "30m", description: "A console session ends after this long without a request; each request moves the end forward." }),
@@ -163,7 +164,7 @@ export interface FaxlineConfig {
   testLine: { timeScale: string };
   auth: { maxFailures: number; lockout: number; cacheTtl: number };
   console: { enabled: boolean; sessionIdle: number; sessionMax: number };
-  inbound: { retentionDays: number; lockTimeout: number };
+  inbound: { retentionDays: number; lockTimeout: number; channels: number };
   retention: { defaultDays: number; interval: number; batchSize: number };
   push: {
     timeout: number;

@@ -14,6 +14,8 @@ import type { Logger } from "../lib/logger.ts";
 import { Wakeup } from "../lib/wakeup.ts";
 import { TestLine } from "../line/test-line.ts";
 import { SipFaxLine } from "../line/sip-fax-line/sip-fax-line.ts";
+import type { InboundSink } from "../line/sip-fax-line/inbound-calls.ts";
+import { sipReceptionSink } from "../inbound/sip-reception-sink.ts";
 import { parsePortRange } from "../line/sip-fax-line/media-ports.ts";
 import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { getDestinationCapability, recordAttemptCapability } from "../store/queries/destination-capabilities.ts";
@@ -62,7 +64,13 @@ export function resolveNodeId(config: FaxlineConfig): string {
  * The production line: the SIP line over the configured trunks, or null when there are none
  * (jobs of live accounts then fail with no_line_configured). Not started yet.
  */
-export function buildSipLine(config: FaxlineConfig, store: Store | null, logger: Logger, clock: Clock = systemClock): SipFaxLine | null {
+export function buildSipLine(
+  config: FaxlineConfig,
+  store: Store | null,
+  logger: Logger,
+  clock: Clock = systemClock,
+  inbound: InboundSink | null = null,
+): SipFaxLine | null {
   if (config.lines.trunks.length === 0) return null;
   const range = parsePortRange(config.lines.mediaPorts);
   if ("error" in range) throw new ConfigError(`Invalid configuration lines.mediaPorts: ${range.error}.`);
@@ -86,6 +94,7 @@ export function buildSipLine(config: FaxlineConfig, store: Store | null, logger:
           },
     logger: logger.child({ line: "sip" }),
     clock,
+    inbound: inbound === null ? null : { sink: inbound, channels: config.inbound.channels, defaultCsid: config.sender.csid },
   });
 }
 
@@ -113,8 +122,19 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     const openedStore = store;
     const enabled = new Set(config.node.roles);
     // Real calls need trunks and a sender; test accounts always keep the test line.
+    const wake = { render: new Wakeup(), send: new Wakeup(), notify: new Wakeup() };
     if (enabled.has("sender")) {
-      sipLine = buildSipLine(config, store, logger.child({ node: nodeId, dc: config.node.datacenter }), clock);
+      // The SIP line also answers the calls of inbound trunks (docs/inbound-api.md); what it
+      // receives is stored with its deliveries, and the notifier is woken for them.
+      const sink = sipReceptionSink({
+        db: openedStore.db,
+        datacenter: config.node.datacenter,
+        onStored: ({ status, transport, deliveries }) => {
+          metrics.faxReceived(status, transport);
+          if (deliveries > 0) wake.notify.notify();
+        },
+      });
+      sipLine = buildSipLine(config, store, logger.child({ node: nodeId, dc: config.node.datacenter }), clock, sink);
       await sipLine?.start();
     }
     const holder = `${nodeId}:${randomToken(8)}`;
@@ -126,7 +146,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       logger: nodeLogger,
       nodeId,
       holder,
-      wake: { render: new Wakeup(), send: new Wakeup(), notify: new Wakeup() },
+      wake,
       lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: sipLine },
       health: new StoreHealth(clock.now()),
       singleton: (name) => new SingletonDuty({ db: openedStore.db, name, holder, leaseMs: config.cluster.dutyLease, clock, logger: nodeLogger }),

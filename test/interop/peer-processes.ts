@@ -66,7 +66,14 @@ export interface SippRun {
   kill(): void;
 }
 
-type SippOptions = { keys?: Record<string, string>; calls?: number; timeoutSeconds?: number; transport?: "udp" | "tcp" };
+type SippOptions = {
+  keys?: Record<string, string>;
+  calls?: number;
+  timeoutSeconds?: number;
+  transport?: "udp" | "tcp";
+  /** Makes SIPp the caller (UAC): it calls `host:port`, with `service` as the Request-URI's user part. */
+  call?: { remote: string; service: string };
+};
 
 /**
  * Starts SIPp as a UAS on 127.0.0.1 with `scenario` over `transport` (UDP), for `calls` calls;
@@ -104,6 +111,7 @@ async function startSippOnce(scenario: string, options: SippOptions): Promise<Si
     "-trace_logs", "-log_file", path.join(dir, "logs.log"),
   ];
   for (const [k, v] of Object.entries(options.keys ?? {})) args.push("-key", k, v);
+  if (options.call !== undefined) args.push("-s", options.call.service, options.call.remote);
   const child = spawn("sipp", args, { cwd: dir, stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (d: Buffer) => (output += d.toString()));
@@ -142,6 +150,8 @@ async function startSippOnce(scenario: string, options: SippOptions): Promise<Si
 export interface ReceiverResult {
   code: number;
   text: string;
+  /** Pages sent (the harness's -t mode). */
+  pages_tx?: number;
   pages_rx: number;
   bit_rate: number;
   ecm: number;
@@ -208,10 +218,21 @@ export async function startG711Receiver(options: {
   return startReceiver(G711_RECEIVER_PATH, args, options.cpus);
 }
 
-async function startReceiver(binary: string, extraArgs: string[], cpus?: string): Promise<ReceiverRun> {
+/**
+ * Starts the SpanDSP T.38 harness as a SENDER of `txFile` (the calling terminal) on 127.0.0.1, a
+ * free port, at `speed`: it starts its clock on the first datagram of the answering side (Faxline
+ * receiving). Its RESULT line carries `pages_tx`.
+ */
+export async function startT38Sender(options: { speed: number; ecm: boolean; ident: string; txFile: string; redundancy?: number; wallSeconds?: number }): Promise<ReceiverRun> {
+  const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
+  if (options.ecm) args.push("-e");
+  return startReceiver(RECEIVER_PATH, args, undefined, options.txFile);
+}
+
+async function startReceiver(binary: string, extraArgs: string[], cpus?: string, sendFile?: string): Promise<ReceiverRun> {
   const dir = mkdtempSync(path.join(tmpdir(), "faxline-rx-"));
   const rxFile = path.join(dir, "rx.tif");
-  const args = ["-f", rxFile, "-l", "127.0.0.1:0", ...extraArgs];
+  const args = [...(sendFile !== undefined ? ["-t", sendFile] : ["-f", rxFile]), "-l", "127.0.0.1:0", ...extraArgs];
   const child = cpus === undefined ? spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] }) : spawn("taskset", ["-c", cpus, binary, ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));

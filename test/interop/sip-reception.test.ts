@@ -5,7 +5,7 @@
  * run on a virtual clock (lines.clockSpeed) at the same speed.
  *
  * The sink here collects what the line hands over (the store's side is tested end to end in
- * test/integration/inbound-sip.test.ts); everything between the two lines is real: SIP over UDP,
+ * test/interop/sip-reception-node.test.ts); everything between the two lines is real: SIP over UDP,
  * the re-INVITE to T.38, UDPTL or RTP, SpanDSP at both ends.
  */
 import assert from "node:assert/strict";
@@ -109,6 +109,41 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
       }
     });
   }
+
+  it("the caller hangs up in the middle of page 2: a PARTIAL reception keeps page 1, pixel-identical", { timeout: 60_000 }, async (t) => {
+    const sink = new CollectingSink();
+    const rx = receivingLine(sink);
+    await rx.start();
+    const tx = sendingLine(rx.sipLocal!.port);
+    const abort = new AbortController();
+    try {
+      const arrived = sink.next();
+      await tx
+        .send({
+          to: DID,
+          defaultCsid: "HANGS UP",
+          image,
+          pageSizes: [20_000, 5_000],
+          signal: abort.signal,
+          // The receiver's MCF for page 1: page 2 starts now, and the caller hangs up during it.
+          onEngineEvent: (event) => {
+            if (event.type === "phaseD" && event.name === "MCF") abort.abort(new Error("the caller hangs up"));
+          },
+        })
+        .catch((error: unknown) => assert.match(String(error), /the caller hangs up/));
+      const received = await arrived;
+      t.diagnostic(JSON.stringify({ ...received, image: received.image?.length }));
+      assert.equal(received.report.status, "PARTIAL");
+      assert.equal(received.report.pages, 1);
+      assert.equal(received.report.remoteCsid, "+49 89 998877", "the trunk's own csid goes before the default");
+      assert.match(received.report.rawCause ?? "", /hung up|T30_ERR/);
+      const pages = await comparePages(image, received.image!, 1);
+      assert.ok(identical(pages), JSON.stringify(pages));
+    } finally {
+      await tx.close();
+      await rx.close();
+    }
+  });
 
   it("a call to a number of no topic is refused with 404 and nothing is stored", { timeout: 30_000 }, async () => {
     const sink = new CollectingSink();

@@ -26,6 +26,7 @@ export function testTrunk(proxyPort: number, extra: Partial<TrunkConfig> = {}): 
     ringTimeoutMs: 20_000,
     inbound: false,
     inboundFrom: [],
+    answerDelayMs: 0,
     ...extra,
   };
 }

@@ -40,6 +40,8 @@ export interface ReceptionInput {
   csid: string;
   /** Where the engine writes the pages. */
   tiffPath: string;
+  /** 180 Ringing this long before the 200, ms. */
+  answerDelayMs: number;
   /** Whole-call limit, ms of the call's own time. */
   maxCallMs: number;
   signal?: AbortSignal;
@@ -93,6 +95,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       // re-INVITEs crossing (491) would cost both ends seconds of back-off.
       t38ReinviteDelayMs: input.t38 ? 2 * setup.t38ReinviteDelayMs : null,
       localMedia: { address: setup.mediaAddress, audioPort: ports.audioPort, t38Port: ports.t38Port },
+      answerDelayMs: input.answerDelayMs,
     });
     const answeredCall = call;
     const notReceived = async (rawCause: string, answered: boolean, answeredAt: number | null): Promise<ReceptionReport> => {

@@ -200,6 +200,7 @@ export class InboundCalls {
           ecm: trunk.ecm,
           csid: faxIdent(trunk.csid ?? o.defaultCsid),
           tiffPath,
+          answerDelayMs: trunk.answerDelayMs,
           maxCallMs: o.maxCallMs ?? DEFAULT_MAX_CALL_MS,
         });
       } catch (error) {

@@ -279,9 +279,9 @@ export class SipUserAgent {
     if (request.method === "CANCEL") {
       // §9.2: 200 to the CANCEL when it matches an INVITE of ours to answer (which then gets 487
       // when we have not answered it yet); without a matching transaction, 481.
-      if (existing !== undefined && existing.tx.isInvite) this.#calls.get(callId)?.receiveCancel();
       const status = existing !== undefined ? 200 : 481;
       this.#transports.sendResponse(this.#statelessResponse(request, status), source);
+      if (existing !== undefined && existing.tx.isInvite) this.#calls.get(callId)?.receiveCancel();
       return;
     }
     if (existing !== undefined) {

@@ -94,6 +94,8 @@ export interface TrunkConfig {
    * registrar's addresses (host names resolved when the line starts).
    */
   inboundFrom: readonly string[];
+  /** How long an incoming call rings (180) before we answer it, ms. */
+  answerDelayMs: number;
 }
 
 export interface TrunkFieldSpec {
@@ -126,6 +128,7 @@ export const TRUNK_FIELDS: readonly TrunkFieldSpec[] = [
   { field: "routes", required: true, default: "", description: "E.164 prefixes sent over this trunk (\"+49\", \"+4989\"; \"+\" for every number). The longest matching prefix over all trunks wins; trunks with the same prefix share it in file order (the next one takes calls when the first is at maxCalls)." },
   { field: "ringTimeout", required: false, default: "55s", description: "How long a call may ring before it is cancelled as no answer (RING_TO), 10s to 5m." },
   { field: "inbound", required: false, default: "false", description: "Answer the calls this trunk delivers to the node's inbound numbers (the DIDs of inbound topics: docs/inbound-api.md); calls from other sources are refused with 403." },
+  { field: "answerDelay", required: false, default: "0s", description: "How long an incoming call rings (180 Ringing) before Faxline answers it, 0s to 30s; the caller may still cancel in that time." },
   { field: "inboundFrom", required: false, default: "proxy and registrar addresses", description: "Addresses or CIDR blocks (\"192.0.2.0/24\", \"2001:db8::/32\") the trunk's INVITEs may come from; host names of proxy and registrar are resolved when the node starts." },
 ];
 
@@ -331,6 +334,7 @@ function parseTrunk(entry: unknown, index: number, options: TrunkFileOptions): T
     });
     if (!inbound && inboundFrom.length > 0) fail("inboundFrom", "is set but inbound is not true; set inbound: true to answer this trunk's calls");
   }
+  const answerDelayMs = duration("answerDelay", e.answerDelay, 0, 0, 30_000, "0s and 30s");
 
   return {
     name,
@@ -352,6 +356,7 @@ function parseTrunk(entry: unknown, index: number, options: TrunkFileOptions): T
     ringTimeoutMs,
     inbound,
     inboundFrom,
+    answerDelayMs,
   };
 }
 

@@ -21,9 +21,16 @@
  * (parsed on receive, only the primary is used). Missing packets are recovered from the
  * secondaries of the next packet that arrives; duplicates and late packets are dropped.
  *
- * Usage: t38_receiver -f rx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%]
+ * With -t it is a T.38 SENDER instead (the calling terminal: CNG, then DCS, pages, EOP), for the
+ * tests where Faxline receives (test/interop/sip-reception-sipp.test.ts): it still waits for the
+ * first datagram (Faxline, the answering side, sends its CED and DIS first) and starts its clock
+ * with it. The RESULT line then also carries "pages_tx".
+ *
+ * Usage: t38_receiver -f rx.tif | -t tx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%]
  *                     [-S SEED] [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S]
  *                     [-P] [-C MH[,MR[,MMR]]] [-d]
+ *   -f  receive into this TIFF file
+ *   -t  send this TIFF-F file (calling terminal) instead of receiving
  *   -l  local address (default 127.0.0.1:0: any free port)
  *   -r  remote address (default: the source of the first datagram)
  *   -s  virtual clock multiplier (default 1: real time)
@@ -65,6 +72,7 @@
 
 static struct {
     const char *rx_file;
+    const char *tx_file;
     struct sockaddr_in local;
     struct sockaddr_in remote;
     int have_remote;
@@ -387,9 +395,9 @@ static void print_result(double wall_s)
     const t30_stats_t *page = have_last_page ? &last_page : &t;
     printf("RESULT {\"code\":%d,\"text\":", phase_e_code);
     json_string(phase_e_code >= 0 ? t30_completion_code_to_str(phase_e_code) : "no phase E (watchdog)");
-    printf(",\"pages_rx\":%d,\"bit_rate\":%d,\"ecm\":%d,\"encoding\":\"%s\",\"width\":%d,\"length\":%d,\"x_resolution\":%d,"
+    printf(",\"pages_tx\":%d,\"pages_rx\":%d,\"bit_rate\":%d,\"ecm\":%d,\"encoding\":\"%s\",\"width\":%d,\"length\":%d,\"x_resolution\":%d,"
            "\"y_resolution\":%d,\"bad_rows\":%d,\"remote_ident\":",
-           t.pages_rx, t.bit_rate, t.error_correcting_mode, encoding_name(page->encoding), page->width, page->length, page->x_resolution,
+           t.pages_tx, t.pages_rx, t.bit_rate, t.error_correcting_mode, encoding_name(page->encoding), page->width, page->length, page->x_resolution,
            page->y_resolution, page->bad_rows);
     json_string(t30_get_rx_ident(t30));
     printf(",\"local_ident\":");
@@ -419,7 +427,7 @@ static int parse_addr(const char *text, struct sockaddr_in *out)
 
 static void usage(void)
 {
-    fprintf(stderr, "usage: t38_receiver -f rx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%%] [-S SEED]\n"
+    fprintf(stderr, "usage: t38_receiver -f rx.tif | -t tx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%%] [-S SEED]\n"
                     "                    [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S] [-P] [-C MH,MR,MMR] [-d]\n");
     exit(2);
 }
@@ -436,9 +444,10 @@ int main(int argc, char **argv)
     parse_addr("127.0.0.1:0", &opt.local);
 
     int c;
-    while ((c = getopt(argc, argv, "f:l:r:s:eR:x:S:V:M:i:T:W:PC:d")) != -1) {
+    while ((c = getopt(argc, argv, "f:t:l:r:s:eR:x:S:V:M:i:T:W:PC:d")) != -1) {
         switch (c) {
         case 'f': opt.rx_file = optarg; break;
+        case 't': opt.tx_file = optarg; break;
         case 'l': if (parse_addr(optarg, &opt.local) < 0) usage(); break;
         case 'r': if (parse_addr(optarg, &opt.remote) < 0) usage(); opt.have_remote = 1; break;
         case 's': opt.speed = atof(optarg); break;
@@ -466,7 +475,7 @@ int main(int argc, char **argv)
         default: usage();
         }
     }
-    if (opt.rx_file == NULL || opt.speed <= 0 || opt.depth < 0 || opt.depth > MAX_DEPTH || opt.version < 0 || opt.version > 3
+    if ((opt.rx_file == NULL) == (opt.tx_file == NULL) || opt.speed <= 0 || opt.depth < 0 || opt.depth > MAX_DEPTH || opt.version < 0 || opt.version > 3
         || opt.max_datagram < 32 || opt.max_datagram > MAX_DATAGRAM)
         usage();
     rng_state = opt.seed ? opt.seed : 1;
@@ -486,14 +495,17 @@ int main(int argc, char **argv)
     printf("LISTENING %d\n", ntohs(bound.sin_port));
     fflush(stdout);
 
-    terminal = t38_terminal_init(NULL, FALSE, tx_packet_handler, NULL);
+    terminal = t38_terminal_init(NULL, opt.tx_file != NULL, tx_packet_handler, NULL);
     t30 = t38_terminal_get_t30_state(terminal);
     t38_core_state_t *core = t38_terminal_get_t38_core_state(terminal);
     t38_terminal_set_config(terminal, opt.no_pacing ? T38_TERMINAL_OPTION_NO_PACING : 0);
     t38_set_t38_version(core, opt.version);
     t38_set_max_datagram_size(core, opt.max_datagram);
     t30_set_tx_ident(t30, opt.ident);
-    t30_set_rx_file(t30, opt.rx_file, -1);
+    if (opt.tx_file != NULL)
+        t30_set_tx_file(t30, opt.tx_file, -1, -1);
+    else
+        t30_set_rx_file(t30, opt.rx_file, -1);
     t30_set_ecm_capability(t30, opt.ecm);
     t30_set_supported_compressions(t30, opt.compressions);
     t30_set_phase_b_handler(t30, phase_b_handler, NULL);

@@ -1,0 +1,69 @@
+/**
+ * Where the SIP line's receptions go (line/sip-fax-line/inbound-calls.ts `InboundSink`): the
+ * called number is looked up among the inbound numbers, and what arrived is stored as a received
+ * fax with its deliveries in one transaction (enqueue-reception.ts). The line calls `store` once
+ * per call and again only after a failure; the received fax's id is chosen once per call, so a
+ * retry after a commit whose answer was lost stores nothing twice.
+ *
+ * What is kept of a reception (docs/inbound-api.md): pages as received, `pages_announced` only
+ * when the fax ended normally (T.30 announces no page count: a broken-off fax's total is not
+ * known), the T.30 completion code as `reason_code` when the fax is not OK (or `call_ended` when
+ * the call ended before the engine's phase E), and its text or the way the call ended as
+ * `raw_cause`.
+ */
+import type { Kysely } from "kysely";
+import type { InboundSink, ReceivedCall } from "../line/sip-fax-line/inbound-calls.ts";
+import { newReceivedFaxId } from "../lib/ids.ts";
+import type { Database } from "../store/database.ts";
+import { storeReception } from "./enqueue-reception.ts";
+
+export interface SipReceptionSinkDeps {
+  db: Kysely<Database>;
+  datacenter: string;
+  /** After each stored reception: metrics and the notifier's wake-up. */
+  onStored?: (stored: { id: string; status: string; transport: string; deliveries: number }) => void;
+}
+
+export function sipReceptionSink(deps: SipReceptionSinkDeps): InboundSink {
+  const ids = new WeakMap<ReceivedCall, string>();
+  return {
+    async lookup(e164) {
+      const row = await deps.db.selectFrom("inbound_numbers").select(["cust_nr", "topic"]).where("e164", "=", e164).executeTakeFirst();
+      return row ? { custNr: row.cust_nr, topic: row.topic } : null;
+    },
+    async store(call) {
+      let id = ids.get(call);
+      if (id === undefined) {
+        id = newReceivedFaxId(call.endedAt);
+        ids.set(call, id);
+      }
+      const r = call.report;
+      const stored = await storeReception(deps.db, {
+        id,
+        cust_nr: call.number.custNr,
+        topic: call.number.topic,
+        datacenter: deps.datacenter,
+        to_number: call.toNumber,
+        from_number: call.fromNumber,
+        remote_csid: r.remoteCsid,
+        pages: r.pages,
+        pages_announced: r.status === "OK" ? r.pages : null,
+        resolution: r.resolution,
+        transport: r.transport,
+        bit_rate: r.bitRate > 0 ? r.bitRate : null,
+        duration_secs: r.durationSecs,
+        status: r.status,
+        reason_code: r.status === "OK" ? null : (r.completion ?? "call_ended"),
+        raw_cause: r.rawCause,
+        received_at: call.endedAt,
+        image: call.image,
+        image_bytes: call.image?.length ?? 0,
+        locked_until: null,
+        acknowledged_at: null,
+        purged_at: null,
+        source_job_id: null,
+      });
+      if (stored.stored) deps.onStored?.({ id, status: r.status, transport: r.transport ?? "none", deliveries: stored.deliveries });
+    },
+  };
+}

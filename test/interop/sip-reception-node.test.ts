@@ -1,0 +1,130 @@
+/**
+ * Receiving end to end through a node (issue 17): a node whose inbound trunk answers calls over
+ * its SIP line receives a fax that another SIP line (a Faxline sender) sends over loopback in
+ * T.38; the reception is stored before the caller's call ends for the node's part, then the
+ * provider's pull API hands it out with its pages (equal to those sent, pixel for pixel), the
+ * topic's web service gets its signed notice at a real HTTP receiver, and the received-fax counter
+ * moves. On both store dialects.
+ */
+import assert from "node:assert/strict";
+import { after, before, describe, it } from "node:test";
+import { writeFileSync } from "node:fs";
+import path from "node:path";
+import { addTopicNumber, createTopic, issueInboundCredential, setTopicDeliveries } from "../../src/inbound/topics.ts";
+import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
+import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
+import { DIALECTS, withDialect } from "../support/dialects.ts";
+import { PushReceiver } from "../support/push-receiver.ts";
+import { testTrunk } from "../support/sip-trunk.ts";
+import { createTestLogin, eventually, startTestNode, tempDir, type TestNode } from "../support/test-node.ts";
+import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, twoPageLowCallRequest } from "./interop-support.ts";
+
+const SPEED = 20;
+
+for (const dialect of DIALECTS) {
+  describe(`${dialect}: a node receives a fax over SIP and hands it out`, () => {
+    const store = withDialect(dialect);
+    const dir = tempDir("faxline-rx-node-");
+    const receiver = new PushReceiver();
+    let node: TestNode;
+    let image: Buffer;
+    let pullPassword = "";
+    const acme = { custNr: "91001", login: "acme-rx", password: "acme-rx-password" };
+
+    before(async () => {
+      requireNativeBuild();
+      image = await renderTwoPageLetter("LOW");
+      await receiver.start();
+      const trunksFile = path.join(dir.path, "trunks.yaml");
+      writeFileSync(
+        trunksFile,
+        [
+          "trunks:",
+          "  - name: carrier",
+          "    proxy: 127.0.0.1:9",
+          '    callerNumber: "+4930555000"',
+          '    csid: "ACME FAX"',
+          '    routes: ["+1"]',
+          "    inbound: true",
+          '    inboundFrom: ["127.0.0.1"]',
+          "",
+        ].join("\n"),
+      );
+      node = await startTestNode({
+        ...store.overrides(),
+        "lines.trunksFile": trunksFile,
+        "lines.clockSpeed": SPEED,
+        "lines.localAddress": "127.0.0.1",
+        "lines.sipPort": 0,
+        "lines.mediaPorts": "47300-47349",
+        "push.allowTargets": "127.0.0.1",
+      });
+      await createTestLogin(node, acme);
+      const db = node.node.context.store.db;
+      const now = Date.now();
+      await createTopic(db, { custNr: acme.custNr, name: "main" }, now);
+      await addTopicNumber(db, { custNr: acme.custNr, topic: "main", number: "+49 30 1234 5670" }, REGION_NUMBER_CONTEXT.DE, now);
+      await setTopicDeliveries(db, acme.custNr, "main", { pushUrl: receiver.url("/received") });
+      pullPassword = (await issueInboundCredential(db, { custNr: acme.custNr }, now)).password;
+    });
+    after(async () => {
+      await node?.stop();
+      await receiver.stop();
+      await store.store().drop();
+      dir.remove();
+    });
+
+    it("a T.38 fax to the topic's number is stored, pulled with its pages, pushed to the topic's web service and counted", { timeout: 90_000 }, async (t) => {
+      const production = node.node.context.lines.production;
+      assert.ok(production !== null, "the node runs its SIP line");
+      const sender = new SipFaxLine({
+        trunks: [testTrunk(production.sipLocal!.port, { name: "out", csid: "SENDER 1", dial: { format: "e164", internationalPrefix: null, strip: "", prefix: "" } })],
+        region: REGION_NUMBER_CONTEXT.DE,
+        localAddress: "127.0.0.1",
+        sipPort: 0,
+        mediaPorts: { min: 47_350, max: 47_399 },
+        clockSpeed: SPEED,
+        capabilityMaxAgeMs: 86_400_000,
+      });
+      try {
+        const outcome = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
+        t.diagnostic(JSON.stringify(outcome));
+        assert.equal(outcome.result, "delivered");
+        assert.equal(outcome.remoteCsid, "ACME FAX", "the node answers with its trunk's CSI");
+      } finally {
+        await sender.close();
+      }
+
+      const auth = `Basic ${Buffer.from(`${acme.custNr}:${pullPassword}`).toString("base64")}`;
+      const batch = await eventually(async () => {
+        const res = await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=10`, { method: "POST", headers: { authorization: auth, "content-type": "application/json" }, body: "{}" });
+        const body = (await res.json()) as any;
+        return body.results?.length > 0 ? body : undefined;
+      }, 10_000, "the received fax in the topic");
+      const [fax] = batch.results;
+      t.diagnostic(JSON.stringify(fax));
+      assert.equal(fax.topic, "main");
+      assert.equal(fax.calledNumber, "+493012345670");
+      assert.equal(fax.callingNumber, "+4989998877");
+      assert.equal(fax.remoteCsid, "SENDER 1");
+      assert.equal(fax.pages, 2);
+      assert.equal(fax.status, "OK");
+      assert.equal(fax.resolution, "LOW");
+      const tif = await fetch(fax.documents.find((d: any) => d.name.endsWith(".tif")).url, { headers: { authorization: auth } });
+      assert.equal(tif.status, 200);
+      const pages = await comparePages(image, Buffer.from(await tif.arrayBuffer()), 2);
+      assert.ok(identical(pages), JSON.stringify(pages));
+      const pdf = await fetch(fax.documents[0].url, { headers: { authorization: auth } });
+      assert.equal(pdf.headers.get("content-type"), "application/pdf");
+
+      const push = await eventually(async () => receiver.received("/received")[0], 15_000, "the topic's push");
+      const notice = JSON.parse(push.body);
+      assert.equal(notice.event, "fax.received");
+      assert.equal(notice.receivedFax.id, fax.id);
+      assert.ok(push.headers["webhook-id"], "the notice goes out as a Standard Webhooks message");
+
+      const metrics = await (await fetch(`${node.url}/metrics`)).text();
+      assert.match(metrics, /faxline_faxes_received_total\{[^}]*status="OK"[^}]*transport="t38"[^}]*\} 1/);
+    });
+  });
+}
