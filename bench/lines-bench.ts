@@ -30,7 +30,14 @@
  * longest GC pause, the longest single call into the engine (SpanDSP prepares a page's T.4/T.6
  * data at the start of phase C in one go: every other call waits meanwhile), wall time.
  *
+ * Receiving (`--direction receive`): the same, the other way round: each T.38 call is a session
+ * in receive mode (the called terminal, as the SIP line's answering side runs it), and each far
+ * end is the SpanDSP harness in its send mode (-t), which starts its clock on our first datagram
+ * (our CED and DIS). A call is OK when our session ends T30_ERR_OK with the page received and the
+ * sender exits 0. G.711 receiving is not measured (the G.711 harness has no send side).
+ *
  * Options: --t38-calls 1,50,100,200,300,400  --g711-calls 1,10  --ecm on|off (on)
+ *          --direction send|receive (send)
  *          --spread S: the calls start evenly over the first S seconds (1). With 1 they all reach
  *          phase C within a second, the worst case; with 20 or more they overlap as calls that
  *          come and go do.
@@ -47,7 +54,7 @@ import { SpandspEngine } from "../src/line/fax-engine/spandsp-engine.ts";
 import { RtpSocket } from "../src/line/media/rtp.ts";
 import { UdptlSocket } from "../src/line/media/udptl-socket.ts";
 import { renderFaxJob } from "../src/render/render-fax-job.ts";
-import { cleanupPeers, startG711Receiver, startT38Receiver, type ReceiverRun } from "../test/interop/peer-processes.ts";
+import { cleanupPeers, startG711Receiver, startT38Receiver, startT38Sender, type ReceiverRun } from "../test/interop/peer-processes.ts";
 import { requireNativeBuild } from "../test/interop/interop-support.ts";
 
 const PACING_LIMIT_MS = 5;
@@ -59,8 +66,11 @@ const { values: args } = parseArgs({
     "g711-calls": { type: "string", default: "1,10" },
     ecm: { type: "string", default: "on" },
     spread: { type: "string", default: "1" },
+    direction: { type: "string", default: "send" },
   },
 });
+const receiving = args.direction === "receive";
+if (!receiving && args.direction !== "send") throw new Error(`--direction must be send or receive, not ${args.direction}`);
 const list = (text: string): number[] => text.split(",").filter((x) => x.trim() !== "").map((x) => {
   const n = Number(x);
   if (!Number.isInteger(n) || n < 1) throw new Error(`not a call count: ${x}`);
@@ -196,11 +206,12 @@ interface StepResult {
   failures: string[];
 }
 
-async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, engine: SpandspEngine, receiverCpus: string | undefined): Promise<StepResult> {
+async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, engine: SpandspEngine, receiverCpus: string | undefined, rxDir: string): Promise<StepResult> {
   const receivers: ReceiverRun[] = [];
   for (let i = 0; i < calls; i++) {
     const common = { speed: 1, ecm, ident: `RX-${i}`, wallSeconds: 180, ...(receiverCpus !== undefined ? { cpus: receiverCpus } : {}) };
-    receivers.push(await (kind === "t38" ? startT38Receiver(common) : startG711Receiver(common)));
+    if (receiving) receivers.push(await startT38Sender({ ...common, ident: `TX-${i}`, txFile: tiffPath }));
+    else receivers.push(await (kind === "t38" ? startT38Receiver(common) : startG711Receiver(common)));
   }
   const pacing = new PacingRecorder();
   const gc = new GcRecorder();
@@ -216,12 +227,14 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
     const socket = kind === "t38"
       ? await UdptlSocket.open({ localAddress: "127.0.0.1", remote, redundancy: 3, maxDatagram: 400 })
       : await RtpSocket.open({ localAddress: "127.0.0.1", remote, codec: "PCMA", payloadType: 8 });
-    const localIdent = `TX-${i}`;
+    const localIdent = receiving ? `RX-${i}` : `TX-${i}`;
+    const sessionFile = receiving ? join(rxDir, `rx-${i}.tif`) : tiffPath;
     let close = (): void => {};
     try {
       let result: T38SessionResult;
       if (socket instanceof UdptlSocket) {
-        const timed = timedT38(engine.openT38Session({ tiffPath, localIdent, ecm }), pacing, engineCalls);
+        const options = receiving ? { mode: "receive" as const, calling: false, tiffPath: sessionFile, localIdent, ecm } : { tiffPath, localIdent, ecm };
+        const timed = timedT38(engine.openT38Session(options), pacing, engineCalls);
         close = () => timed.session.close();
         timed.start();
         result = await runT38Session(timed.session, socket, { maxSeconds: 150 });
@@ -231,8 +244,8 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
         timed.start();
         result = await runAudioSession(timed.session, socket, { maxSeconds: 150 });
       }
-      const ok = result.phaseE?.name === "T30_ERR_OK";
-      if (!ok) failures.push(`call ${i}: ${result.phaseE?.name ?? "no phase E"}`);
+      const ok = result.phaseE?.name === "T30_ERR_OK" && (!receiving || result.statistics.pagesRx === 1);
+      if (!ok) failures.push(`call ${i}: ${result.phaseE?.name ?? "no phase E"}${receiving ? `, ${result.statistics.pagesRx} pages received` : ""}`);
       return ok;
     } finally {
       close();
@@ -308,25 +321,27 @@ async function main(): Promise<void> {
     const receiverCpus = peerCpus();
     console.log(`bench:lines  ${new Date().toISOString()}`);
     console.log(`machine      ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()}, Node ${process.versions.node}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-    console.log(`sender CPUs  ${ownCpus()}; receivers on ${receiverCpus ?? "the same CPUs (one core only: figures are pessimistic)"}`);
+    console.log(`direction    ${receiving ? "receive: Faxline's sessions receive, the SpanDSP harnesses send" : "send: Faxline's sessions send, the SpanDSP harnesses receive"}`);
+    console.log(`Faxline CPUs ${ownCpus()}; peers on ${receiverCpus ?? "the same CPUs (one core only: figures are pessimistic)"}`);
     console.log(`page         A4 HIGH text, ${image.pageSizes.length} page, ${image.pageSizes[0]} bytes G4; ECM ${ecm ? "on" : "off"}; sustained = every fax OK and p99 pacing error < ${PACING_LIMIT_MS} ms (ticks of ${TICK_MS} ms)`);
 
-    console.log("\nT.38 (UDPTL, redundancy 3), concurrent calls in real time");
+    console.log(`\nT.38 (UDPTL, redundancy 3), concurrent ${receiving ? "receptions" : "calls"} in real time`);
     console.log(HEADER);
     let best = 0;
     for (const calls of t38Steps) {
-      const r = await runStep("t38", calls, tiffPath, engine, receiverCpus);
+      const r = await runStep("t38", calls, tiffPath, engine, receiverCpus, dir);
       console.log(row(r));
       if (r.failures.length > 0) console.log(`       failures: ${r.failures.slice(0, 5).join("; ")}${r.failures.length > 5 ? ` … (${r.failures.length})` : ""}`);
       if (r.ok === r.calls && r.pacing.p99 < PACING_LIMIT_MS) best = calls;
       else break;
     }
-    console.log(`=> one core sustains at least ${best} concurrent T.38 calls (the largest step passed)`);
+    console.log(`=> one core sustains at least ${best} concurrent T.38 ${receiving ? "receptions" : "calls"} (the largest step passed)`);
+    if (receiving) return;
 
     console.log("\nG.711 (RTP PCMA, 20 ms packets), concurrent calls in real time");
     console.log(HEADER);
     for (const calls of g711Steps) {
-      const r = await runStep("g711", calls, tiffPath, engine, receiverCpus);
+      const r = await runStep("g711", calls, tiffPath, engine, receiverCpus, dir);
       console.log(row(r));
       if (r.failures.length > 0) console.log(`       failures: ${r.failures.slice(0, 5).join("; ")}`);
     }

@@ -223,10 +223,21 @@ export async function startG711Receiver(options: {
  * free port, at `speed`: it starts its clock on the first datagram of the answering side (Faxline
  * receiving). Its RESULT line carries `pages_tx`.
  */
-export async function startT38Sender(options: { speed: number; ecm: boolean; ident: string; txFile: string; redundancy?: number; wallSeconds?: number }): Promise<ReceiverRun> {
+export async function startT38Sender(options: {
+  speed: number;
+  ecm: boolean;
+  ident: string;
+  txFile: string;
+  redundancy?: number;
+  wallSeconds?: number;
+  /** The compressions it may send. (Default: all three) */
+  compressions?: readonly ("MH" | "MR" | "MMR")[];
+  cpus?: string;
+}): Promise<ReceiverRun> {
   const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
   if (options.ecm) args.push("-e");
-  return startReceiver(RECEIVER_PATH, args, undefined, options.txFile);
+  if (options.compressions !== undefined) args.push("-C", options.compressions.join(","));
+  return startReceiver(RECEIVER_PATH, args, options.cpus, options.txFile);
 }
 
 async function startReceiver(binary: string, extraArgs: string[], cpus?: string, sendFile?: string): Promise<ReceiverRun> {

@@ -76,7 +76,7 @@ for (const dialect of DIALECTS) {
 
     it("a T.38 fax to the topic's number is stored, pulled with its pages, pushed to the topic's web service and counted", { timeout: 90_000 }, async (t) => {
       const production = node.node.context.lines.production;
-      assert.ok(production !== null, "the node runs its SIP line");
+      assert.ok(production instanceof SipFaxLine, "the node runs its SIP line");
       const sender = new SipFaxLine({
         trunks: [testTrunk(production.sipLocal!.port, { name: "out", csid: "SENDER 1", dial: { format: "e164", internationalPrefix: null, strip: "", prefix: "" } })],
         region: REGION_NUMBER_CONTEXT.DE,

@@ -70,12 +70,17 @@ describe("receiving faxes: SIPp as the carrier, SpanDSP as the caller's fax mach
     rmSync(dir, { recursive: true, force: true });
   });
 
-  for (const scenario of ["uac-fax-t38-reinvite.xml", "uac-fax-t38-offer.xml"]) {
-    const how = scenario.includes("reinvite") ? "the caller re-INVITEs from G.711 to T.38" : "T.38 is offered in the first INVITE";
+  const cases = [
+    { scenario: "uac-fax-t38-reinvite.xml", how: "the caller re-INVITEs from G.711 to T.38, ECM (MMR)", ecm: true, compressions: undefined, encoding: "T.6" },
+    { scenario: "uac-fax-t38-offer.xml", how: "T.38 is offered in the first INVITE, ECM (MMR)", ecm: true, compressions: undefined, encoding: "T.6" },
+    { scenario: "uac-fax-t38-reinvite.xml", how: "a sender without ECM that codes only MH", ecm: false, compressions: ["MH"] as const, encoding: "T.4 1-D" },
+    { scenario: "uac-fax-t38-offer.xml", how: "a sender without ECM that codes MH and MR", ecm: false, compressions: ["MH", "MR"] as const, encoding: "T.4 2-D" },
+  ];
+  for (const { scenario, how, ecm, compressions, encoding } of cases) {
     it(`${how}: both pages arrive pixel-identical and the reception is handed over as OK`, { timeout: 60_000 }, async (t) => {
       const sink = new CollectingSink();
       const line = await answeringLine(sink);
-      const sender = await startT38Sender({ speed: SPEED, ecm: true, ident: "SPANDSP SENDER", txFile });
+      const sender = await startT38Sender({ speed: SPEED, ecm, ident: "SPANDSP SENDER", txFile, ...(compressions !== undefined ? { compressions } : {}) });
       try {
         const sipp = await startSipp(scenario, {
           call: { remote: `127.0.0.1:${line.sipLocal!.port}`, service: "+4930123456" },
@@ -93,6 +98,8 @@ describe("receiving faxes: SIPp as the carrier, SpanDSP as the caller's fax mach
         assert.equal(received.report.pages, 2);
         assert.equal(received.report.transport, "t38");
         assert.equal(received.report.remoteCsid, "SPANDSP SENDER");
+        assert.equal(received.report.ecm, ecm);
+        assert.equal(received.report.encoding, encoding);
         assert.equal(received.report.resolution, "HIGH");
         assert.equal(received.toNumber, DID);
         assert.equal(received.fromNumber, "+4940123456");

@@ -65,6 +65,8 @@ export interface ReceptionReport {
   transport: "t38" | "g711" | null;
   bitRate: number;
   ecm: boolean;
+  /** The compression of the last page on the line (T.4 1-D = MH, T.4 2-D = MR, T.6 = MMR); null without pages. */
+  encoding: string | null;
   /** `T30_ERR_*` at phase E; null when the engine never got there. */
   completion: string | null;
   /** Why it is not OK, for people: the T.30 completion, or how the call ended. Null when OK. */
@@ -109,6 +111,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
         transport: null,
         bitRate: 0,
         ecm: false,
+        encoding: null,
         completion: null,
         rawCause,
         durationSecs: answeredAt !== null ? Math.max(1, Math.round((now() - answeredAt) / 1000)) : 0,
@@ -226,6 +229,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       transport: faxMedia.kind === "t38" ? "t38" : "g711",
       bitRate: statistics?.bitRate ?? 0,
       ecm: statistics?.ecm ?? false,
+      encoding: pages > 0 && statistics !== null && statistics.encoding !== "none" ? statistics.encoding : null,
       completion: ended?.name ?? null,
       rawCause,
       durationSecs: Math.max(1, Math.round(durationMs / 1000)),
