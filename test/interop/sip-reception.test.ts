@@ -179,6 +179,30 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
     }
   });
 
+  it("a trunk known by digest credentials: its call is challenged (401), answers with the right password and is received; a wrong password gets 403", { timeout: 60_000 }, async () => {
+    const sink = new CollectingSink();
+    const rx = receivingLine(sink, { inboundFrom: [], inboundUsername: "carrier-a", inboundPassword: "s3cret" });
+    await rx.start();
+    const right = sendingLine(rx.sipLocal!.port, { username: "carrier-a", password: "s3cret" });
+    const wrong = sendingLine(rx.sipLocal!.port, { name: "wrong", username: "carrier-a", password: "guess" });
+    try {
+      const request = { ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" };
+      const arrived = sink.next();
+      const ok = await right.call(request, new AbortController().signal);
+      assert.equal(ok.result, "delivered");
+      assert.equal((await arrived).report.pages, 2);
+      const refused = await wrong.call(request, new AbortController().signal);
+      assert.equal(refused.result, "failed");
+      if (refused.result !== "failed") return;
+      assert.match(refused.rawCause ?? "", /403/);
+      assert.equal(sink.received.length, 1);
+    } finally {
+      await right.close();
+      await wrong.close();
+      await rx.close();
+    }
+  });
+
   it("calls beyond the node's inbound channels are refused with 486 Busy Here", { timeout: 90_000 }, async () => {
     const sink = new CollectingSink();
     const rx = receivingLine(sink, {}, 1);

@@ -27,6 +27,8 @@ export function testTrunk(proxyPort: number, extra: Partial<TrunkConfig> = {}): 
     inbound: false,
     inboundFrom: [],
     answerDelayMs: 0,
+    inboundUsername: "",
+    inboundPassword: "",
     ...extra,
   };
 }

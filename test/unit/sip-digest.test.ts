@@ -1,7 +1,7 @@
 import assert from "node:assert/strict";
 import { createHash } from "node:crypto";
 import { describe, it } from "node:test";
-import { selectChallenge, sipDigestAuthorization } from "../../src/line/sip/digest-auth.ts";
+import { selectChallenge, SipDigestChallenger, sipDigestAuthorization } from "../../src/line/sip/digest-auth.ts";
 import { SipHeaders, type SipResponse } from "../../src/line/sip/sip-message.ts";
 
 function challengeResponse(status: 401 | 407, values: string[]): SipResponse {
@@ -99,5 +99,33 @@ describe("sip digest: choosing the challenge", () => {
   it("reports stale=true", () => {
     assert.equal(selectChallenge(challengeResponse(401, ['Digest realm="r", nonce="n", stale=TRUE']))?.stale, true);
     assert.equal(selectChallenge(challengeResponse(401, ['Digest realm="r", nonce="n"']))?.stale, false);
+  });
+});
+
+describe("sip digest: challenging callers (SipDigestChallenger)", () => {
+  const invite = (authorization: string | null) => {
+    const headers = new SipHeaders();
+    if (authorization !== null) headers.append("Authorization", authorization);
+    return { method: "INVITE", headers };
+  };
+  const answer = (challenger: SipDigestChallenger, password: string, stale = false) => {
+    const c = selectChallenge(challengeResponse(401, [challenger.challenge(stale)]))!;
+    return sipDigestAuthorization(c.challenge, { method: "INVITE", uri: "sip:+4930123456@faxline.test" }, { username: "carrier-a", password });
+  };
+  const passwords = (u: string) => (u === "carrier-a" ? "s3cret" : null);
+
+  it("takes the right answer to its own challenge, and refuses a wrong password, an unknown user and a forged nonce", () => {
+    let now = 1_800_000_000_000;
+    const challenger = new SipDigestChallenger({ realm: "faxline", now: () => now });
+    assert.deepEqual(challenger.verify(invite(null), passwords), { result: "missing" });
+    assert.deepEqual(challenger.verify(invite(answer(challenger, "s3cret")), passwords), { result: "ok", username: "carrier-a" });
+    assert.deepEqual(challenger.verify(invite(answer(challenger, "guess")), passwords), { result: "refused" });
+    assert.deepEqual(challenger.verify(invite(answer(challenger, "s3cret").replace('username="carrier-a"', 'username="other"')), passwords), { result: "refused" });
+    const other = new SipDigestChallenger({ realm: "faxline", now: () => now });
+    assert.deepEqual(challenger.verify(invite(answer(other, "s3cret")), passwords), { result: "refused" }, "a nonce another node made is not ours");
+    const old = answer(challenger, "s3cret");
+    now += 301_000;
+    assert.deepEqual(challenger.verify(invite(old), passwords), { result: "stale" });
+    assert.match(challenger.challenge(true), /stale=true/);
   });
 });

@@ -5,7 +5,9 @@
  *
  * Checks, in order (each refusal is final; a carrier may then try another route):
  *  1. The caller: the source address must belong to a trunk with `inbound: true`, inside its
- *     `inboundFrom` blocks (default: its proxy's and registrar's addresses) → else 403 Forbidden.
+ *     `inboundFrom` blocks (default: its proxy's and registrar's addresses, unless the trunk has
+ *     `inboundUsername`); else, when trunks take digest credentials, the INVITE is challenged
+ *     (401) and its answer checked (sip/digest-auth.ts `SipDigestChallenger`) → else 403 Forbidden.
  *  2. The number: the Request-URI's user part (else the To URI's), read as a number of the node's
  *     region, must be an inbound number (a DID of a topic) → else 404 Not Found.
  *  3. Capacity: the trunk's `maxCalls` (shared with outgoing calls) and the node's
@@ -24,6 +26,7 @@ import net from "node:net";
 import path from "node:path";
 import type { Logger } from "../../lib/logger.ts";
 import { normalizeFaxNumber, type NumberContext } from "../../numbers/normalize-number.ts";
+import { SipDigestChallenger } from "../sip/digest-auth.ts";
 import { createResponse, newTag, REASON_PHRASES } from "../sip/sip-message.ts";
 import type { IncomingInvite } from "../sip/sip-user-agent.ts";
 import { parseNameAddr, parseSipUri } from "../sip/sip-uri.ts";
@@ -75,6 +78,8 @@ export interface InboundCallsOptions {
   activeOnTrunk: (trunk: string) => number;
   /** Host name resolution for proxies and registrars. */
   lookup: (host: string) => Promise<string[]>;
+  /** Digest realm of our 401 challenges. (Default: "faxline") */
+  realm?: string;
   /** Whole-call limit, ms. (Default: 1 h) */
   maxCallMs?: number;
   tmpDir?: string;
@@ -92,11 +97,13 @@ export class InboundCalls {
   readonly #options: InboundCallsOptions;
   readonly #allow = new Map<string, net.BlockList>();
   readonly #running = new Set<Promise<void>>();
+  readonly #challenger: SipDigestChallenger;
   #active = 0;
   #closed = false;
 
   constructor(options: InboundCallsOptions) {
     this.#options = options;
+    this.#challenger = new SipDigestChallenger({ realm: options.realm ?? "faxline", now: () => options.clock.now() });
   }
 
   /** Receptions running now. */
@@ -109,7 +116,8 @@ export class InboundCalls {
     for (const trunk of this.#options.trunks) {
       if (!trunk.inbound) continue;
       const list = new net.BlockList();
-      const blocks = trunk.inboundFrom.length > 0 ? trunk.inboundFrom : await this.#defaultSources(trunk);
+      // A trunk that authenticates by digest is not admitted by its proxy's address alone.
+      const blocks = trunk.inboundFrom.length > 0 ? trunk.inboundFrom : trunk.inboundUsername !== "" ? [] : await this.#defaultSources(trunk);
       for (const text of blocks) {
         const block = parseAddressBlock(text);
         if (block === null) continue;
@@ -151,11 +159,30 @@ export class InboundCalls {
     void run.finally(() => this.#running.delete(run));
   }
 
-  #refuse(invite: IncomingInvite, status: number, phrase?: string): void {
+  #refuse(invite: IncomingInvite, status: number, phrase?: string, extra?: readonly [string, string]): void {
     if (invite.tx.state !== "proceeding" && invite.tx.state !== "trying") return;
     const response = createResponse(invite.request, status, phrase ?? REASON_PHRASES[status] ?? "Error", newTag());
     response.headers.append("server", "Faxline");
+    if (extra !== undefined) response.headers.append(extra[0], extra[1]);
     invite.tx.respond(response);
+  }
+
+  /**
+   * The trunk whose digest credentials the INVITE proved; null when it was challenged (401, the
+   * call goes on with the caller's next INVITE); undefined when no trunk takes credentials or the
+   * answer was wrong (the caller then gets 403).
+   */
+  #byDigest(invite: IncomingInvite, log: Logger | undefined): TrunkConfig | null | undefined {
+    const trunks = this.#options.trunks.filter((t) => t.inbound && t.inboundUsername !== "");
+    if (trunks.length === 0) return undefined;
+    const verdict = this.#challenger.verify(invite.request, (username) => trunks.find((t) => t.inboundUsername === username)?.inboundPassword ?? null);
+    if (verdict.result === "ok") return trunks.find((t) => t.inboundUsername === verdict.username);
+    if (verdict.result === "refused") {
+      log?.warn("INVITE with wrong digest credentials: refused (403)");
+      return undefined;
+    }
+    this.#refuse(invite, 401, undefined, ["www-authenticate", this.#challenger.challenge(verdict.result === "stale")]);
+    return null;
   }
 
   async #handle(invite: IncomingInvite): Promise<void> {
@@ -163,7 +190,8 @@ export class InboundCalls {
     const { request, source } = invite;
     const log = o.logger?.child({ callId: request.headers.get("call-id"), from: `${source.address}:${source.port}` });
     if (this.#closed) return this.#refuse(invite, 503);
-    const trunk = o.trunks.find((t) => this.#allow.get(t.name)?.check(source.address, net.isIPv6(source.address) ? "ipv6" : "ipv4") === true);
+    const trunk = o.trunks.find((t) => this.#allow.get(t.name)?.check(source.address, net.isIPv6(source.address) ? "ipv6" : "ipv4") === true) ?? this.#byDigest(invite, log);
+    if (trunk === null) return;
     if (trunk === undefined) {
       log?.warn("INVITE from an address of no inbound trunk: refused (403)");
       return this.#refuse(invite, 403);

@@ -1,5 +1,5 @@
 /**
- * SIP digest authentication, client side (RFC 3261 §22.4, RFC 8760 for SHA-256): answers a 401
+ * SIP digest authentication (RFC 3261 §22.4, RFC 8760 for SHA-256). Client side: answers a 401
  * `WWW-Authenticate` or 407 `Proxy-Authenticate` challenge with an `Authorization` or
  * `Proxy-Authorization` header.
  *
@@ -9,7 +9,8 @@
  * strongest we support). qop "auth" is used when offered; "auth-int" alone falls back to the
  * RFC 2069 form, which servers offering only auth-int will refuse.
  */
-import { digestAuthorization, isSupportedDigestAlgorithm, parseDigestChallenge, type DigestChallenge } from "../../net/digest-auth.ts";
+import { createHmac, randomBytes } from "node:crypto";
+import { checkDigestResponse, digestAuthorization, isSupportedDigestAlgorithm, parseDigestChallenge, parseDigestParams, type DigestChallenge } from "../../net/digest-auth.ts";
 import type { SipResponse } from "./sip-message.ts";
 
 export type { DigestChallenge };
@@ -64,4 +65,57 @@ export function sipDigestAuthorization(
   nc = 1,
 ): string {
   return digestAuthorization(challenge, { ...request, username: credentials.username, password: credentials.password }, cnonce, nc);
+}
+
+/**
+ * The server side, for callers that must prove who they are (the SIP line's inbound trunks with
+ * `inboundUsername`): a 401 challenge with a nonce of our own (the time it was made and an HMAC
+ * of it, so that nothing is kept per caller), and the check of the caller's answer. A nonce older
+ * than `maxAgeMs` with a right answer is `stale` (challenged again with stale=true, RFC 7616
+ * §3.3); nonce counts are not tracked, so an answer can be replayed within that age.
+ */
+export class SipDigestChallenger {
+  readonly realm: string;
+  readonly #secret: Buffer;
+  readonly #now: () => number;
+  readonly #maxAgeMs: number;
+
+  constructor(options: { realm: string; now?: () => number; maxAgeMs?: number; secret?: Buffer }) {
+    this.realm = options.realm;
+    this.#secret = options.secret ?? randomBytes(32);
+    this.#now = options.now ?? Date.now;
+    this.#maxAgeMs = options.maxAgeMs ?? 300_000;
+  }
+
+  /** The WWW-Authenticate value of a 401. */
+  challenge(stale = false): string {
+    const at = this.#now().toString(36);
+    const nonce = `${at}.${this.#mac(at)}`;
+    return `Digest realm="${this.realm}", nonce="${nonce}", algorithm=MD5, qop="auth"${stale ? ", stale=true" : ""}`;
+  }
+
+  /**
+   * Checks the request's Authorization: "missing" (none for our realm: challenge), "stale" (right
+   * answer to an old nonce: challenge again), "refused" (wrong user, password or nonce), or the
+   * user name it proved.
+   */
+  verify(request: { method: string; headers: { getAll(name: string): string[] } }, passwordOf: (username: string) => string | null): { result: "ok"; username: string } | { result: "missing" | "stale" | "refused" } {
+    const params = request.headers
+      .getAll("authorization")
+      .map((value) => parseDigestParams(value))
+      .find((p) => p !== null && p.get("realm") === this.realm);
+    if (params === undefined || params === null) return { result: "missing" };
+    const username = params.get("username") ?? "";
+    const password = passwordOf(username);
+    const [at, mac] = (params.get("nonce") ?? "").split(".");
+    if (password === null || at === undefined || mac === undefined || mac !== this.#mac(at)) return { result: "refused" };
+    if (!checkDigestResponse(params, { method: request.method, password })) return { result: "refused" };
+    const age = this.#now() - Number.parseInt(at, 36);
+    if (!(age >= 0 && age <= this.#maxAgeMs)) return { result: "stale" };
+    return { result: "ok", username };
+  }
+
+  #mac(text: string): string {
+    return createHmac("sha256", this.#secret).update(text).digest("base64url").slice(0, 22);
+  }
 }

@@ -96,6 +96,13 @@ export interface TrunkConfig {
   inboundFrom: readonly string[];
   /** How long an incoming call rings (180) before we answer it, ms. */
   answerDelayMs: number;
+  /**
+   * Digest user name the trunk's INVITEs must answer our 401 with; "" when the trunk is known by
+   * its addresses only. With it, `inboundFrom` (when given) still admits without a challenge.
+   */
+  inboundUsername: string;
+  /** Its password, from `inboundPassword` or `inboundPasswordEnv`. Never log a trunk as a whole. */
+  inboundPassword: string;
 }
 
 export interface TrunkFieldSpec {
@@ -129,6 +136,9 @@ export const TRUNK_FIELDS: readonly TrunkFieldSpec[] = [
   { field: "ringTimeout", required: false, default: "55s", description: "How long a call may ring before it is cancelled as no answer (RING_TO), 10s to 5m." },
   { field: "inbound", required: false, default: "false", description: "Answer the calls this trunk delivers to the node's inbound numbers (the DIDs of inbound topics: docs/inbound-api.md); calls from other sources are refused with 403." },
   { field: "answerDelay", required: false, default: "0s", description: "How long an incoming call rings (180 Ringing) before Faxline answers it, 0s to 30s; the caller may still cancel in that time." },
+  { field: "inboundUsername", required: false, default: "none", description: "Digest user name the trunk's calls must authenticate with (Faxline answers their INVITE with 401); then they may come from any address. Only with inbound: true." },
+  { field: "inboundPassword", required: false, default: "none", description: "The inbound digest password written in the file; prefer inboundPasswordEnv." },
+  { field: "inboundPasswordEnv", required: false, default: "none", description: "Name of the environment variable holding the inbound digest password; it must be set when the node starts." },
   { field: "inboundFrom", required: false, default: "proxy and registrar addresses", description: "Addresses or CIDR blocks (\"192.0.2.0/24\", \"2001:db8::/32\") the trunk's INVITEs may come from; host names of proxy and registrar are resolved when the node starts." },
 ];
 
@@ -335,6 +345,23 @@ function parseTrunk(entry: unknown, index: number, options: TrunkFileOptions): T
     if (!inbound && inboundFrom.length > 0) fail("inboundFrom", "is set but inbound is not true; set inbound: true to answer this trunk's calls");
   }
   const answerDelayMs = duration("answerDelay", e.answerDelay, 0, 0, 30_000, "0s and 30s");
+  const inboundUsername = text("inboundUsername", e.inboundUsername, '"carrier-a"') ?? "";
+  if (inboundUsername !== "" && !/^[A-Za-z0-9!$&'()*+,.;=?~_-]+$/.test(inboundUsername)) {
+    fail("inboundUsername", `${JSON.stringify(inboundUsername)} contains characters a SIP user name cannot hold (spaces, "@", ":" …)`);
+  }
+  const inlineInbound = text("inboundPassword", e.inboundPassword, '"s3cret"');
+  const inboundEnv = text("inboundPasswordEnv", e.inboundPasswordEnv, '"FAXLINE_TRUNK_CARRIER_A_INBOUND_PASSWORD"');
+  if (inlineInbound !== undefined && inboundEnv !== undefined) fail("inboundPassword", "and inboundPasswordEnv are both set; keep one (inboundPasswordEnv keeps the secret out of the file)");
+  let inboundPassword = inlineInbound ?? "";
+  if (inboundEnv !== undefined) {
+    if (!/^[A-Za-z_][A-Za-z0-9_]*$/.test(inboundEnv)) fail("inboundPasswordEnv", `${JSON.stringify(inboundEnv)} is not an environment variable name`);
+    const value = env[inboundEnv];
+    if (value === undefined || value === "") fail("inboundPasswordEnv", `the environment variable ${inboundEnv} is not set (or empty); set it to the password the trunk's calls authenticate with`);
+    inboundPassword = value!;
+  }
+  if (inboundUsername !== "" && inboundPassword === "") fail("inboundPassword", "is required with inboundUsername (or inboundPasswordEnv)");
+  if (inboundUsername === "" && inboundPassword !== "") fail("inboundUsername", "is required when an inbound password is given");
+  if (!inbound && inboundUsername !== "") fail("inboundUsername", "is set but inbound is not true; set inbound: true to answer this trunk's calls");
 
   return {
     name,
@@ -357,6 +384,8 @@ function parseTrunk(entry: unknown, index: number, options: TrunkFileOptions): T
     inbound,
     inboundFrom,
     answerDelayMs,
+    inboundUsername,
+    inboundPassword,
   };
 }
 
