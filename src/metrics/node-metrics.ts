@@ -40,6 +40,12 @@ export class NodeMetrics {
   readonly #storeQuery: Histogram<"dialect">;
 
   #callsByTrunk: () => { trunk: string; transport: string; calls: number }[] = () => [];
+  #receptionsActive: () => number = () => 0;
+
+  /** Where the active-receptions gauge reads its figure at each scrape. */
+  watchReceptions(source: () => number): void {
+    this.#receptionsActive = source;
+  }
 
   /** Where the by-trunk call gauge reads its figures at each scrape. */
   watchCallsByTrunk(source: () => { trunk: string; transport: string; calls: number }[]): void {
@@ -89,6 +95,15 @@ export class NodeMetrics {
       collect() {
         this.reset();
         for (const c of byTrunk()()) this.set({ trunk: c.trunk, transport: c.transport }, c.calls);
+      },
+    });
+    const receptions = () => this.#receptionsActive;
+    new Gauge({
+      name: "faxline_receptions_active",
+      help: "Faxes being received now over the SIP line's inbound trunks (they share each trunk's maxCalls with outgoing calls)",
+      registers,
+      collect() {
+        this.set(receptions()());
       },
     });
     this.#callOutcomes = new Counter({

@@ -11,7 +11,10 @@
  *  2. The number: the Request-URI's user part (else the To URI's), read as a number of the node's
  *     region, must be an inbound number (a DID of a topic) → else 404 Not Found.
  *  3. Capacity: the trunk's `maxCalls` (shared with outgoing calls) and the node's
- *     `inbound.channels` → else 486 Busy Here; no free media port → 503 Service Unavailable.
+ *     `inbound.channels` → else 486 Busy Here; no free media port, a store out of reach for the
+ *     number's lookup, or a node stopping → 503 Service Unavailable.
+ * A node that stops hangs up the receptions that run (what arrived is stored, PARTIAL); the
+ * caller's fax machine sends again, as it does after any broken call.
  * A 100 Trying goes out at once, before the number's lookup, so the caller's INVITE stops
  * being retransmitted while the store answers.
  *
@@ -204,7 +207,14 @@ export class InboundCalls {
       return this.#refuse(invite, 404);
     }
     const e164 = normalized.e164;
-    const number = await o.sink.lookup(e164);
+    let number: InboundNumber | null;
+    try {
+      number = await o.sink.lookup(e164);
+    } catch (error) {
+      // The store is out of reach: the carrier may try another node (or again later).
+      log?.error({ err: error, to: e164 }, "cannot look up the called number: refused (503)");
+      return this.#refuse(invite, 503);
+    }
     if (number === null) {
       log?.info({ trunk: trunk.name, to: e164 }, "call to a number that belongs to no inbound topic: refused (404)");
       return this.#refuse(invite, 404);
