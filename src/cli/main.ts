@@ -7,16 +7,16 @@
  *   faxline accounts list [--customer CUSTNR] [--json]
  *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
  *   faxline inbound topic create|delete --customer CUSTNR --name TOPIC [--retention-days N] | topic list [--customer CUSTNR] [--json]
-  faxline inbound topic set-delivery --customer CUSTNR --name TOPIC [--mail-to ADDR,ADDR|""] [--attach PDF|TIFF|NONE] [--push-url URL|""]
-  faxline inbound number add --customer CUSTNR --topic TOPIC --number NUMBER | number remove --customer CUSTNR --number NUMBER
-  faxline inbound credential issue --customer CUSTNR [--topic TOPIC]... [--label TEXT] | credential list --customer CUSTNR | credential disable --id ID
-  faxline accounts set-admin --login LOGIN [--off]
+ *   faxline inbound topic set-delivery --customer CUSTNR --name TOPIC [--mail-to ADDR,ADDR|""] [--attach PDF|TIFF|NONE] [--push-url URL|""]
+ *   faxline inbound number add --customer CUSTNR --topic TOPIC --number NUMBER | number remove --customer CUSTNR --number NUMBER
+ *   faxline inbound credential issue --customer CUSTNR [--topic TOPIC]... [--label TEXT] | credential list --customer CUSTNR | credential disable --id ID
+ *   faxline accounts set-admin --login LOGIN [--off]
  *   faxline accounts set-manager --login LOGIN [--off]
  *   faxline accounts set-retention --customer CUSTNR --days N
  *   faxline accounts set-push --customer CUSTNR [--url URL] [--format XML|JSON|TEMPLATE]
  *                             [--events LIST|none] [--oauth2-token-url URL]
  *   faxline accounts set-report-mail --customer CUSTNR [--success ADDRESS] [--failure ADDRESS] [--attach NEVER|SUCCESS_ONLY|FAILURE_ONLY|ALWAYS] [--attach-format TIFF|PDF]
-  faxline accounts show-push --customer CUSTNR [--json]
+ *   faxline accounts show-push --customer CUSTNR [--json]
  *   faxline accounts rotate-signing-secret --customer CUSTNR
  *   faxline accounts retire-signing-secret --customer CUSTNR [--all]
  *   faxline accounts set-header --customer CUSTNR --header TEXT|""
@@ -30,10 +30,8 @@
  *   faxline migrate [--check] | nodes [--json] | store copy --to URL | datacenter adopt --from DC --to DC
  *                                                                      (src/cli/store-commands.ts)
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
- *                  [--header TEXT] [--cover default|TEMPLATE] [--overlay FILE [--overlay-mode MODE]]
+ *                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
  *                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
-                 [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
-                 [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
  *   faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off]
  *                  [--csid CSID] [--json] and the page options of render (src/cli/fax-send.ts)
  *

@@ -94,7 +94,10 @@ export function buildSipLine(
           },
     logger: logger.child({ line: "sip" }),
     clock,
-    inbound: inbound === null ? null : { sink: inbound, channels: config.inbound.channels, defaultCsid: config.sender.csid },
+    inbound:
+      inbound === null
+        ? null
+        : { sink: inbound, channels: config.inbound.channels, defaultCsid: config.sender.csid, spoolDir: join(resolve(config.store.dataDir), "unstored-receptions") },
   });
 }
 

@@ -9,7 +9,10 @@
  * the re-INVITE to T.38, UDPTL or RTP, SpanDSP at both ends.
  */
 import assert from "node:assert/strict";
-import { after, before, describe, it } from "node:test";
+import { before, describe, it } from "node:test";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import path from "node:path";
 import type { InboundSink, ReceivedCall } from "../../src/line/sip-fax-line/inbound-calls.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
@@ -36,7 +39,7 @@ class CollectingSink implements InboundSink {
   }
 }
 
-function receivingLine(sink: CollectingSink, trunk: Partial<TrunkConfig> = {}, channels = 4): SipFaxLine {
+function receivingLine(sink: InboundSink, trunk: Partial<TrunkConfig> = {}, channels = 4, extra: { spoolDir?: string; storeRetryDelaysMs?: readonly number[] } = {}): SipFaxLine {
   return new SipFaxLine({
     // The receiving side's trunk: the carrier that delivers calls (here the sending line on 127.0.0.1).
     trunks: [testTrunk(9, { name: "carrier-in", inbound: true, inboundFrom: ["127.0.0.0/8"], csid: "FAXLINE RX", ...trunk })],
@@ -46,7 +49,7 @@ function receivingLine(sink: CollectingSink, trunk: Partial<TrunkConfig> = {}, c
     mediaPorts: { min: 47_900, max: 47_949 },
     clockSpeed: SPEED,
     capabilityMaxAgeMs: 86_400_000,
-    inbound: { sink, channels, defaultCsid: "Faxline" },
+    inbound: { sink, channels, defaultCsid: "Faxline", ...extra },
   });
 }
 
@@ -142,6 +145,45 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
     } finally {
       await tx.close();
       await rx.close();
+    }
+  });
+
+  it("a reception the store refuses every time is kept in the spool directory, record and image, not dropped", { timeout: 60_000 }, async () => {
+    const spoolDir = mkdtempSync(path.join(tmpdir(), "faxline-spool-"));
+    let tries = 0;
+    const failing: InboundSink = {
+      lookup: async (e164) => (e164 === DID ? { custNr: "1234", topic: "orders" } : null),
+      store: async () => {
+        tries += 1;
+        throw new Error("the store is down");
+      },
+    };
+    const rx = receivingLine(failing, {}, 4, { spoolDir, storeRetryDelaysMs: [10, 10] });
+    await rx.start();
+    const tx = sendingLine(rx.sipLocal!.port);
+    try {
+      const outcome = await tx.call({ ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" }, new AbortController().signal);
+      assert.equal(outcome.result, "delivered", "the caller's fax went through: keeping it is our side's job");
+      const files = await (async () => {
+        for (let i = 0; i < 200; i++) {
+          const found = readdirSync(spoolDir);
+          if (found.length === 2) return found;
+          await new Promise((r) => setTimeout(r, 25));
+        }
+        return readdirSync(spoolDir);
+      })();
+      assert.equal(tries, 3, "the first try and two retries");
+      const json = files.find((f) => f.endsWith(".json"))!;
+      const tif = files.find((f) => f.endsWith(".tif"))!;
+      const meta = JSON.parse(readFileSync(path.join(spoolDir, json), "utf8"));
+      assert.equal(meta.toNumber, DID);
+      assert.equal(meta.report.status, "OK");
+      assert.equal(meta.report.pages, 2);
+      assert.ok(identical(await comparePages(image, readFileSync(path.join(spoolDir, tif)), 2)));
+    } finally {
+      await tx.close();
+      await rx.close();
+      rmSync(spoolDir, { recursive: true, force: true });
     }
   });
 

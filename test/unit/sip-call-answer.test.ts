@@ -154,7 +154,10 @@ async function setup(options: { answerDelayMs?: number; t38?: boolean } = {}): P
         localMedia: { address: "127.0.0.1", audioPort: 40_100, t38Port: 40_102 },
         answerDelayMs: options.answerDelayMs ?? 0,
       })
-      .then(resolveCall);
+      .then((call) => {
+        assert.ok(call !== null, "the INVITE was answerable");
+        resolveCall(call);
+      });
   });
   const caller = new Caller(ua.udpLocal);
   await caller.start();
@@ -272,11 +275,66 @@ describe("sip call: answering the far end's INVITE", () => {
     await answering.caller.expectResponse(200);
     const call = await answering.call();
     const ending = call.hangup();
+    await answering.clock.advance(3000);
     await answering.caller.expectSilence(50);
     answering.caller.ack();
     const bye = await answering.caller.expectRequest("BYE");
     answering.caller.respond(bye, 200, "OK");
     assert.equal((await ending).result, "completed");
+  });
+
+  it("a CANCEL while the line still checks the call: 200 and 487 at once, and the INVITE is not answered afterwards", async () => {
+    const clock = new ManualClock();
+    const ua = new SipUserAgent({ localAddress: "127.0.0.1", clock });
+    await ua.start();
+    cleanups.push(() => ua.close(0));
+    let proceed!: () => void;
+    const checked = new Promise<void>((r) => (proceed = r));
+    const answered = new Promise<SipCall | null>((resolve) => {
+      ua.onIncomingCall((invite) => {
+        // The line looks the number up in the store meanwhile.
+        void checked.then(() => ua.answerCall(invite, { t38: true, localMedia: { address: "127.0.0.1", audioPort: 40_100, t38Port: 40_102 } })).then(resolve);
+      });
+    });
+    const caller = new Caller(ua.udpLocal);
+    await caller.start();
+    caller.invite();
+    await new Promise((r) => setTimeout(r, 20));
+    caller.cancel();
+    await caller.expectResponse(200);
+    await caller.expectResponse(487);
+    caller.ackFailure();
+    proceed();
+    assert.equal(await answered, null);
+    await caller.expectSilence(50);
+  });
+
+  it("a BYE before the 200 (early dialog): 200 to the BYE, 487 to the INVITE", async () => {
+    const { caller, call } = await setup({ answerDelayMs: 5000 });
+    caller.invite();
+    await caller.expectResponse(180);
+    caller.request("BYE");
+    const first = await caller.next();
+    const second = await caller.next();
+    const statuses = [first, second].map((m) => (m.kind === "response" ? `${m.status} ${m.headers.get("cseq")}` : m.method)).sort();
+    assert.deepEqual(statuses, ["200 2 BYE", "487 1 INVITE"]);
+    caller.ackFailure();
+    const outcome = await (await call()).outcome;
+    assert.equal(outcome.result === "completed" && outcome.endedBy, "remote");
+  });
+
+  it("a re-INVITE before the ACK of its 200 gets 500 with Retry-After, and the call lives on", async () => {
+    const { caller, call } = await setup();
+    caller.invite();
+    await caller.expectResponse(180);
+    await caller.expectResponse(200);
+    caller.request("INVITE", T38_OFFER());
+    const busy = await caller.expectResponse(500);
+    assert.equal(busy.headers.get("retry-after"), "1");
+    caller.ack();
+    const answered = await call();
+    assert.equal((await answered.next("answered", { includePast: true }))?.media.kind, "audio");
+    assert.equal(answered.state, "confirmed");
   });
 
   it("without an incoming-call handler a new INVITE is declined (603)", async () => {

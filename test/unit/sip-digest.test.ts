@@ -103,29 +103,33 @@ describe("sip digest: choosing the challenge", () => {
 });
 
 describe("sip digest: challenging callers (SipDigestChallenger)", () => {
-  const invite = (authorization: string | null) => {
+  const URI = "sip:+4930123456@faxline.test";
+  const invite = (authorization: string | null, callId = "call-1", uri = URI) => {
     const headers = new SipHeaders();
+    headers.append("Call-ID", callId);
     if (authorization !== null) headers.append("Authorization", authorization);
-    return { method: "INVITE", headers };
+    return { method: "INVITE", uri, headers };
   };
-  const answer = (challenger: SipDigestChallenger, password: string, stale = false) => {
-    const c = selectChallenge(challengeResponse(401, [challenger.challenge(stale)]))!;
-    return sipDigestAuthorization(c.challenge, { method: "INVITE", uri: "sip:+4930123456@faxline.test" }, { username: "carrier-a", password });
+  const answer = (challenger: SipDigestChallenger, password: string, callId = "call-1") => {
+    const c = selectChallenge(challengeResponse(401, [challenger.challenge(invite(null, callId))]))!;
+    return sipDigestAuthorization(c.challenge, { method: "INVITE", uri: URI }, { username: "carrier-a", password });
   };
   const passwords = (u: string) => (u === "carrier-a" ? "s3cret" : null);
 
-  it("takes the right answer to its own challenge, and refuses a wrong password, an unknown user and a forged nonce", () => {
+  it("takes the right answer to its own challenge for the same call and Request-URI, and refuses the rest", () => {
     let now = 1_800_000_000_000;
     const challenger = new SipDigestChallenger({ realm: "faxline", now: () => now });
     assert.deepEqual(challenger.verify(invite(null), passwords), { result: "missing" });
     assert.deepEqual(challenger.verify(invite(answer(challenger, "s3cret")), passwords), { result: "ok", username: "carrier-a" });
-    assert.deepEqual(challenger.verify(invite(answer(challenger, "guess")), passwords), { result: "refused" });
-    assert.deepEqual(challenger.verify(invite(answer(challenger, "s3cret").replace('username="carrier-a"', 'username="other"')), passwords), { result: "refused" });
+    assert.deepEqual(challenger.verify(invite(answer(challenger, "guess")), passwords), { result: "refused" }, "wrong password");
+    assert.deepEqual(challenger.verify(invite(answer(challenger, "s3cret").replace('username="carrier-a"', 'username="other"')), passwords), { result: "refused" }, "unknown user");
+    assert.deepEqual(challenger.verify(invite(answer(challenger, "s3cret"), "call-1", "sip:+4930999999@faxline.test"), passwords), { result: "refused" }, "an answer made for another Request-URI");
+    assert.deepEqual(challenger.verify(invite(answer(challenger, "s3cret", "call-1"), "call-2"), passwords), { result: "stale" }, "an answer made for another call is challenged again");
     const other = new SipDigestChallenger({ realm: "faxline", now: () => now });
-    assert.deepEqual(challenger.verify(invite(answer(other, "s3cret")), passwords), { result: "refused" }, "a nonce another node made is not ours");
+    assert.deepEqual(challenger.verify(invite(answer(other, "s3cret")), passwords), { result: "stale" }, "another node's (or an earlier life's) nonce is challenged again");
     const old = answer(challenger, "s3cret");
     now += 301_000;
     assert.deepEqual(challenger.verify(invite(old), passwords), { result: "stale" });
-    assert.match(challenger.challenge(true), /stale=true/);
+    assert.match(challenger.challenge(invite(null), true), /stale=true/);
   });
 });

@@ -73,7 +73,8 @@ export interface ReceptionReport {
   rawCause: string | null;
   /** Answer to hang-up in the call's own time, whole seconds; 0 when not answered. */
   durationSecs: number;
-  sip: SipCallOutcome;
+  /** How the SIP side ended; null when the INVITE was gone before we could answer it (cancelled). */
+  sip: SipCallOutcome | null;
 }
 
 class CallEnded extends Error {
@@ -82,7 +83,11 @@ class CallEnded extends Error {
   }
 }
 
-/** Answers and receives one fax; see the module comment. Throws only for internal faults (and NoFreeMediaPortError before answering). */
+/**
+ * Answers and receives one fax; see the module comment. Once the call is answered, every ending
+ * (the caller's BYE, a media or engine fault) is a report; it throws only before the answer
+ * (NoFreeMediaPortError, a transport that cannot open) and for faults of its own.
+ */
 export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput): Promise<ReceptionReport> {
   const now = setup.now ?? (() => performance.now());
   const limits = setup.watchdogLimits ?? DEFAULT_WATCHDOG_LIMITS;
@@ -99,6 +104,23 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       localMedia: { address: setup.mediaAddress, audioPort: ports.audioPort, t38Port: ports.t38Port },
       answerDelayMs: input.answerDelayMs,
     });
+    if (call === null) {
+      return {
+        answered: false,
+        status: "FAILED",
+        pages: 0,
+        remoteCsid: null,
+        resolution: null,
+        transport: null,
+        bitRate: 0,
+        ecm: false,
+        encoding: null,
+        completion: null,
+        rawCause: "Not answered: the caller cancelled while the call was being checked, or the node is stopping",
+        durationSecs: 0,
+        sip: null,
+      };
+    }
     const answeredCall = call;
     const notReceived = async (rawCause: string, answered: boolean, answeredAt: number | null): Promise<ReceptionReport> => {
       const sip = await answeredCall.hangup();
@@ -157,6 +179,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
     let phaseE: PhaseEEvent | null = null;
     const faxStartedAt = now();
     let engineSeconds = 0;
+    let faultAfterAnswer: string | null = null;
     const runOptions = {
       speed: setup.speed,
       maxSeconds: Math.ceil(input.maxCallMs / 1000),
@@ -190,14 +213,14 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       }
     } catch (error) {
       const reason = stop.signal.aborted ? stop.signal.reason : undefined;
-      if (reason === undefined || error !== reason) {
-        session?.close();
-        throw error;
-      }
-      if (!(reason instanceof CallEnded)) {
+      if (reason !== undefined && error === reason && !(reason instanceof CallEnded)) {
+        // The line's own abort (not used by the SIP line today): the caller decides.
         session?.close();
         throw reason;
       }
+      // The caller hung up (CallEnded), or the media or the engine failed after we answered: the
+      // call is answered, so what arrived so far is kept and reported, never dropped.
+      if (!(error instanceof CallEnded)) faultAfterAnswer = error instanceof Error ? error.message : String(error);
       engineSeconds = ((now() - faxStartedAt) * setup.speed) / 1000;
     } finally {
       stopListening();
@@ -215,7 +238,8 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
     const status: ReceptionStatus = ok ? "OK" : pages > 0 ? "PARTIAL" : "FAILED";
     let rawCause: string | null = null;
     if (!ok) {
-      if (ended !== null) rawCause = describeT30Completion(ended.completionCode);
+      if (faultAfterAnswer !== null) rawCause = `Faxline could not run the fax after answering: ${faultAfterAnswer}; ${pages} page${pages === 1 ? "" : "s"} received`;
+      else if (ended !== null) rawCause = describeT30Completion(ended.completionCode);
       else if (sip.result === "completed" && sip.endedBy === "remote") rawCause = `The caller hung up (BYE) before the fax ended; ${pages} page${pages === 1 ? "" : "s"} received`;
       else rawCause = `The call ended before the fax did (${sip.result === "failed" ? sip.reasonPhrase : `whole-call limit ${Math.round(input.maxCallMs / 1000)} s`}); ${pages} page${pages === 1 ? "" : "s"} received`;
     }

@@ -20,10 +20,10 @@
  *
  * What arrived is stored whatever it is (complete, partial, failed after the answer): the sink's
  * `store` must be durable when it resolves. A store that fails is tried again (5 times over about
- * 30 s); the image of a reception that still cannot be stored is left in the spool directory and
- * logged with its path, never dropped silently.
+ * 30 s); a reception that still cannot be stored is left in the spool directory (its record as
+ * JSON, its image as TIFF) and logged with its path, never dropped silently.
  */
-import { mkdtemp, readFile, rm, rename, mkdir } from "node:fs/promises";
+import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import net from "node:net";
 import path from "node:path";
@@ -86,6 +86,8 @@ export interface InboundCallsOptions {
   /** Whole-call limit, ms. (Default: 1 h) */
   maxCallMs?: number;
   tmpDir?: string;
+  /** Where receptions that cannot be stored are left (.json and .tif). (Default: `<tmpDir>/faxline-unstored`) */
+  spoolDir?: string;
   logger?: Logger;
   /** Wall clock, ms since the epoch. */
   clock: { now(): number };
@@ -184,7 +186,7 @@ export class InboundCalls {
       log?.warn("INVITE with wrong digest credentials: refused (403)");
       return undefined;
     }
-    this.#refuse(invite, 401, undefined, ["www-authenticate", this.#challenger.challenge(verdict.result === "stale")]);
+    this.#refuse(invite, 401, undefined, ["www-authenticate", this.#challenger.challenge(invite.request, verdict.result === "stale")]);
     return null;
   }
 
@@ -223,13 +225,15 @@ export class InboundCalls {
       log?.warn({ trunk: trunk.name, to: e164, active: this.#active, channels: o.channels }, "incoming call while at the call limit: refused (486)");
       return this.#refuse(invite, 486);
     }
+    if (this.#closed) return this.#refuse(invite, 503);
     const fromNumber = callingNumber(request.headers.get("from"));
     this.#active++;
     const release = o.takeSlot(trunk.name);
-    const dir = await mkdtemp(path.join(o.tmpDir ?? tmpdir(), "faxline-rx-"));
-    const tiffPath = path.join(dir, "received.tif");
+    let dir: string | null = null;
     let keepDir = false;
     try {
+      dir = await mkdtemp(path.join(o.tmpDir ?? tmpdir(), "faxline-rx-"));
+      const tiffPath = path.join(dir, "received.tif");
       let report: ReceptionReport;
       try {
         report = await receiveFaxCall(o.setup(), {
@@ -255,18 +259,25 @@ export class InboundCalls {
       if (!report.answered) return;
       const image = report.pages > 0 ? await readFile(tiffPath) : null;
       const call: ReceivedCall = { number, trunk: trunk.name, toNumber: e164, fromNumber, report, image, endedAt: o.clock.now() };
-      keepDir = !(await this.#store(call, log));
-      if (keepDir) {
-        const spool = path.join(o.tmpDir ?? tmpdir(), "faxline-unstored");
+      if (await this.#store(call, log)) return;
+      // Not stored after every try: keep it where an operator finds it, with what is known of it.
+      keepDir = true;
+      try {
+        const spool = o.spoolDir ?? path.join(o.tmpDir ?? tmpdir(), "faxline-unstored");
         await mkdir(spool, { recursive: true });
-        const kept = path.join(spool, `${path.basename(dir)}.tif`);
-        if (image !== null) await rename(tiffPath, kept);
-        log?.error({ image: image !== null ? kept : null, to: e164, from: fromNumber, pages: report.pages }, "a received fax could not be stored: its image is kept in the spool directory");
+        const base = path.join(spool, `${new Date(call.endedAt).toISOString().replace(/[:.]/g, "-")}-${path.basename(dir)}`);
+        const { image: _image, ...meta } = call;
+        await writeFile(`${base}.json`, `${JSON.stringify(meta, null, 2)}\n`, { mode: 0o600 });
+        if (image !== null) await rename(tiffPath, `${base}.tif`);
+        keepDir = false;
+        log?.error({ spooled: base, to: e164, from: fromNumber, pages: report.pages }, "a received fax could not be stored: it is kept in the spool directory (.json and .tif)");
+      } catch (error) {
+        log?.error({ err: error, kept: dir, to: e164, from: fromNumber, pages: report.pages }, "a received fax could not be stored nor spooled: its image stays in the temporary directory named here");
       }
     } finally {
       release();
       this.#active--;
-      await rm(dir, { recursive: true, force: true });
+      if (dir !== null && !keepDir) await rm(dir, { recursive: true, force: true });
     }
   }
 

@@ -97,7 +97,7 @@ export interface SipFaxLineOptions {
    * Answering: where received faxes go, how many at once, and our CSI when a trunk names none.
    * Absent or null: the line answers no calls (new INVITEs get 603), whatever the trunks say.
    */
-  inbound?: { sink: InboundSink; channels: number; defaultCsid: string; storeRetryDelaysMs?: readonly number[] } | null;
+  inbound?: { sink: InboundSink; channels: number; defaultCsid: string; spoolDir?: string; storeRetryDelaysMs?: readonly number[] } | null;
 }
 
 /** What `faxline fax send` asks for. */
@@ -226,6 +226,7 @@ export class SipFaxLine implements Line {
           ...(this.#options.tmpDir !== undefined ? { tmpDir: this.#options.tmpDir } : {}),
           ...(this.#options.logger !== undefined ? { logger: this.#options.logger.child({ direction: "in" }) } : {}),
           ...(inbound.storeRetryDelaysMs !== undefined ? { storeRetryDelaysMs: inbound.storeRetryDelaysMs } : {}),
+          ...(inbound.spoolDir !== undefined ? { spoolDir: inbound.spoolDir } : {}),
         });
         await calls.start();
         ua.onIncomingCall((invite) => calls.handle(invite));

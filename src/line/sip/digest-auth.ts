@@ -9,7 +9,7 @@
  * strongest we support). qop "auth" is used when offered; "auth-int" alone falls back to the
  * RFC 2069 form, which servers offering only auth-int will refuse.
  */
-import { createHmac, randomBytes } from "node:crypto";
+import { createHmac, randomBytes, timingSafeEqual } from "node:crypto";
 import { checkDigestResponse, digestAuthorization, isSupportedDigestAlgorithm, parseDigestChallenge, parseDigestParams, type DigestChallenge } from "../../net/digest-auth.ts";
 import type { SipResponse } from "./sip-message.ts";
 
@@ -69,10 +69,13 @@ export function sipDigestAuthorization(
 
 /**
  * The server side, for callers that must prove who they are (the SIP line's inbound trunks with
- * `inboundUsername`): a 401 challenge with a nonce of our own (the time it was made and an HMAC
- * of it, so that nothing is kept per caller), and the check of the caller's answer. A nonce older
- * than `maxAgeMs` with a right answer is `stale` (challenged again with stale=true, RFC 7616
- * §3.3); nonce counts are not tracked, so an answer can be replayed within that age.
+ * `inboundUsername`): a 401 challenge with a nonce of our own, and the check of the caller's
+ * answer. The nonce holds the time it was made and an HMAC (under this node's key) of that time
+ * and the call's Call-ID, so nothing is kept per caller and an answer is good only for the call
+ * it was made for; the answer's `uri` must be the request's Request-URI. A nonce we cannot
+ * verify (another node's, one from before a restart) or older than `maxAgeMs` is challenged
+ * again with stale=true (RFC 7616 §3.3). Nonce counts are not tracked: within its age an answer
+ * can be replayed for the same call.
  */
 export class SipDigestChallenger {
   readonly realm: string;
@@ -87,35 +90,44 @@ export class SipDigestChallenger {
     this.#maxAgeMs = options.maxAgeMs ?? 300_000;
   }
 
-  /** The WWW-Authenticate value of a 401. */
-  challenge(stale = false): string {
+  /** The WWW-Authenticate value of a 401 to `request`. */
+  challenge(request: { headers: { get(name: string): string | undefined } }, stale = false): string {
     const at = this.#now().toString(36);
-    const nonce = `${at}.${this.#mac(at)}`;
+    const nonce = `${at}.${this.#mac(at, request.headers.get("call-id") ?? "")}`;
     return `Digest realm="${this.realm}", nonce="${nonce}", algorithm=MD5, qop="auth"${stale ? ", stale=true" : ""}`;
   }
 
   /**
-   * Checks the request's Authorization: "missing" (none for our realm: challenge), "stale" (right
-   * answer to an old nonce: challenge again), "refused" (wrong user, password or nonce), or the
-   * user name it proved.
+   * Checks the request's Authorization: "missing" (none for our realm: challenge), "stale" (a
+   * nonce we cannot verify or an old one: challenge again), "refused" (wrong user, password or
+   * URI), or the user name it proved.
    */
-  verify(request: { method: string; headers: { getAll(name: string): string[] } }, passwordOf: (username: string) => string | null): { result: "ok"; username: string } | { result: "missing" | "stale" | "refused" } {
+  verify(
+    request: { method: string; uri: string; headers: { get(name: string): string | undefined; getAll(name: string): string[] } },
+    passwordOf: (username: string) => string | null,
+  ): { result: "ok"; username: string } | { result: "missing" | "stale" | "refused" } {
     const params = request.headers
       .getAll("authorization")
       .map((value) => parseDigestParams(value))
       .find((p) => p !== null && p.get("realm") === this.realm);
     if (params === undefined || params === null) return { result: "missing" };
-    const username = params.get("username") ?? "";
-    const password = passwordOf(username);
     const [at, mac] = (params.get("nonce") ?? "").split(".");
-    if (password === null || at === undefined || mac === undefined || mac !== this.#mac(at)) return { result: "refused" };
+    if (at === undefined || mac === undefined || !sameText(mac, this.#mac(at, request.headers.get("call-id") ?? ""))) return { result: "stale" };
+    const password = passwordOf(params.get("username") ?? "");
+    if (password === null || params.get("uri") !== request.uri) return { result: "refused" };
     if (!checkDigestResponse(params, { method: request.method, password })) return { result: "refused" };
     const age = this.#now() - Number.parseInt(at, 36);
     if (!(age >= 0 && age <= this.#maxAgeMs)) return { result: "stale" };
-    return { result: "ok", username };
+    return { result: "ok", username: params.get("username")! };
   }
 
-  #mac(text: string): string {
-    return createHmac("sha256", this.#secret).update(text).digest("base64url").slice(0, 22);
+  #mac(at: string, callId: string): string {
+    return createHmac("sha256", this.#secret).update(`${at}\n${callId}`).digest("base64url").slice(0, 22);
   }
+}
+
+function sameText(a: string, b: string): boolean {
+  const x = Buffer.from(a);
+  const y = Buffer.from(b);
+  return x.length === y.length && timingSafeEqual(x, y);
 }

@@ -160,6 +160,8 @@ const TELEPHONE_EVENT_PT = 101;
 /** RFC 3261 §14.1: "If the UAC … did generate the Call-ID … the UAC MUST wait between 2.1 and 4 seconds". */
 const GLARE_RETRY_MIN_MS = 2100;
 const GLARE_RETRY_MAX_MS = 4000;
+/** §14.1: "If the UAC … did not generate the Call-ID … the UAC MUST wait between 0 and 2 seconds". */
+const GLARE_RETRY_OTHER_MAX_MS = 2000;
 const MAX_GLARE_RETRIES = 3;
 /** Challenges answered per call (a stale nonce may come back more than once). */
 const MAX_AUTH_TRIES = 4;
@@ -571,8 +573,10 @@ export class SipCall {
   #startAnswering(incoming: { invite: SipRequest; tx: ServerTransaction; flow: SipFlow; answerDelayMs: number }): void {
     const { invite, tx, flow } = incoming;
     this.#uas = { invite, tx, finalSent: false, answer: null };
+    // Responses go back on the INVITE's own path (the transaction's); our requests in the dialog
+    // go to its route set or the caller's Contact (§12.2.1.1, `#flowForDialog`), on this flow
+    // when that is where the INVITE came from.
     this.#flow = flow;
-    this.#dialogFlow = flow;
     this.#inviteSentAt = this.#host.clock.now();
     this.#state = SipCallState.Early;
     const refuse = (status: number, reason: string, cause: SipFailureCause, extra?: (r: SipResponse) => void): void => {
@@ -667,7 +671,7 @@ export class SipCall {
   #dialogResponse(request: SipRequest, status: number, sdp: string | null): SipResponse {
     const response = this.#response(request, status);
     for (const rr of request.headers.getAll("record-route")) response.headers.append("record-route", rr);
-    response.headers.append("contact", this.#contact(this.#dialogFlow!));
+    response.headers.append("contact", this.#contact(this.#flow!));
     response.headers.append("allow", ALLOW);
     if (sdp !== null) {
       response.headers.append("content-type", "application/sdp");
@@ -690,6 +694,15 @@ export class SipCall {
       this.#fail({ sipStatus: 487, reasonPhrase: "Request Terminated (the caller cancelled)", phase: SipFailurePhase.Ring, cause: SipFailureCause.Cancelled });
     }
     return true;
+  }
+
+  /**
+   * Ends the call at once without a word to the far end: for a user agent that closes with
+   * requests still unanswered (their transactions are gone, so their answers would never come).
+   */
+  abandon(): void {
+    if (this.#outcome !== null) return;
+    this.#fail({ sipStatus: null, reasonPhrase: "The SIP user agent closed", phase: this.#answeredAt !== 0 ? SipFailurePhase.Answer : SipFailurePhase.Ring, cause: SipFailureCause.Transport });
   }
 
   // -------------------------------------------------------------------------------------------
@@ -727,7 +740,10 @@ export class SipCall {
           this.#timers.cancel("bye-delay");
           void this.#sendBye().then(() => this.#complete("local", null));
         };
-        if (this.#incomingInvite !== null && !this.#incomingInvite.tx.acked) {
+        if (answeredNotAcked) {
+          // §15: no BYE before the ACK of our 200 (or timer L, `ackTimedOut`).
+          this.#afterIncomingAck.push(bye);
+        } else if (this.#incomingInvite !== null && !this.#incomingInvite.tx.acked) {
           // The far end's re-INVITE waits for its ACK: let that arrive first (a BYE overtaking it
           // confuses some far ends), but not for long.
           this.#afterIncomingAck.push(bye);
@@ -860,7 +876,8 @@ export class SipCall {
     }
     if (status === 491 && pending.glareRetries < MAX_GLARE_RETRIES) {
       pending.glareRetries++;
-      const wait = GLARE_RETRY_MIN_MS + this.#host.random() * (GLARE_RETRY_MAX_MS - GLARE_RETRY_MIN_MS);
+      // §14.1: the owner of the Call-ID (we, when we placed the call) waits 2.1–4 s, the other side 0–2 s.
+      const wait = this.#uas === null ? GLARE_RETRY_MIN_MS + this.#host.random() * (GLARE_RETRY_MAX_MS - GLARE_RETRY_MIN_MS) : this.#host.random() * GLARE_RETRY_OTHER_MAX_MS;
       this.#timers.start("glare", wait, () => {
         if (this.#reinvite !== pending) return;
         // The far end's own re-INVITE may have switched us meanwhile.
@@ -1040,6 +1057,17 @@ export class SipCall {
     switch (request.method) {
       case "BYE": {
         tx.respond(this.#response(request, 200));
+        const uas = this.#uas;
+        if (uas !== null && this.#state === SipCallState.Early) {
+          // §15.1.2: the pending INVITE gets 487; an unACKed 200 is no longer retransmitted.
+          if (!uas.finalSent) {
+            uas.finalSent = true;
+            this.#timers.cancel("answer");
+            uas.tx.respond(this.#response(uas.invite, 487));
+          } else uas.tx.ackReceived();
+          this.#incomingInvite = null;
+          this.#afterIncomingAck.splice(0);
+        }
         if (this.#state === SipCallState.Terminating) return;
         const reason = parseReasonHeader(request.headers.get("reason"));
         this.#emit({ type: "remoteBye", reason });
@@ -1070,6 +1098,13 @@ export class SipCall {
   /** The far end's re-INVITE or UPDATE (RFC 3311): a session refresh or a new offer. */
   #receiveOffer(request: SipRequest, tx: ServerTransaction): void {
     const method = request.method as "INVITE" | "UPDATE";
+    if (this.#uas !== null && this.#uas.finalSent && this.#state === SipCallState.Early) {
+      // Our 200 is not ACKed yet (the ACK may be lost): not now, but the dialog lives (§14.2).
+      const response = this.#response(request, 500, "Server Internal Error");
+      response.headers.append("retry-after", "1");
+      tx.respond(response);
+      return;
+    }
     if (this.#state !== SipCallState.Confirmed) {
       // We have sent BYE: the dialog is over for us.
       tx.respond(this.#response(request, 481));
@@ -1184,6 +1219,12 @@ export class SipCall {
   ackTimedOut(tx: ServerTransaction): void {
     if (this.#incomingInvite?.tx !== tx) return;
     const initial = this.#uas !== null && this.#uas.tx === tx;
+    if (initial && this.#state === SipCallState.Terminating) {
+      // hangup() waited for the ACK of our 200, which never came: now the BYE may go.
+      this.#incomingInvite = null;
+      for (const fn of this.#afterIncomingAck.splice(0)) fn();
+      return;
+    }
     if (this.#state !== SipCallState.Confirmed && !(initial && this.#state === SipCallState.Early)) return;
     this.#incomingInvite = null;
     this.#afterIncomingAck.splice(0);
@@ -1212,7 +1253,8 @@ export class SipCall {
 
   #respondWithSdp(request: SipRequest, tx: ServerTransaction, sdp: string | null): void {
     const response = this.#response(request, 200);
-    if (this.#dialogFlow !== null) response.headers.append("contact", this.#contact(this.#dialogFlow));
+    const flow = this.#dialogFlow ?? this.#flow;
+    if (flow !== null) response.headers.append("contact", this.#contact(flow));
     response.headers.append("allow", ALLOW);
     if (sdp !== null) {
       response.headers.append("content-type", "application/sdp");
@@ -1347,6 +1389,8 @@ export class SipCall {
 
   #end(outcome: SipCallOutcome): void {
     this.#outcome = outcome;
+    // An answered call that ends before the ACK: our 200 is not retransmitted any more.
+    if (this.#uas?.finalSent && !this.#uas.tx.acked) this.#uas.tx.ackReceived();
     this.#state = SipCallState.Terminated;
     this.#timers.cancelAll();
     this.options.signal?.removeEventListener("abort", this.#onAbort);

@@ -158,12 +158,17 @@ export class SipUserAgent {
 
   /**
    * Answers an INVITE the incoming-call handler was given (`SipCall.answer`): 180, then 200 with
-   * our SDP answer. The call's in-dialog requests go back to where the INVITE came from.
+   * our SDP answer. The call's in-dialog requests go back to where the INVITE came from. Null
+   * when the INVITE has its final response already (the caller cancelled) or the agent closed.
    */
-  async answerCall(invite: IncomingInvite, options: AnswerCallOptions): Promise<SipCall> {
-    if (!this.#started || this.#closed) throw new Error("SipUserAgent is not started");
+  async answerCall(invite: IncomingInvite, options: AnswerCallOptions): Promise<SipCall | null> {
+    if (!this.#started) throw new Error("SipUserAgent is not started");
     const { source } = invite;
+    const answerable = (): boolean => !this.#closed && invite.tx.state === "proceeding";
+    if (!answerable()) return null;
     const flow = await this.#transports.open({ protocol: source.protocol, address: source.address, port: source.port });
+    // The caller may have cancelled (487 sent) or the user agent closed while the flow opened.
+    if (!answerable()) return null;
     const call = SipCall.answer(this.#host, invite.request, invite.tx, flow, options);
     if (call.state !== "terminated") this.#calls.set(call.callId, call);
     return call;
@@ -194,6 +199,9 @@ export class SipUserAgent {
       new Promise((r) => setTimeout(r, graceMs).unref()),
     ]);
     this.#closed = true;
+    // Calls whose BYE (or CANCEL) got no answer in time, and calls answered meanwhile, end now:
+    // their transactions are disposed below, so no answer could end them later.
+    for (const call of [...this.#calls.values()]) call.abandon();
     for (const tx of this.#clientTransactions.values()) tx.dispose();
     for (const { tx } of this.#serverTransactions.values()) tx.dispose();
     this.#clientTransactions.clear();
@@ -281,7 +289,17 @@ export class SipUserAgent {
       // when we have not answered it yet); without a matching transaction, 481.
       const status = existing !== undefined ? 200 : 481;
       this.#transports.sendResponse(this.#statelessResponse(request, status), source);
-      if (existing !== undefined && existing.tx.isInvite) this.#calls.get(callId)?.receiveCancel();
+      if (existing !== undefined && existing.tx.isInvite) {
+        const call = this.#calls.get(callId);
+        if (call !== undefined) call.receiveCancel();
+        else if (existing.tx.state === "proceeding") {
+          // Not answered yet (the line is still checking the caller or the number): 487 now, and
+          // `answerCall` will not answer it.
+          const response = createResponse(existing.tx.request, 487, REASON_PHRASES[487]!, newTag());
+          response.headers.append("server", this.#host.userAgent);
+          existing.tx.respond(response);
+        }
+      }
       return;
     }
     if (existing !== undefined) {
