@@ -372,6 +372,20 @@ export async function runFaxCall(setup: FaxCallSetup, input: FaxCallInput): Prom
   }
 }
 
+/**
+ * The UDPTL socket of a T.38 call on the call's second media port: to the far end's address,
+ * within its `T38FaxMaxDatagram` (400 when it names none), with our redundancy unless it asked
+ * for no error correction.
+ */
+export function openUdptl(setup: Pick<FaxCallSetup, "redundancy">, ports: Awaited<ReturnType<MediaPortPool["acquire"]>>, media: T38Media): Promise<UdptlSocket> {
+  return UdptlSocket.open({
+    socket: ports.take("t38"),
+    remote: media.remote,
+    maxDatagram: media.params.maxDatagram ?? 400,
+    redundancy: media.params.errorCorrection === "none" ? 0 : setup.redundancy,
+  });
+}
+
 interface FaxRun {
   phaseE: PhaseEEvent | null;
   statistics: TransferStatistics;
@@ -448,12 +462,7 @@ async function runFax(
     if (faxMedia.kind === "t38") {
       const { media } = faxMedia;
       const maxDatagram = media.params.maxDatagram ?? 400;
-      udptl = await UdptlSocket.open({
-        socket: ports.take("t38"),
-        remote: media.remote,
-        maxDatagram,
-        redundancy: media.params.errorCorrection === "none" ? 0 : setup.redundancy,
-      });
+      udptl = await openUdptl(setup, ports, media);
       t38Session = setup.engine.openT38Session({
         tiffPath: input.tiffPath,
         localIdent,

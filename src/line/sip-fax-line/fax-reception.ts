@@ -26,9 +26,9 @@ import { runAudioSession } from "../fax-engine/run-audio-session.ts";
 import { runT38Session } from "../fax-engine/run-t38-session.ts";
 import { describeT30Completion } from "../fax-engine/t30-completion-codes.ts";
 import { RtpSocket } from "../media/rtp.ts";
-import { UdptlSocket } from "../media/udptl-socket.ts";
+import type { UdptlSocket } from "../media/udptl-socket.ts";
 import { DEFAULT_WATCHDOG_LIMITS } from "../outcomes/call-watchdog.ts";
-import { waitForT38, type FaxCallSetup } from "./fax-call.ts";
+import { openUdptl, waitForT38, type FaxCallSetup } from "./fax-call.ts";
 
 export interface ReceptionInput {
   invite: IncomingInvite;
@@ -77,6 +77,11 @@ export interface ReceptionReport {
   sip: SipCallOutcome | null;
 }
 
+/** A reception without a fax: FAILED, no page. */
+function nothingReceived(rawCause: string, answered: boolean, durationSecs: number, sip: SipCallOutcome | null): ReceptionReport {
+  return { answered, status: "FAILED", pages: 0, remoteCsid: null, resolution: null, transport: null, bitRate: 0, ecm: false, encoding: null, completion: null, rawCause, durationSecs, sip };
+}
+
 class CallEnded extends Error {
   constructor() {
     super("the call ended");
@@ -104,41 +109,11 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       localMedia: { address: setup.mediaAddress, audioPort: ports.audioPort, t38Port: ports.t38Port },
       answerDelayMs: input.answerDelayMs,
     });
-    if (call === null) {
-      return {
-        answered: false,
-        status: "FAILED",
-        pages: 0,
-        remoteCsid: null,
-        resolution: null,
-        transport: null,
-        bitRate: 0,
-        ecm: false,
-        encoding: null,
-        completion: null,
-        rawCause: "Not answered: the caller cancelled while the call was being checked, or the node is stopping",
-        durationSecs: 0,
-        sip: null,
-      };
-    }
+    if (call === null) return nothingReceived("Not answered: the caller cancelled while the call was being checked, or the node is stopping", false, 0, null);
     const answeredCall = call;
     const notReceived = async (rawCause: string, answered: boolean, answeredAt: number | null): Promise<ReceptionReport> => {
       const sip = await answeredCall.hangup();
-      return {
-        answered,
-        status: "FAILED",
-        pages: 0,
-        remoteCsid: null,
-        resolution: null,
-        transport: null,
-        bitRate: 0,
-        ecm: false,
-        encoding: null,
-        completion: null,
-        rawCause,
-        durationSecs: answeredAt !== null ? Math.max(1, Math.round((now() - answeredAt) / 1000)) : 0,
-        sip,
-      };
+      return nothingReceived(rawCause, answered, answeredAt !== null ? Math.max(1, Math.round((now() - answeredAt) / 1000)) : 0, sip);
     };
     const answered = await answeredCall.next("answered", { includePast: true });
     if (answered === null) {
@@ -195,12 +170,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       if (faxMedia.kind === "t38") {
         const { media } = faxMedia;
         const maxDatagram = media.params.maxDatagram ?? 400;
-        udptl = await UdptlSocket.open({
-          socket: ports.take("t38"),
-          remote: media.remote,
-          maxDatagram,
-          redundancy: media.params.errorCorrection === "none" ? 0 : setup.redundancy,
-        });
+        udptl = await openUdptl(setup, ports, media);
         const t38 = setup.engine.openT38Session({ ...sessionOptions, t38Version: media.params.version, maxDatagram: Math.max(32, maxDatagram) });
         session = t38;
         engineSeconds = (await runT38Session(t38, udptl, runOptions)).engineSeconds;
