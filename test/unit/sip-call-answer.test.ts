@@ -104,9 +104,9 @@ class Caller {
     ];
   }
 
-  invite(body = AUDIO_OFFER()): void {
+  invite(body = AUDIO_OFFER(), extra: string[] = []): void {
     this.#seq = 1;
-    this.#send([`INVITE sip:+4930123456@faxline.test SIP/2.0`, ...this.#headers("INVITE", 1, "inv1", false)], body);
+    this.#send([`INVITE sip:+4930123456@faxline.test SIP/2.0`, ...this.#headers("INVITE", 1, "inv1", false), ...extra], body);
   }
 
   ack(seq = 1, body = ""): void {
@@ -127,21 +127,25 @@ class Caller {
     this.#send([`${method} ${this.contact} SIP/2.0`, ...this.#headers(method, this.#seq, `${method}${this.#seq}`, true)], body);
   }
 
-  respond(request: SipRequest, status: number, reason: string): void {
-    this.#send([
-      `SIP/2.0 ${status} ${reason}`,
-      ...request.headers.getList("via").map((v) => `Via: ${v}`),
-      `From: ${request.headers.get("from")}`,
-      `To: ${request.headers.get("to")}`,
-      `Call-ID: ${request.headers.get("call-id")}`,
-      `CSeq: ${request.headers.get("cseq")}`,
-    ]);
+  respond(request: SipRequest, status: number, reason: string, body = "", extra: string[] = []): void {
+    this.#send(
+      [
+        `SIP/2.0 ${status} ${reason}`,
+        ...request.headers.getList("via").map((v) => `Via: ${v}`),
+        `From: ${request.headers.get("from")}`,
+        `To: ${request.headers.get("to")}`,
+        `Call-ID: ${request.headers.get("call-id")}`,
+        `CSeq: ${request.headers.get("cseq")}`,
+        ...extra,
+      ],
+      body,
+    );
   }
 }
 
 async function setup(options: { answerDelayMs?: number; t38?: boolean } = {}): Promise<{ caller: Caller; ua: SipUserAgent; clock: ManualClock; call: () => Promise<SipCall> }> {
   const clock = new ManualClock();
-  const ua = new SipUserAgent({ localAddress: "127.0.0.1", clock, ...(process.env.SIP_TRACE ? { trace: (e: { direction: string; text: string }) => console.log(`---- ${e.direction}\n${e.text}`) } : {}) });
+  const ua = new SipUserAgent({ localAddress: "127.0.0.1", clock, minSessionExpires: 90, ...(process.env.SIP_TRACE ? { trace: (e: { direction: string; text: string }) => console.log(`---- ${e.direction}\n${e.text}`) } : {}) });
   await ua.start();
   cleanups.push(() => ua.close(0));
   let resolveCall!: (call: SipCall) => void;
@@ -346,5 +350,43 @@ describe("sip call: answering the far end's INVITE", () => {
     await caller.start();
     caller.invite();
     await caller.expectResponse(603);
+  });
+});
+
+describe("sip call: session timers (RFC 4028), answering the call", () => {
+  it("a caller that asks us to refresh: the 200 says refresher=uas with Require: timer, and we re-INVITE with the same SDP at half the interval", async () => {
+    const { caller, call, clock } = await setup();
+    caller.invite(AUDIO_OFFER(), ["Session-Expires: 120;refresher=uas", "Supported: timer"]);
+    await caller.expectResponse(180);
+    const ok = await caller.expectResponse(200);
+    assert.equal(ok.headers.get("session-expires"), "120;refresher=uas");
+    assert.equal(ok.headers.get("require"), "timer");
+    caller.ack();
+    const answered = await call();
+    await answered.next("answered", { includePast: true });
+    await clock.advance(60_000);
+    const refresh = await caller.expectRequest("INVITE");
+    assert.equal(/^o=.*$/m.exec(refresh.body)?.[0], /^o=.*$/m.exec(ok.body)?.[0], "the same SDP, version included");
+    assert.equal(refresh.headers.get("session-expires"), "120;refresher=uac", "in our refresh we are its UAC");
+    caller.respond(refresh, 200, "OK", AUDIO_OFFER(), ["Session-Expires: 120;refresher=uac"]);
+    await caller.expectRequest("ACK");
+    assert.equal(answered.state, "confirmed");
+  });
+
+  it("a caller without timer support behind a proxy that asked for one: we refresh (refresher=uas, no Require)", async () => {
+    const { caller } = await setup();
+    caller.invite(AUDIO_OFFER(), ["Session-Expires: 1800"]);
+    await caller.expectResponse(180);
+    const ok = await caller.expectResponse(200);
+    assert.equal(ok.headers.get("session-expires"), "1800;refresher=uas");
+    assert.equal(ok.headers.get("require"), undefined);
+  });
+
+  it("an interval below our minimum gets 422 with Min-SE", async () => {
+    const { caller } = await setup();
+    caller.invite(AUDIO_OFFER(), ["Session-Expires: 30", "Supported: timer"]);
+    const tooSmall = await caller.expectResponse(422);
+    assert.equal(tooSmall.headers.get("min-se"), "90");
+    caller.ackFailure();
   });
 });

@@ -98,7 +98,7 @@ class ScriptedPeer {
     this.socket.send(`${head.join("\r\n")}\r\n\r\n${body}`, this.ua!.port, this.ua!.address);
   }
 
-  respond(request: SipRequest, status: number, reason: string, body = "", toTag: string | null = this.toTag): void {
+  respond(request: SipRequest, status: number, reason: string, body = "", toTag: string | null = this.toTag, extra: string[] = []): void {
     const to = request.headers.get("to")!;
     this.send(
       [
@@ -109,13 +109,14 @@ class ScriptedPeer {
         `Call-ID: ${request.headers.get("call-id")}`,
         `CSeq: ${request.headers.get("cseq")}`,
         `Contact: <sip:peer@127.0.0.1:${this.port}>`,
+        ...extra,
       ],
       body,
     );
   }
 
   /** A request from the far end inside the dialog. */
-  request(method: string, body = "", seq?: number): void {
+  request(method: string, body = "", seq?: number, extra: string[] = []): void {
     const invite = this.invite!;
     this.#seq = seq ?? this.#seq + 1;
     this.send(
@@ -128,6 +129,7 @@ class ScriptedPeer {
         `CSeq: ${this.#seq} ${method}`,
         `Contact: <sip:peer@127.0.0.1:${this.port}>`,
         "Max-Forwards: 70",
+        ...extra,
       ],
       body,
     );
@@ -150,9 +152,9 @@ class ScriptedPeer {
   }
 
   /** INVITE → 200 (audio) → ACK. */
-  async answer(body = AUDIO_ANSWER(1)): Promise<void> {
+  async answer(body = AUDIO_ANSWER(1), extra: string[] = []): Promise<void> {
     this.invite = await this.expectRequest("INVITE");
-    this.respond(this.invite, 200, "OK", body);
+    this.respond(this.invite, 200, "OK", body, this.toTag, extra);
     await this.expectRequest("ACK");
   }
 }
@@ -352,5 +354,75 @@ describe("sip call: answers", () => {
     await peer.expectResponse(200);
     peer.send(base("INVITE"), AUDIO_ANSWER(1));
     await peer.expectResponse(603);
+  });
+});
+
+describe("sip call: session timers (RFC 4028), placing the call", () => {
+  it("offers timers; as the refresher it sends UPDATE at half the interval when the far end allows UPDATE, and again after each refresh", async () => {
+    const { peer, call, clock } = await setup();
+    peer.invite = await peer.expectRequest("INVITE");
+    assert.match(peer.invite.headers.get("supported") ?? "", /\btimer\b/);
+    peer.respond(peer.invite, 200, "OK", AUDIO_ANSWER(1), peer.toTag, ["Session-Expires: 120;refresher=uac", "Require: timer", "Allow: INVITE, ACK, BYE, CANCEL, UPDATE"]);
+    await peer.expectRequest("ACK");
+    await call.next("answered", { includePast: true });
+    await clock.advance(59_000);
+    await peer.expectSilence(30);
+    await clock.advance(1_000);
+    const update = await peer.expectRequest("UPDATE");
+    assert.equal(update.headers.get("session-expires"), "120;refresher=uac");
+    assert.equal(update.body, "");
+    peer.respond(update, 200, "OK", "", peer.toTag, ["Session-Expires: 120;refresher=uac"]);
+    // The 200 travels over UDP before the next clock step.
+    await new Promise((r) => setTimeout(r, 30));
+    await clock.advance(60_000);
+    assert.equal((await peer.expectRequest("UPDATE")).headers.get("session-expires"), "120;refresher=uac");
+  });
+
+  it("refreshes with a re-INVITE carrying the same SDP (unchanged o= version) when UPDATE is not allowed", async () => {
+    const { peer, call, clock } = await setup();
+    peer.invite = await peer.expectRequest("INVITE");
+    peer.respond(peer.invite, 200, "OK", AUDIO_ANSWER(1), peer.toTag, ["Session-Expires: 90;refresher=uac", "Allow: INVITE, ACK, BYE, CANCEL"]);
+    await peer.expectRequest("ACK");
+    await call.next("answered", { includePast: true });
+    await clock.advance(45_000);
+    const refresh = await peer.expectRequest("INVITE");
+    const origin = (body: string) => /^o=.*$/m.exec(body)?.[0];
+    assert.equal(origin(refresh.body), origin(peer.invite.body), "the same SDP, version included");
+    assert.match(refresh.headers.get("session-expires") ?? "", /^90;refresher=uac$/);
+    peer.respond(refresh, 200, "OK", AUDIO_ANSWER(1), peer.toTag, ["Session-Expires: 90;refresher=uac"]);
+    await peer.expectRequest("ACK");
+    assert.equal(call.state, "confirmed");
+    assert.equal(call.media?.kind, "audio");
+  });
+
+  it("when the far end refreshes, answers its refresh with the timer, and hangs up when no refresh comes before the session expires", async () => {
+    const { peer, call, clock } = await setup();
+    await peer.answer(AUDIO_ANSWER(1), ["Session-Expires: 120;refresher=uas", "Require: timer", "Allow: INVITE, ACK, BYE, UPDATE"]);
+    await call.next("answered", { includePast: true });
+    await clock.advance(50_000);
+    peer.request("UPDATE", "", undefined, ["Session-Expires: 120;refresher=uac", "Supported: timer"]);
+    const ok = await peer.expectResponse(200);
+    assert.equal(ok.headers.get("session-expires"), "120;refresher=uac");
+    assert.equal(ok.headers.get("require"), "timer");
+    // The refresh restarted the clock: 88 s after it (120 minus 32) the session is given up.
+    await clock.advance(87_000);
+    await peer.expectSilence(30);
+    await clock.advance(1_000);
+    const bye = await peer.expectRequest("BYE");
+    peer.respond(bye, 200, "OK");
+    const outcome = await call.outcome;
+    assert.equal(outcome.result, "failed");
+    assert.match(outcome.result === "failed" ? outcome.reasonPhrase : "", /Session expired/);
+  });
+
+  it("asks again with the far end's Min-SE after 422 Session Interval Too Small", async () => {
+    const { peer } = await setup();
+    const first = await peer.expectRequest("INVITE");
+    peer.respond(first, 422, "Session Interval Too Small", "", peer.toTag, ["Min-SE: 1800"]);
+    await peer.expectRequest("ACK");
+    const again = await peer.expectRequest("INVITE");
+    assert.equal(again.headers.get("session-expires"), "1800");
+    assert.equal(again.headers.get("min-se"), "1800");
+    assert.ok(cseqOf(again).seq > cseqOf(first).seq);
   });
 });

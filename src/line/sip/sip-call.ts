@@ -77,6 +77,7 @@ import {
   type T38Media,
 } from "./sdp.ts";
 import type { SipTimerValues } from "./sip-timers.ts";
+import { answerTimerRequest, expiryDelayMs, readMinSe, refreshDelayMs, timerFromResponse, type SessionTimer } from "./session-timer.ts";
 import { TimerSet } from "./sip-timers.ts";
 import { formatSipUri, parseNameAddr, parseSipUri, type SipUri } from "./sip-uri.ts";
 import type { SipFlow, SipHop, SipSource, SipTransportProtocol } from "./transports.ts";
@@ -133,6 +134,8 @@ export interface SipCallHost {
   readonly timers: SipTimerValues;
   readonly userAgent: string;
   readonly t38Capabilities: T38Capabilities;
+  /** The smallest session-timer interval we accept, seconds (RFC 4028 Min-SE; 90 outside tests). */
+  readonly minSessionExpires: number;
   /** Address for Via, Contact when it is not the flow's own (NAT); null uses the flow's. */
   readonly advertisedAddress: string | null;
   /** Uniform in [0, 1): for the 491 back-off. */
@@ -171,7 +174,7 @@ const T38_REFUSAL_STATUSES = new Set([488, 415, 606]);
 type Listener = (event: SipCallEvent) => void;
 
 interface PendingReinvite {
-  purpose: "t38" | "restore-audio";
+  purpose: "t38" | "restore-audio" | "refresh";
   lines: MediaDescription[];
   resolve: (result: T38SwitchResult) => void;
   glareRetries: number;
@@ -185,7 +188,7 @@ export class SipCall {
   readonly callId: string;
   readonly options: PlaceCallOptions;
   readonly #host: SipCallHost;
-  readonly #timers: TimerSet<"ring" | "cancel-guard" | "glare" | "t38-delay" | "bye-delay" | "answer">;
+  readonly #timers: TimerSet<"ring" | "cancel-guard" | "glare" | "t38-delay" | "bye-delay" | "answer" | "session-refresh" | "session-expiry">;
   readonly #listeners = new Set<Listener>();
   readonly #events: SipCallEvent[] = [];
   readonly #sdp: SdpSession;
@@ -217,7 +220,13 @@ export class SipCall {
   #afterIncomingAck: (() => void)[] = [];
   #hangupPromise: Promise<SipCallOutcome> | null = null;
   /** An answered call: the far end's INVITE, its server transaction and whether our 200 went out. */
-  #uas: { invite: SipRequest; tx: ServerTransaction; finalSent: boolean; answer: NegotiatedMedia | null } | null = null;
+  #uas: { invite: SipRequest; tx: ServerTransaction; finalSent: boolean; answer: NegotiatedMedia | null; timer: SessionTimer | null; timerHeaders: [string, string][] } | null = null;
+  /** The session timer (RFC 4028) while one runs: its interval and who refreshes. */
+  #sessionTimer: SessionTimer | null = null;
+  /** The interval a 422 asked for, sent in our next INVITE. */
+  #sessionAsk: number | null = null;
+  /** The methods the far end allows (its Allow), for choosing UPDATE or re-INVITE as a refresh. */
+  #remoteAllow: string[] = [];
   #outcome: SipCallOutcome | null = null;
   readonly outcome: Promise<SipCallOutcome>;
   #resolveOutcome!: (outcome: SipCallOutcome) => void;
@@ -378,6 +387,11 @@ export class SipCall {
     headers.append("cseq", `${this.#seq} INVITE`);
     headers.append("contact", this.#contact(flow));
     headers.append("allow", ALLOW);
+    headers.append("supported", "timer");
+    if (this.#sessionAsk !== null) {
+      headers.append("session-expires", String(this.#sessionAsk));
+      headers.append("min-se", String(this.#sessionAsk));
+    }
     for (const [name, value] of o.extraHeaders ?? []) headers.append(name, value);
     headers.append("content-type", "application/sdp");
     const request: SipRequest = { kind: "request", method: "INVITE", uri: o.target, headers, body: this.#sdp.describe(this.#localLines) };
@@ -415,6 +429,16 @@ export class SipCall {
       return;
     }
     this.#timers.cancel("cancel-guard");
+    if (status === 422 && this.#sessionAsk === null && this.#cancelRequested === null && this.#state !== SipCallState.Terminated) {
+      // RFC 4028 §7.1: "Session Interval Too Small": ask again with the far end's Min-SE.
+      const minSe = readMinSe(response.headers);
+      if (minSe !== null) {
+        this.#sessionAsk = minSe;
+        this.#seq++;
+        this.#sendInvite();
+        return;
+      }
+    }
     if ((status === 401 || status === 407) && this.#cancelRequested === null && this.#state !== SipCallState.Terminated) {
       if (this.#answerChallenge(response, this.#invite!)) {
         this.#seq++;
@@ -518,6 +542,8 @@ export class SipCall {
     this.#media = media;
     this.#localLines = [this.#audioLine()];
     this.#state = SipCallState.Confirmed;
+    this.#remoteAllow = allowOf(response!);
+    this.#setSessionTimer(timerFromResponse(response!.headers));
     this.#emit({ type: "answered", media, setupMs: this.#answeredAt - this.#inviteSentAt });
     const delay = this.options.t38ReinviteDelayMs ?? null;
     if (this.options.t38 && delay !== null) {
@@ -572,7 +598,7 @@ export class SipCall {
 
   #startAnswering(incoming: { invite: SipRequest; tx: ServerTransaction; flow: SipFlow; answerDelayMs: number }): void {
     const { invite, tx, flow } = incoming;
-    this.#uas = { invite, tx, finalSent: false, answer: null };
+    this.#uas = { invite, tx, finalSent: false, answer: null, timer: null, timerHeaders: [] };
     // Responses go back on the INVITE's own path (the transaction's); our requests in the dialog
     // go to its route set or the caller's Contact (§12.2.1.1, `#flowForDialog`), on this flow
     // when that is where the INVITE came from.
@@ -593,6 +619,14 @@ export class SipCall {
       refuse(400, `Bad Request (${(error as Error).message})`, SipFailureCause.Rejected);
       return;
     }
+    const timerAnswer = answerTimerRequest(invite.headers, this.#host.minSessionExpires);
+    if (!timerAnswer.ok) {
+      refuse(422, "Session Interval Too Small", SipFailureCause.Rejected, (r) => r.headers.append("min-se", String(timerAnswer.minSe)));
+      return;
+    }
+    this.#uas.timer = timerAnswer.timer;
+    this.#uas.timerHeaders = timerAnswer.headers;
+    this.#remoteAllow = allowOf(invite);
     let answerLines: MediaDescription[];
     if (invite.body === "") {
       // No offer: ours goes in the 200 (audio), the answer comes in the ACK (RFC 3261 §13.3.1).
@@ -632,7 +666,9 @@ export class SipCall {
       if (this.#state !== SipCallState.Early || uas.finalSent) return;
       uas.finalSent = true;
       this.#answeredAt = this.#host.clock.now();
-      tx.respond(this.#dialogResponse(invite, 200, this.#sdp.describe(this.#localLines)));
+      const ok = this.#dialogResponse(invite, 200, this.#sdp.describe(this.#localLines));
+      for (const [name, value] of uas.timerHeaders) ok.headers.append(name, value);
+      tx.respond(ok);
       this.#incomingInvite = { tx, answerInAck: invite.body === "" };
       this.#afterIncomingAck.push(() => this.#confirmAnswered());
     };
@@ -654,6 +690,7 @@ export class SipCall {
     }
     this.#media = media;
     this.#state = SipCallState.Confirmed;
+    this.#setSessionTimer(this.#uas?.timer ?? null);
     this.#emit({ type: "answered", media, setupMs: this.#answeredAt - this.#inviteSentAt });
     if (media.kind === "t38") {
       this.#emit({ type: "t38Switched", media, initiatedBy: "remote" });
@@ -837,6 +874,7 @@ export class SipCall {
     const request = this.#dialog.createRequest("INVITE");
     request.headers.append("contact", this.#contact(flow));
     request.headers.append("allow", ALLOW);
+    for (const [name, value] of this.#refreshHeaders()) request.headers.append(name, value);
     request.headers.append("content-type", "application/sdp");
     request.body = this.#sdp.describe(pending.lines);
     this.#addVia(request, flow);
@@ -906,6 +944,19 @@ export class SipCall {
     } catch {
       session = null;
     }
+    // Every re-INVITE of ours refreshes the session (RFC 4028): the 2xx may move the timer.
+    if (this.#sessionTimer !== null) this.#setSessionTimer(timerFromResponse(response.headers) ?? this.#sessionTimer);
+    if (pending.purpose === "refresh") {
+      // Same SDP both ways, as a refresh is; a far end that changed its address anyway is followed.
+      const media = session !== null ? readNegotiatedMedia(session, this.#codecs) : null;
+      if (session !== null) this.#lastRemoteOrigin = originKey(session);
+      if (media !== null && media.kind === this.#media?.kind && !sameMedia(this.#media, media)) {
+        this.#media = media;
+        this.#emit({ type: "mediaChanged", media });
+      }
+      this.#finishReinvite({ result: "ended" });
+      return;
+    }
     if (pending.purpose === "restore-audio") {
       const audio = session !== null ? readNegotiatedMedia(session, this.#codecs) : null;
       if (session !== null) this.#lastRemoteOrigin = originKey(session);
@@ -956,6 +1007,12 @@ export class SipCall {
   }
 
   #refuseT38(pending: PendingReinvite, status: number, reasonPhrase: string): void {
+    if (pending.purpose === "refresh") {
+      // §14.1: the session stays as it was; try the refresh again soon.
+      this.#finishReinvite({ result: "ended" });
+      if (this.#sessionTimer?.refresher === "local") this.#timers.start("session-refresh", Math.min(refreshDelayMs(this.#sessionTimer), 10_000), () => this.#refreshSession());
+      return;
+    }
     if (pending.purpose === "restore-audio") {
       this.#finishReinvite({ result: "ended" });
       return;
@@ -976,6 +1033,94 @@ export class SipCall {
     this.#timers.cancel("glare");
     pending?.resolve(result);
     if (pending?.purpose === "t38") for (const r of this.#afterReinvite.splice(0)) r(result);
+    else if (pending?.purpose === "refresh" && this.#afterReinvite.length > 0) {
+      // A switch to T.38 waited for our refresh: it goes now.
+      const waiting = this.#afterReinvite.splice(0);
+      void this.switchToT38().then((r) => waiting.forEach((w) => w(r)));
+    }
+  }
+
+  // -------------------------------------------------------------------------------------------
+  // Session timers (RFC 4028; the decisions are session-timer.ts's)
+
+  /** Starts (or restarts, or with null stops) the session timer's clock. */
+  #setSessionTimer(timer: SessionTimer | null): void {
+    this.#timers.cancel("session-refresh");
+    this.#timers.cancel("session-expiry");
+    this.#sessionTimer = timer;
+    if (timer === null || this.#state === SipCallState.Terminated) return;
+    if (timer.refresher === "local") this.#timers.start("session-refresh", refreshDelayMs(timer), () => this.#refreshSession());
+    else this.#timers.start("session-expiry", expiryDelayMs(timer), () => this.#sessionExpired());
+  }
+
+  /** Session-Expires and Supported for a refresh of ours (any re-INVITE or UPDATE we send while a timer runs). */
+  #refreshHeaders(): [string, string][] {
+    const timer = this.#sessionTimer;
+    if (timer === null) return [];
+    return [
+      ["session-expires", `${timer.seconds};refresher=${timer.refresher === "local" ? "uac" : "uas"}`],
+      ["supported", "timer"],
+    ];
+  }
+
+  /** Our refresh: UPDATE without SDP when the far end allows UPDATE, else a re-INVITE with the same SDP. */
+  #refreshSession(): void {
+    const timer = this.#sessionTimer;
+    if (timer === null || this.#state !== SipCallState.Confirmed) return;
+    if (this.#reinvite !== null || (this.#incomingInvite !== null && !this.#incomingInvite.tx.acked)) {
+      // An offer/answer exchange is under way (it refreshes too, when it ends): look again soon.
+      this.#timers.start("session-refresh", 1000, () => this.#refreshSession());
+      return;
+    }
+    if (this.#remoteAllow.includes("UPDATE")) {
+      void this.#nonInviteRequest("UPDATE", this.#refreshHeaders()).then(
+        (response) => {
+          if (this.#state !== SipCallState.Confirmed) return;
+          if (response.status >= 200 && response.status < 300) this.#setSessionTimer(timerFromResponse(response.headers) ?? timer);
+          else if (response.status === 481 || response.status === 408) this.#reinviteEndsDialog(response.status, response.reason, SipFailureCause.Rejected, response.status === 408);
+          else {
+            // UPDATE not taken after all (405, 501 …): refresh with a re-INVITE from now on.
+            this.#remoteAllow = this.#remoteAllow.filter((m) => m !== "UPDATE");
+            this.#refreshSession();
+          }
+        },
+        () => this.#reinviteEndsDialog(408, "Request Timeout (session refresh)", SipFailureCause.Timeout, true),
+      );
+      return;
+    }
+    this.#reinvite = {
+      purpose: "refresh",
+      lines: this.#localLines,
+      resolve: () => undefined,
+      glareRetries: 0,
+      authTries: 0,
+      request: null,
+      ack: null,
+      transaction: null,
+    };
+    void this.#sendReinvite();
+  }
+
+  /** The far end was to refresh and did not: end the session (RFC 4028 §10). */
+  #sessionExpired(): void {
+    const timer = this.#sessionTimer;
+    if (timer === null || this.#state !== SipCallState.Confirmed) return;
+    this.#state = SipCallState.Terminating;
+    this.#timers.cancelAll();
+    const reasonPhrase = `Session expired: no refresh from the far end within its ${timer.seconds} s session interval (RFC 4028); Faxline hung up`;
+    void this.#sendBye().then(() => this.#fail({ sipStatus: null, reasonPhrase, phase: SipFailurePhase.Reinvite, cause: SipFailureCause.Timeout, answered: true }));
+  }
+
+  /**
+   * The session-timer part of our 2xx to the far end's re-INVITE or UPDATE (it refreshes the
+   * session): headers to add, or a Min-SE for a 422.
+   */
+  #answerRefresh(request: SipRequest): { headers: [string, string][] } | { minSe: number } {
+    const answer = answerTimerRequest(request.headers, this.#host.minSessionExpires);
+    if (!answer.ok) return { minSe: answer.minSe };
+    // No Session-Expires in their request: a plain re-INVITE still proves the session alive.
+    this.#setSessionTimer(answer.timer ?? this.#sessionTimer);
+    return { headers: answer.headers };
   }
 
   /** Whether a re-INVITE of ours is on the wire, waiting for its final response. */
@@ -1011,7 +1156,7 @@ export class SipCall {
   }
 
   /** A non-INVITE request in the dialog, answering one digest challenge. Rejects on timeout/transport error. */
-  async #nonInviteRequest(method: "BYE" | "OPTIONS"): Promise<SipResponse> {
+  async #nonInviteRequest(method: "BYE" | "OPTIONS" | "UPDATE", extraHeaders: readonly [string, string][] = []): Promise<SipResponse> {
     const dialog = this.#dialog;
     if (dialog === null) throw Object.assign(new Error("no dialog"), { sipStatus: 481 });
     const flow = await this.#flowForDialog();
@@ -1019,6 +1164,8 @@ export class SipCall {
     for (;;) {
       const request = dialog.createRequest(method);
       if (method === "OPTIONS") request.headers.append("accept", "application/sdp");
+      if (method === "UPDATE") request.headers.append("contact", this.#contact(flow));
+      for (const [name, value] of extraHeaders) request.headers.append(name, value);
       this.#addVia(request, flow);
       this.#authorize(request);
       const response = await new Promise<SipResponse>((resolve, reject) => {
@@ -1121,13 +1268,20 @@ export class SipCall {
       tx.respond(this.#response(request, 500, "Server Internal Error"));
       return;
     }
+    const refresh = this.#answerRefresh(request);
+    if ("minSe" in refresh) {
+      const tooSmall = this.#response(request, 422, "Session Interval Too Small");
+      tooSmall.headers.append("min-se", String(refresh.minSe));
+      tx.respond(tooSmall);
+      return;
+    }
     if (request.body === "") {
       if (method === "UPDATE") {
-        this.#respondWithSdp(request, tx, null);
+        this.#respondWithSdp(request, tx, null, refresh.headers);
         this.#emit({ type: "sessionRefreshed", method, sdpChanged: false });
       } else {
         // Offer in our 2xx, answer in the ACK (RFC 3264 via RFC 3261 §13.3.1).
-        this.#respondWithSdp(request, tx, this.#sdp.describe(this.#localLines));
+        this.#respondWithSdp(request, tx, this.#sdp.describe(this.#localLines), refresh.headers);
         this.#trackIncomingInvite(tx, true);
       }
       return;
@@ -1148,7 +1302,7 @@ export class SipCall {
     const origin = originKey(offer);
     if (origin === this.#lastRemoteOrigin) {
       // RFC 3264 §8: unchanged version, unchanged session. Answer with what we have.
-      this.#respondWithSdp(request, tx, this.#sdp.describe(this.#localLines));
+      this.#respondWithSdp(request, tx, this.#sdp.describe(this.#localLines), refresh.headers);
       if (method === "INVITE") this.#trackIncomingInvite(tx, false);
       this.#emit({ type: "sessionRefreshed", method, sdpChanged: false });
       return;
@@ -1166,7 +1320,7 @@ export class SipCall {
     }
     this.#lastRemoteOrigin = origin;
     this.#localLines = answer.media;
-    this.#respondWithSdp(request, tx, this.#sdp.describe(answer.media));
+    this.#respondWithSdp(request, tx, this.#sdp.describe(answer.media), refresh.headers);
     if (method === "INVITE") this.#trackIncomingInvite(tx, false);
     this.#applyRemoteMedia(answer.negotiated, method);
   }
@@ -1251,8 +1405,9 @@ export class SipCall {
   // -------------------------------------------------------------------------------------------
   // Helpers
 
-  #respondWithSdp(request: SipRequest, tx: ServerTransaction, sdp: string | null): void {
+  #respondWithSdp(request: SipRequest, tx: ServerTransaction, sdp: string | null, extraHeaders: readonly [string, string][] = []): void {
     const response = this.#response(request, 200);
+    for (const [name, value] of extraHeaders) response.headers.append(name, value);
     const flow = this.#dialogFlow ?? this.#flow;
     if (flow !== null) response.headers.append("contact", this.#contact(flow));
     response.headers.append("allow", ALLOW);
@@ -1402,6 +1557,11 @@ export class SipCall {
     this.#resolveOutcome(outcome);
     this.#host.callEnded(this);
   }
+}
+
+/** The methods a request or response says its sender allows (Allow), upper-case. */
+function allowOf(message: SipRequest | SipResponse): string[] {
+  return message.headers.getList("allow").map((m) => m.trim().toUpperCase());
 }
 
 function isSdp(message: SipRequest | SipResponse): boolean {

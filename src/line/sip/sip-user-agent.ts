@@ -42,6 +42,7 @@ import { createResponse, cseqOf, newCallId, newTag, REASON_PHRASES, topVia, type
 import { ServerTransaction } from "./server-transaction.ts";
 import { DEFAULT_T38_CAPABILITIES, type T38Capabilities } from "./sdp.ts";
 import { DEFAULT_SIP_TIMERS, type SipTimerValues } from "./sip-timers.ts";
+import { DEFAULT_MIN_SE_SECONDS } from "./session-timer.ts";
 import type { SipUri } from "./sip-uri.ts";
 import { SipTransportLayer, type SipFlow, type SipHop, type SipSource, type SipTraceEntry, type SipTransportProtocol, type SipTransportStats } from "./transports.ts";
 
@@ -73,6 +74,8 @@ export interface SipUserAgentOptions {
   t38Capabilities?: Partial<T38Capabilities>;
   /** Called for every SIP message sent and received. */
   trace?: (entry: SipTraceEntry) => void;
+  /** The smallest session-timer interval (RFC 4028 Min-SE) we accept, seconds; tests only go lower. (Default: 90) */
+  minSessionExpires?: number;
   /** Host name resolution for targets and proxies. (Default: dns.lookup, A/AAAA only: no SRV/NAPTR) */
   lookup?: (host: string) => Promise<string>;
 }
@@ -112,6 +115,7 @@ export class SipUserAgent {
       timers: this.#timers,
       userAgent: options.userAgent ?? "Faxline",
       t38Capabilities: this.#t38,
+      minSessionExpires: options.minSessionExpires ?? DEFAULT_MIN_SE_SECONDS,
       advertisedAddress: options.advertisedAddress ?? null,
       random: () => randomInt(0, 1_000_000) / 1_000_000,
       resolveHop: (uri, protocol) => ua.#resolveHop(uri, protocol),
