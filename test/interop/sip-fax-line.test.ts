@@ -1,5 +1,6 @@
 /**
- * The SIP line's failure paths against SIPp, without the job engine: calls that end in the right
+ * The SIP line's failure paths against SIPp, without the job engine, and a fax that must survive
+ * the far end's session refreshes in the middle of a page; calls that end in the right
  * status when the far end hangs up before the fax (NOFAX_DIS), in the middle of a page (REM_DIS,
  * with the receiver's SpanDSP at the other end of the UDPTL), and when the fax engine hangs and
  * the watchdog must end the call (a stand-in engine that never answers).
@@ -83,6 +84,26 @@ describe("the SIP line's failure paths against SIPp", { skip: HAVE_SIPP ? false 
       assert.ok(outcome.durationSecs >= 1);
       assert.equal((await sipp.exit).code, 0);
     } finally {
+      await sip.close();
+    }
+  });
+
+  it("a session refresh re-INVITE and an UPDATE in the middle of the page: the fax goes on and is delivered", { timeout: 60_000 }, async (t) => {
+    const receiver = await startT38Receiver({ speed: SPEED, ecm: true, ident: "FAXLINE-TEST-RX" });
+    const sipp = await startSipp("uas-fax-t38-refresh.xml", { keys: { rx_host: "127.0.0.1", rx_port: String(receiver.port) } });
+    const sip = line(sipp.port);
+    try {
+      const outcome = await sip.call(request(), new AbortController().signal);
+      t.diagnostic(JSON.stringify(outcome));
+      assert.equal(outcome.result, "delivered");
+      assert.equal(outcome.pagesSent, 2);
+      const exit = await sipp.exit;
+      assert.equal(exit.code, 0, `${exit.output.slice(-2000)}\n${sipp.errors()}`);
+      const received = await receiver.result;
+      assert.equal(received.result?.code, 0);
+      assert.equal(received.result?.pages_rx, 2);
+    } finally {
+      receiver.kill();
       await sip.close();
     }
   });

@@ -43,7 +43,7 @@ interface Harness {
   call(overrides?: Partial<PlaceCallOptions>): SipCall;
 }
 
-async function harness(sipp: SippRun, transport: SipTransportProtocol = "udp", extra: { tls?: tls.ConnectionOptions; targetPort?: number } = {}): Promise<Harness> {
+async function harness(sipp: SippRun, transport: SipTransportProtocol = "udp", extra: { tls?: tls.ConnectionOptions; targetPort?: number; minSessionExpires?: number } = {}): Promise<Harness> {
   const trace: SipTraceEntry[] = [];
   const ua = new SipUserAgent({
     localAddress: "127.0.0.1",
@@ -53,6 +53,7 @@ async function harness(sipp: SippRun, transport: SipTransportProtocol = "udp", e
     lookup: async () => "127.0.0.1",
     // Short timer D so transactions do not outlive the test; everything else as the RFC says.
     timers: { D: 1000 },
+    ...(extra.minSessionExpires !== undefined ? { minSessionExpires: extra.minSessionExpires } : {}),
   });
   await ua.start();
   cleanups.push(() => void ua.close(0));
@@ -354,6 +355,20 @@ describe("SIP user agent against SIPp", { skip: SKIP_SIPP, timeout: 90_000 }, ()
       const o2 = /ORIGIN2(o=.*)/.exec(logs)?.[1];
       assert.ok(o1 && o2, logs);
       assert.equal(o2, o1, "the refresh is answered with the same o= version");
+    });
+  });
+
+  it("refreshes the session with UPDATE at half the interval when the trunk makes it the refresher (RFC 4028)", async () => {
+    const sipp = await startSipp("uas-session-timer.xml");
+    const h = await harness(sipp, "udp", { minSessionExpires: 1 });
+    await withDiagnostics(h, sipp, async () => {
+      const call = h.call();
+      assert.ok(await call.next("answered"));
+      // Two refreshes fall due at 1 s and 2 s; SIPp fails the call if the BYE comes before both.
+      await new Promise((r) => setTimeout(r, 2500));
+      assert.equal(call.state, "confirmed");
+      assert.equal((await call.hangup()).result, "completed");
+      await expectSippSuccess(sipp);
     });
   });
 
