@@ -372,6 +372,25 @@ describe("SIP user agent against SIPp", { skip: SKIP_SIPP, timeout: 90_000 }, ()
     });
   });
 
+  it("acknowledges a reliable 183 (100rel) with PRACK in the early dialog, then takes the answer (RFC 3262)", async () => {
+    const sipp = await startSipp("uas-prack.xml");
+    const h = await harness(sipp);
+    await withDiagnostics(h, sipp, async () => {
+      const call = h.call({ t38: false });
+      const provisional = await call.next("provisional");
+      assert.equal(provisional?.sipStatus, 183);
+      assert.ok(await call.next("answered", { includePast: true }));
+      const prack = h.trace.find((e) => e.direction === "out" && e.text.startsWith("PRACK "));
+      assert.ok(prack, "a PRACK went out");
+      assert.match(prack.text, /^CSeq: 2 PRACK$/m, "the PRACK takes the next sequence number of the early dialog");
+      assert.equal((await call.hangup()).result, "completed");
+      const bye = h.trace.find((e) => e.direction === "out" && e.text.startsWith("BYE "));
+      assert.match(bye?.text ?? "", /^CSeq: 3 BYE$/m, "the BYE goes on after the PRACK's sequence number");
+      assert.equal(h.trace.filter((e) => e.direction === "out" && e.text.startsWith("PRACK ")).length, 1, "retransmitted 183s are not PRACKed again");
+      await expectSippSuccess(sipp);
+    });
+  });
+
   it("registers with a digest challenge, refreshes before expiry and unregisters", async () => {
     const sipp = await startSipp("uas-register.xml");
     const h = await harness(sipp);

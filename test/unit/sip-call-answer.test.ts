@@ -341,6 +341,20 @@ describe("sip call: answering the far end's INVITE", () => {
     assert.equal(answered.state, "confirmed");
   });
 
+  it("a caller that requires 100rel gets no provisional (none would be reliable) and the 200 at once; an unknown required extension gets 420", async () => {
+    const reliable = await setup({ answerDelayMs: 5000 });
+    reliable.caller.invite(AUDIO_OFFER(), ["Require: 100rel", "Supported: 100rel, timer"]);
+    await reliable.caller.expectResponse(200);
+    reliable.caller.ack();
+    assert.equal((await (await reliable.call()).next("answered", { includePast: true }))?.media.kind, "audio");
+
+    const strange = await setup();
+    strange.caller.invite(AUDIO_OFFER(), ["Require: timer, foo"]);
+    const bad = await strange.caller.expectResponse(420);
+    assert.equal(bad.headers.get("unsupported"), "foo");
+    strange.caller.ackFailure();
+  });
+
   it("without an incoming-call handler a new INVITE is declined (603)", async () => {
     const clock = new ManualClock();
     const ua = new SipUserAgent({ localAddress: "127.0.0.1", clock });

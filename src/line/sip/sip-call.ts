@@ -77,7 +77,7 @@ import {
   type T38Media,
 } from "./sdp.ts";
 import type { SipTimerValues } from "./sip-timers.ts";
-import { answerTimerRequest, expiryDelayMs, readMinSe, refreshDelayMs, timerFromResponse, type SessionTimer } from "./session-timer.ts";
+import { answerTimerRequest, expiryDelayMs, listsOption, readMinSe, refreshDelayMs, timerFromResponse, type SessionTimer } from "./session-timer.ts";
 import { TimerSet } from "./sip-timers.ts";
 import { formatSipUri, parseNameAddr, parseSipUri, type SipUri } from "./sip-uri.ts";
 import type { SipFlow, SipHop, SipSource, SipTransportProtocol } from "./transports.ts";
@@ -159,6 +159,8 @@ export const SipCallState = {
 export type SipCallState = (typeof SipCallState)[keyof typeof SipCallState];
 
 export const ALLOW = "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO";
+/** The option tags we implement (Supported, and what a caller may Require of us). */
+const SUPPORTED_EXTENSIONS = new Set(["timer", "100rel"]);
 const TELEPHONE_EVENT_PT = 101;
 /** RFC 3261 §14.1: "If the UAC … did generate the Call-ID … the UAC MUST wait between 2.1 and 4 seconds". */
 const GLARE_RETRY_MIN_MS = 2100;
@@ -225,6 +227,8 @@ export class SipCall {
   #sessionTimer: SessionTimer | null = null;
   /** The interval a 422 asked for, sent in our next INVITE. */
   #sessionAsk: number | null = null;
+  /** RFC 3262: the last reliable provisional we PRACKed (per INVITE CSeq) and the early dialog's sequence number. */
+  #prackState: { inviteSeq: number; lastRseq: number; localSeq: number } | null = null;
   /** The methods the far end allows (its Allow), for choosing UPDATE or re-INVITE as a refresh. */
   #remoteAllow: string[] = [];
   #outcome: SipCallOutcome | null = null;
@@ -387,7 +391,7 @@ export class SipCall {
     headers.append("cseq", `${this.#seq} INVITE`);
     headers.append("contact", this.#contact(flow));
     headers.append("allow", ALLOW);
-    headers.append("supported", "timer");
+    headers.append("supported", "timer, 100rel");
     if (this.#sessionAsk !== null) {
       headers.append("session-expires", String(this.#sessionAsk));
       headers.append("min-se", String(this.#sessionAsk));
@@ -419,6 +423,7 @@ export class SipCall {
           earlyMedia = null;
         }
       }
+      if (status > 100 && listsOption(response.headers, "require", "100rel")) this.#prack(response);
       this.#emit({ type: "provisional", sipStatus: status, reasonPhrase: response.reason, earlyMedia });
       // §9.1: a CANCEL waits for a provisional response.
       if (this.#cancelRequested !== null) this.#sendCancel();
@@ -481,7 +486,8 @@ export class SipCall {
     this.#timers.cancel("ring");
     this.#timers.cancel("cancel-guard");
     this.#last2xx = response;
-    const dialog = new Dialog({ invite: this.#invite!, response, localSeq: this.#seq });
+    // Our PRACKs took sequence numbers in the early dialog; the confirmed one goes on from them.
+    const dialog = new Dialog({ invite: this.#invite!, response, localSeq: Math.max(this.#seq, this.#prackState?.localSeq ?? 0) });
     this.#dialog = dialog;
     this.#answeredAt = this.#host.clock.now();
     const ack = dialog.createRequest("ACK", { seq: cseqOf(this.#invite!).seq });
@@ -553,6 +559,38 @@ export class SipCall {
     }
   }
 
+  /**
+   * RFC 3262: a reliable provisional (Require: 100rel, RSeq) is acknowledged with PRACK in its
+   * early dialog, RAck naming its RSeq and the INVITE's CSeq. Only the next RSeq in order is
+   * PRACKed (§4: a retransmission, or one out of order, is not); the PRACK's own retransmission is
+   * its transaction's.
+   */
+  #prack(response: SipResponse): void {
+    const invite = this.#invite;
+    const flow = this.#flow;
+    const rseq = Number.parseInt(response.headers.get("rseq") ?? "", 10);
+    if (invite === null || flow === null || !Number.isInteger(rseq) || tagOf(response.headers.get("to")) === null) return;
+    const state = this.#prackState;
+    if (state !== null && state.inviteSeq === cseqOf(invite).seq && rseq !== state.lastRseq + 1) return;
+    let early: Dialog;
+    try {
+      early = new Dialog({ invite, response, localSeq: Math.max(cseqOf(invite).seq, state?.localSeq ?? 0) });
+    } catch {
+      return;
+    }
+    const prack = early.createRequest("PRACK");
+    prack.headers.append("rack", `${rseq} ${cseqOf(invite).seq} INVITE`);
+    this.#addVia(prack, flow);
+    this.#authorize(prack);
+    this.#prackState = { inviteSeq: cseqOf(invite).seq, lastRseq: rseq, localSeq: early.localSeq };
+    this.#host.startClientTransaction(prack, flow, {
+      // The INVITE's final response decides the call; a refused PRACK changes nothing here.
+      onResponse: () => undefined,
+      onRequestTimeout: () => undefined,
+      onTransportError: () => undefined,
+    });
+  }
+
   #onRingTimeout(): void {
     if (this.#state !== SipCallState.Calling && this.#state !== SipCallState.Early) return;
     this.#requestCancel(SipFailureCause.RingTimeout);
@@ -619,6 +657,15 @@ export class SipCall {
       refuse(400, `Bad Request (${(error as Error).message})`, SipFailureCause.Rejected);
       return;
     }
+    // §8.2.2.3: an extension the caller requires and we lack is refused with 420.
+    const unsupported = invite.headers
+      .getList("require")
+      .map((o) => o.trim().toLowerCase())
+      .filter((o) => o !== "" && !SUPPORTED_EXTENSIONS.has(o));
+    if (unsupported.length > 0) {
+      refuse(420, "Bad Extension", SipFailureCause.Rejected, (r) => r.headers.append("unsupported", unsupported.join(", ")));
+      return;
+    }
     const timerAnswer = answerTimerRequest(invite.headers, this.#host.minSessionExpires);
     if (!timerAnswer.ok) {
       refuse(422, "Session Interval Too Small", SipFailureCause.Rejected, (r) => r.headers.append("min-se", String(timerAnswer.minSe)));
@@ -659,8 +706,13 @@ export class SipCall {
       this.#lastRemoteOrigin = originKey(offer);
     }
     this.#localLines = answerLines;
-    tx.respond(this.#dialogResponse(invite, 180, null));
-    this.#emit({ type: "provisional", sipStatus: 180, reasonPhrase: REASON_PHRASES[180]!, earlyMedia: null });
+    // A caller that requires 100rel would need every provisional sent reliably (RFC 3262): we send
+    // none then (the 100 is never reliable) and answer at once.
+    const noProvisionals = listsOption(invite.headers, "require", "100rel");
+    if (!noProvisionals) {
+      tx.respond(this.#dialogResponse(invite, 180, null));
+      this.#emit({ type: "provisional", sipStatus: 180, reasonPhrase: REASON_PHRASES[180]!, earlyMedia: null });
+    }
     const send200 = (): void => {
       const uas = this.#uas!;
       if (this.#state !== SipCallState.Early || uas.finalSent) return;
@@ -672,7 +724,7 @@ export class SipCall {
       this.#incomingInvite = { tx, answerInAck: invite.body === "" };
       this.#afterIncomingAck.push(() => this.#confirmAnswered());
     };
-    if (incoming.answerDelayMs > 0) this.#timers.start("answer", incoming.answerDelayMs, send200);
+    if (incoming.answerDelayMs > 0 && !noProvisionals) this.#timers.start("answer", incoming.answerDelayMs, send200);
     else send200();
   }
 

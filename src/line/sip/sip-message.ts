@@ -361,6 +361,8 @@ export const REASON_PHRASES: Readonly<Record<number, string>> = {
   403: "Forbidden",
   404: "Not Found",
   415: "Unsupported Media Type",
+  420: "Bad Extension",
+  422: "Session Interval Too Small",
   480: "Temporarily Unavailable",
   481: "Call/Transaction Does Not Exist",
   486: "Busy Here",
