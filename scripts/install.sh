@@ -41,7 +41,7 @@ if [ "$NODE_MAJOR" -lt 20 ]; then
 fi
 
 missing=()
-tools=(python3 make g++ tiffinfo pkg-config sipp rtpengine openssl)
+tools=(python3 make g++ tiffinfo pkg-config sipp rtpengine openssl dnsmasq)
 [ "${FAXLINE_INSTALL_CONVERTERS:-1}" = "1" ] && tools+=(soffice gs pdftotext)
 [ "${FAXLINE_INSTALL_BROWSER:-1}" = "1" ] && tools+=(chromium)
 for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
@@ -59,6 +59,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
       soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
       gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
       sipp) pkgs+=(sip-tester) ;; rtpengine) pkgs+=(rtpengine-daemon) ;; openssl) pkgs+=(openssl) ;;
+      dnsmasq) pkgs+=(dnsmasq-base) ;;
       initdb) pkgs+=(postgresql) ;; chromium) pkgs+=(chromium) ;;
       pkg-config) pkgs+=(pkg-config) ;; libspandsp-dev) pkgs+=(libspandsp-dev) ;; tiffio.h) pkgs+=(libtiff-dev) ;;
     esac

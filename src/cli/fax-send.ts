@@ -179,6 +179,7 @@ export async function faxSend(config: FaxlineConfig, request: FaxSendRequest): P
     region: REGION_NUMBER_CONTEXT[config.node.region],
     localAddress: config.lines.localAddress,
     advertisedAddress: config.lines.advertisedAddress,
+    dnsServers: config.lines.dnsServers,
     sipPort: 0,
     mediaPorts: range,
     clockSpeed: config.lines.clockSpeed,

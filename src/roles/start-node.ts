@@ -79,6 +79,7 @@ export function buildSipLine(
     region: REGION_NUMBER_CONTEXT[config.node.region],
     localAddress: config.lines.localAddress,
     advertisedAddress: config.lines.advertisedAddress,
+    dnsServers: config.lines.dnsServers,
     sipPort: config.lines.sipPort,
     mediaPorts: range,
     clockSpeed: config.lines.clockSpeed,

@@ -7,6 +7,7 @@
  * `cleanupPeers()` kills whatever is left.
  */
 import { spawn, spawnSync } from "node:child_process";
+import dnsPromises from "node:dns/promises";
 import dgram from "node:dgram";
 import net from "node:net";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
@@ -17,6 +18,7 @@ import { fileURLToPath } from "node:url";
 import { G711_RECEIVER_PATH, RECEIVER_PATH } from "./interop-support.ts";
 
 export const SCENARIOS = path.join(path.dirname(fileURLToPath(import.meta.url)), "sipp");
+export const HAVE_DNSMASQ = spawnSync("dnsmasq", ["--version"], { encoding: "utf8" }).stdout?.includes("Dnsmasq") ?? false;
 export const HAVE_SIPP = spawnSync("sipp", ["-v"], { encoding: "utf8" }).stdout?.includes("SIPp") ?? false;
 
 const cleanups: (() => void)[] = [];
@@ -262,4 +264,36 @@ async function startReceiver(binary: string, extraArgs: string[], cpus?: string,
     return { result: line?.startsWith("RESULT ") ? (JSON.parse(line.slice("RESULT ".length)) as ReceiverResult) : null, exitCode, log };
   })();
   return { port, rxFile, result, kill: () => child.kill("SIGTERM") };
+}
+
+/**
+ * A real DNS server for the SRV tests: dnsmasq on 127.0.0.1 and a free UDP port, answering only
+ * for the records given (no upstream, no /etc/hosts). `srv`: `_sip._udp.trunk.test` → targets;
+ * `hosts`: name → address. Resolves once it answers.
+ */
+export async function startDnsmasq(records: { srv: { name: string; target: string; port: number; priority: number; weight: number }[]; hosts: Record<string, string> }): Promise<{ server: string; kill(): void }> {
+  const port = await freePort("udp");
+  const args = ["--no-daemon", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--no-poll", "--pid-file=", "--user=root", "--bind-interfaces", "--listen-address=127.0.0.1", `--port=${port}`, "--log-facility=-"];
+  for (const r of records.srv) args.push(`--srv-host=${r.name},${r.target},${r.port},${r.priority},${r.weight}`);
+  for (const [name, address] of Object.entries(records.hosts)) args.push(`--host-record=${name},${address}`);
+  const child = spawn("dnsmasq", args, { stdio: ["ignore", "pipe", "pipe"] });
+  let output = "";
+  child.stdout.on("data", (d: Buffer) => (output += d.toString()));
+  child.stderr.on("data", (d: Buffer) => (output += d.toString()));
+  cleanups.push(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+  });
+  const resolver = new dnsPromises.Resolver({ timeout: 200, tries: 1 });
+  resolver.setServers([`127.0.0.1:${port}`]);
+  const deadline = Date.now() + 5000;
+  for (;;) {
+    try {
+      await resolver.resolve4(Object.keys(records.hosts)[0]!);
+      break;
+    } catch {
+      if (child.exitCode !== null || Date.now() > deadline) throw new Error(`dnsmasq did not start: ${output}`);
+      await new Promise((r) => setTimeout(r, 50));
+    }
+  }
+  return { server: `127.0.0.1:${port}`, kill: () => child.kill("SIGKILL") };
 }

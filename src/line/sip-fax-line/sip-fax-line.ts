@@ -88,8 +88,10 @@ export interface SipFaxLineOptions {
   watchdogLimits?: WatchdogLimits;
   /** SIP timer overrides, for tests only. */
   sipTimers?: Partial<SipTimerValues>;
-  /** Host name resolution for proxies. (Default: dns.lookup) */
+  /** Host name resolution for proxies, A/AAAA only: for tests. (Default: DNS with SRV, `dnsServers`) */
   lookup?: (host: string) => Promise<string>;
+  /** DNS servers for trunk host names (lines.dnsServers); empty: the system's. */
+  dnsServers?: readonly string[];
   trace?: (entry: SipTraceEntry) => void;
   /** Wall clock for cache times, ms since the epoch. (Default: Date.now) */
   clock?: { now(): number };
@@ -206,6 +208,7 @@ export class SipFaxLine implements Line {
         udpPort: this.#options.sipPort,
         ...(this.#options.sipTimers !== undefined ? { timers: this.#options.sipTimers } : {}),
         ...(this.#options.lookup !== undefined ? { lookup: this.#options.lookup } : {}),
+        ...(this.#options.dnsServers !== undefined && this.#options.dnsServers.length > 0 ? { dnsServers: this.#options.dnsServers } : {}),
         ...(this.#options.trace !== undefined ? { trace: this.#options.trace } : {}),
       });
       await ua.start();

@@ -141,6 +141,8 @@ export interface SipCallHost {
   /** Uniform in [0, 1): for the 491 back-off. */
   random(): number;
   resolveHop(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop>;
+  /** Every hop for `uri`, in the order to try them (RFC 3263: SRV targets, then their addresses). */
+  resolveHops(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop[]>;
   openFlow(hop: SipHop): Promise<SipFlow>;
   /** Creates, registers and starts a client transaction for `request` on `flow`. */
   startClientTransaction(request: SipRequest, flow: SipFlow, user: ClientTransactionUser): InviteClientTransaction | NonInviteClientTransaction;
@@ -229,6 +231,9 @@ export class SipCall {
   #sessionAsk: number | null = null;
   /** RFC 3262: the last reliable provisional we PRACKed (per INVITE CSeq) and the early dialog's sequence number. */
   #prackState: { inviteSeq: number; lastRseq: number; localSeq: number } | null = null;
+  /** RFC 3263: the hops the INVITE may go to, in order, and the one in use. */
+  #hops: SipHop[] = [];
+  #hopIndex = 0;
   /** The methods the far end allows (its Allow), for choosing UPDATE or re-INVITE as a refresh. */
   #remoteAllow: string[] = [];
   #outcome: SipCallOutcome | null = null;
@@ -362,7 +367,8 @@ export class SipCall {
     try {
       const targetUri = parseSipUri(o.target);
       const hopUri = o.outboundProxy !== undefined ? proxyUri(o.outboundProxy) : targetUri;
-      flow = await this.#host.openFlow(await this.#host.resolveHop(hopUri, o.transport));
+      this.#hops = await this.#host.resolveHops(hopUri, o.transport);
+      flow = await this.#openFirstReachable();
     } catch (error) {
       this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Ring, cause: SipFailureCause.Transport });
       return;
@@ -376,6 +382,43 @@ export class SipCall {
     this.#inviteSentAt = this.#host.clock.now();
     this.#timers.start("ring", o.ringTimeoutMs, () => this.#onRingTimeout());
     this.#sendInvite();
+  }
+
+  /** Opens a flow to the current hop, or (connection refused …) to the next ones in turn. */
+  async #openFirstReachable(): Promise<SipFlow> {
+    for (;;) {
+      try {
+        return await this.#host.openFlow(this.#hops[this.#hopIndex]!);
+      } catch (error) {
+        if (this.#hopIndex + 1 >= this.#hops.length) throw error;
+        this.#hopIndex++;
+      }
+    }
+  }
+
+  /**
+   * RFC 3263 §4.3: the INVITE failed at this hop (transport error, no response, 503) before the
+   * far end rang: the same request, on a new branch, goes to the next hop. False when there is none
+   * (or the call is being cancelled), and the failure stands.
+   */
+  #tryNextHop(): boolean {
+    // Only while "calling": a 1xx beyond 100 (ringing, early media) means this hop reached the far end.
+    if (this.#cancelRequested !== null || this.#state !== SipCallState.Calling || this.#dialog !== null) return false;
+    if (this.#hopIndex + 1 >= this.#hops.length) return false;
+    this.#hopIndex++;
+    void (async () => {
+      let flow: SipFlow;
+      try {
+        flow = await this.#openFirstReachable();
+      } catch (error) {
+        this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Ring, cause: SipFailureCause.Transport });
+        return;
+      }
+      if (this.#state === SipCallState.Terminated || this.#cancelRequested !== null) return;
+      this.#flow = flow;
+      this.#sendInvite();
+    })();
+    return true;
   }
 
   #sendInvite(): void {
@@ -434,6 +477,7 @@ export class SipCall {
       return;
     }
     this.#timers.cancel("cancel-guard");
+    if (status === 503 && this.#tryNextHop()) return;
     if (status === 422 && this.#sessionAsk === null && this.#cancelRequested === null && this.#state !== SipCallState.Terminated) {
       // RFC 4028 §7.1: "Session Interval Too Small": ask again with the far end's Min-SE.
       const minSe = readMinSe(response.headers);
@@ -464,6 +508,7 @@ export class SipCall {
   }
 
   #onInviteFailure(sipStatus: number, reasonPhrase: string, cause: SipFailureCause): void {
+    if (this.#tryNextHop()) return;
     this.#fail({ sipStatus, reasonPhrase, phase: SipFailurePhase.Ring, cause: this.#cancelRequested ?? cause });
   }
 

@@ -31,8 +31,6 @@
  * ```
  */
 import { randomInt } from "node:crypto";
-import dns from "node:dns/promises";
-import net from "node:net";
 import type tls from "node:tls";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 import { InviteClientTransaction, NonInviteClientTransaction, TransactionState, type ClientTransactionUser } from "./client-transaction.ts";
@@ -43,6 +41,7 @@ import { ServerTransaction } from "./server-transaction.ts";
 import { DEFAULT_T38_CAPABILITIES, type T38Capabilities } from "./sdp.ts";
 import { DEFAULT_SIP_TIMERS, type SipTimerValues } from "./sip-timers.ts";
 import { DEFAULT_MIN_SE_SECONDS } from "./session-timer.ts";
+import { resolveTargets, systemResolver, type SipResolver } from "./resolve-targets.ts";
 import type { SipUri } from "./sip-uri.ts";
 import { SipTransportLayer, type SipFlow, type SipHop, type SipSource, type SipTraceEntry, type SipTransportProtocol, type SipTransportStats } from "./transports.ts";
 
@@ -76,8 +75,12 @@ export interface SipUserAgentOptions {
   trace?: (entry: SipTraceEntry) => void;
   /** The smallest session-timer interval (RFC 4028 Min-SE) we accept, seconds; tests only go lower. (Default: 90) */
   minSessionExpires?: number;
-  /** Host name resolution for targets and proxies. (Default: dns.lookup, A/AAAA only: no SRV/NAPTR) */
+  /** Host name resolution for targets and proxies, A/AAAA only (no SRV): for tests. (Default: `resolver`) */
   lookup?: (host: string) => Promise<string>;
+  /** DNS for RFC 3263 (SRV, then A/AAAA). (Default: the system's resolver, or one on `dnsServers`) */
+  resolver?: SipResolver;
+  /** DNS servers ("192.0.2.53", "127.0.0.1:5353") for the default resolver; empty: the system's. */
+  dnsServers?: readonly string[];
 }
 
 type AnyClientTransaction = InviteClientTransaction | NonInviteClientTransaction;
@@ -93,6 +96,7 @@ export class SipUserAgent {
   readonly #calls = new Map<string, SipCall>();
   readonly #registrations = new Set<SipRegistration>();
   readonly #host: SipCallHost;
+  readonly #resolver: SipResolver;
   #started = false;
   #closed = false;
   #incomingHandler: ((invite: IncomingInvite) => void) | null = null;
@@ -102,6 +106,10 @@ export class SipUserAgent {
     this.#clock = options.clock ?? systemClock;
     this.#timers = { ...DEFAULT_SIP_TIMERS, ...options.timers };
     this.#t38 = { ...DEFAULT_T38_CAPABILITIES, ...options.t38Capabilities };
+    const lookup = options.lookup;
+    this.#resolver =
+      options.resolver ??
+      (lookup !== undefined ? { resolveSrv: async () => [], lookup: async (host) => [await lookup(host)] } : systemResolver(options.dnsServers ?? []));
     this.#transports = new SipTransportLayer({
       localAddress: options.localAddress,
       udpPort: options.udpPort ?? 0,
@@ -118,7 +126,8 @@ export class SipUserAgent {
       minSessionExpires: options.minSessionExpires ?? DEFAULT_MIN_SE_SECONDS,
       advertisedAddress: options.advertisedAddress ?? null,
       random: () => randomInt(0, 1_000_000) / 1_000_000,
-      resolveHop: (uri, protocol) => ua.#resolveHop(uri, protocol),
+      resolveHop: async (uri, protocol) => (await ua.#resolveHops(uri, protocol))[0]!,
+      resolveHops: (uri, protocol) => ua.#resolveHops(uri, protocol),
       openFlow: (hop) => ua.#transports.open(hop),
       startClientTransaction: (request, flow, user) => ua.#startClientTransaction(request, flow, user),
       sendStateless: (request, flow) => flow.send(request),
@@ -213,11 +222,9 @@ export class SipUserAgent {
     await this.#transports.close();
   }
 
-  async #resolveHop(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop> {
-    const host = uri.host;
-    const address = net.isIP(host) !== 0 ? host : await (this.#options.lookup ?? defaultLookup)(host);
-    const port = uri.port ?? (protocol === "tls" ? 5061 : 5060);
-    return net.isIP(host) !== 0 ? { protocol, address, port } : { protocol, address, port, serverName: host };
+  /** RFC 3263: the hops for `uri`, in the order a request tries them (resolve-targets.ts). */
+  #resolveHops(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop[]> {
+    return resolveTargets(uri, protocol, this.#resolver, Math.random);
   }
 
   #startClientTransaction(request: SipRequest, flow: SipFlow, user: ClientTransactionUser): AnyClientTransaction {
@@ -352,6 +359,3 @@ export class SipUserAgent {
   }
 }
 
-async function defaultLookup(host: string): Promise<string> {
-  return (await dns.lookup(host)).address;
-}

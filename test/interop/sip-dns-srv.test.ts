@@ -1,0 +1,93 @@
+/**
+ * RFC 3263 against a real DNS server (dnsmasq) and SIPp: a trunk host named without a port is
+ * looked up by SRV, its targets are tried in priority order, and the INVITE fails over to the
+ * next target when the first answers 503 or does not answer at all. The order within one
+ * priority (RFC 2782 weights) is checked on the pure function with a fixed random sequence.
+ */
+import assert from "node:assert/strict";
+import { after, describe, it } from "node:test";
+import { orderSrv, resolveTargets, systemResolver } from "../../src/line/sip/resolve-targets.ts";
+import { parseSipUri } from "../../src/line/sip/sip-uri.ts";
+import { SipUserAgent } from "../../src/line/sip/sip-user-agent.ts";
+import type { SipTraceEntry } from "../../src/line/sip/transports.ts";
+import { cleanupPeers, HAVE_DNSMASQ, HAVE_SIPP, startDnsmasq, startSipp } from "./peer-processes.ts";
+
+after(() => cleanupPeers());
+
+describe("SRV ordering (RFC 2782)", () => {
+  it("lowest priority first; within a priority, the weighted draw decides, and every record comes once", () => {
+    const records = [
+      { name: "c", port: 3, priority: 20, weight: 0 },
+      { name: "a", port: 1, priority: 10, weight: 90 },
+      { name: "b", port: 2, priority: 10, weight: 10 },
+    ];
+    // A draw near 0 takes the first record of the running list, one near 1 the last.
+    assert.deepEqual(orderSrv(records, () => 0).map((r) => r.name), ["a", "b", "c"]);
+    assert.deepEqual(orderSrv(records, () => 0.99).map((r) => r.name), ["b", "a", "c"]);
+  });
+});
+
+describe("trunk hosts by DNS SRV, with failover (RFC 3263)", { skip: !HAVE_SIPP ? "sipp is not installed (Debian package sip-tester)" : !HAVE_DNSMASQ ? "dnsmasq is not installed (Debian package dnsmasq-base)" : false }, () => {
+  it("resolves _sip._udp SRV targets in priority order to their addresses", async () => {
+    const dns = await startDnsmasq({
+      srv: [
+        { name: "_sip._udp.trunk.test", target: "sbc2.trunk.test", port: 5070, priority: 20, weight: 10 },
+        { name: "_sip._udp.trunk.test", target: "sbc1.trunk.test", port: 5060, priority: 10, weight: 10 },
+      ],
+      hosts: { "sbc1.trunk.test": "127.0.0.11", "sbc2.trunk.test": "127.0.0.12" },
+    });
+    try {
+      const hops = await resolveTargets(parseSipUri("sip:+4930123456@trunk.test"), "udp", systemResolver([dns.server]));
+      assert.deepEqual(hops.map((h) => `${h.address}:${h.port}`), ["127.0.0.11:5060", "127.0.0.12:5070"]);
+      const direct = await resolveTargets(parseSipUri("sip:+4930123456@sbc1.trunk.test:5080"), "udp", systemResolver([dns.server]));
+      assert.deepEqual(direct.map((h) => `${h.address}:${h.port}`), ["127.0.0.11:5080"], "an explicit port skips SRV");
+    } finally {
+      dns.kill();
+    }
+  });
+
+  for (const first of ["answers 503", "does not answer"] as const) {
+    it(`the first target ${first}: the INVITE goes to the next one, which takes the call`, { timeout: 30_000 }, async () => {
+      const dead = first === "does not answer";
+      const unavailable = dead ? null : await startSipp("uas-unavailable-503.xml", { timeoutSeconds: 20 });
+      const working = await startSipp("uas-remote-bye.xml", { timeoutSeconds: 20 });
+      // Nothing listens on port 9 (discard) on loopback: the INVITE there is never answered.
+      const firstPort = unavailable?.port ?? 9;
+      const dns = await startDnsmasq({
+        srv: [
+          { name: "_sip._udp.trunk.test", target: "sbc1.trunk.test", port: firstPort, priority: 10, weight: 10 },
+          { name: "_sip._udp.trunk.test", target: "sbc2.trunk.test", port: working.port, priority: 20, weight: 10 },
+        ],
+        hosts: { "sbc1.trunk.test": "127.0.0.1", "sbc2.trunk.test": "127.0.0.1" },
+      });
+      const trace: SipTraceEntry[] = [];
+      // T1 50 ms: timer B (64*T1) gives up on the silent target after 3.2 s instead of 32.
+      const ua = new SipUserAgent({ localAddress: "127.0.0.1", dnsServers: [dns.server], trace: (e) => trace.push(e), timers: { T1: 50, D: 1000 } });
+      await ua.start();
+      try {
+        const call = ua.placeCall({
+          target: "sip:+4930123456@trunk.test",
+          from: "sip:+4940999888@faxline.test",
+          transport: "udp",
+          t38: false,
+          ringTimeoutMs: 20_000,
+          localMedia: { address: "127.0.0.1", audioPort: 40_200, t38Port: 40_202 },
+        });
+        const answered = await call.next("answered");
+        assert.ok(answered, `the call was answered; outcome ${JSON.stringify(await Promise.race([call.outcome, Promise.resolve(null)]))}`);
+        const invites = trace.filter((e) => e.direction === "out" && e.text.startsWith("INVITE "));
+        const ports = [...new Set(invites.map((e) => e.remote.port))];
+        assert.deepEqual(ports, [firstPort, working.port], "first the priority-10 target, then the priority-20 one");
+        const branches = new Set(invites.map((e) => /branch=([^;\s]+)/.exec(e.text)?.[1]));
+        assert.ok(branches.size >= 2, "a new transaction (branch) for the next target");
+        const outcome = await call.outcome;
+        assert.equal(outcome.result, "completed");
+        assert.equal((await working.exit).code, 0);
+        if (unavailable) assert.equal((await unavailable.exit).code, 0);
+      } finally {
+        await ua.close(0);
+        dns.kill();
+      }
+    });
+  }
+});
