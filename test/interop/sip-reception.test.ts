@@ -113,6 +113,29 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
     });
   }
 
+  it("G.711 calls report to each other over RTCP: sender reports with a block about the other's stream, nothing lost on loopback", { timeout: 60_000 }, async () => {
+    const sink = new CollectingSink();
+    const rx = receivingLine(sink, { t38: false });
+    await rx.start();
+    const tx = sendingLine(rx.sipLocal!.port, { t38: false });
+    try {
+      const arrived = sink.next();
+      const sent = await tx.send({ to: DID, defaultCsid: "RTCP", image, pageSizes: [20_000, 5_000], transport: "g711" });
+      assert.equal(sent.report.attempt.result, "delivered");
+      const ours = sent.report.media.rtcp!;
+      assert.ok(ours.sent >= 2 && ours.received >= 2, JSON.stringify(ours));
+      assert.ok(ours.lastRemoteView !== null, "the receiver's report block about our stream arrived");
+      assert.equal(ours.lastRemoteView.cumulativeLost, 0);
+      assert.equal(ours.malformed, 0);
+      assert.ok(ours.remoteBye, "the receiver's RTCP BYE at its end of the call");
+      const theirs = (await arrived).report.rtcp!;
+      assert.ok(theirs.received >= 2 && theirs.lastRemoteView !== null, JSON.stringify(theirs));
+    } finally {
+      await tx.close();
+      await rx.close();
+    }
+  });
+
   it("the caller hangs up in the middle of page 2: a PARTIAL reception keeps page 1, pixel-identical", { timeout: 60_000 }, async (t) => {
     const sink = new CollectingSink();
     const rx = receivingLine(sink);

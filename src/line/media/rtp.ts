@@ -20,6 +20,7 @@
  * socket is symmetric: it sends from the port it receives on, to the far end's address and port
  * from the SDP, and ignores datagrams from anywhere else.
  */
+import type { RtcpSource } from "./rtcp.ts";
 import dgram from "node:dgram";
 import { bindUdpSocket } from "./bind-udp.ts";
 import { randomInt } from "node:crypto";
@@ -223,6 +224,11 @@ export class RtpSocket {
   #closed = false;
   #handler: ((frame: ReceivedAudioFrame) => void) | null = null;
   readonly #stats: RtpSocketStats = { sent: 0, received: 0, ignored: 0, malformed: 0, foreign: 0, socketErrors: 0 };
+  /** Payload bytes sent, and the timestamp of the last packet (RTCP SR). */
+  #octetsSent = 0;
+  #lastTimestampSent = 0;
+  /** RFC 3550 A.1 and A.8 for the stream received: sequence cycles and interarrival jitter. */
+  #rx: { base: number; max: number; cycles: number; transit: number | null; jitter: number } | null = null;
 
   private constructor(socket: dgram.Socket, options: RtpSocketOptions) {
     this.#socket = socket;
@@ -267,13 +273,51 @@ export class RtpSocket {
       payload: g711Encode(this.#options.codec, samples),
     });
     this.#first = false;
+    const timestamp = this.#timestamp;
     this.#sequence = (this.#sequence + 1) & 0xffff;
     this.#timestamp = (this.#timestamp + samples.length) >>> 0;
     if (this.#options.dropOutgoing?.()) return;
     this.#stats.sent += 1;
+    this.#octetsSent += samples.length;
+    this.#lastTimestampSent = timestamp;
     this.#socket.send(packet, this.#remote.port, this.#remote.address, (error) => {
       if (error) this.#stats.socketErrors += 1;
     });
+  }
+
+  /** What RTCP reports (rtcp.ts): our SSRC, what we sent, and what we received of the far end's stream. */
+  rtcpSource(): ReturnType<RtcpSource> {
+    const rx = this.#rx;
+    const extendedHighest = rx === null ? 0 : rx.cycles + rx.max;
+    return {
+      ssrc: this.#ssrc,
+      sent: { packets: this.#stats.sent, octets: this.#octetsSent, rtpTimestamp: this.#lastTimestampSent },
+      reception:
+        rx === null || this.#remoteSsrc === null
+          ? null
+          : { ssrc: this.#remoteSsrc, extendedHighest, expected: extendedHighest - rx.base + 1, received: this.#stats.received, jitter: rx.jitter },
+    };
+  }
+
+  /** RFC 3550 A.1 (sequence numbers with wrap-around, without the probation) and A.8 (jitter). */
+  #track(packet: RtpPacket): void {
+    const arrival = Math.round(performance.now() * 8);
+    const transit = arrival - packet.timestamp;
+    if (this.#rx === null) {
+      this.#rx = { base: packet.sequence, max: packet.sequence, cycles: 0, transit, jitter: 0 };
+      return;
+    }
+    const rx = this.#rx;
+    const delta = (packet.sequence - rx.max + 0x10000) & 0xffff;
+    if (delta > 0 && delta < 3000) {
+      if (packet.sequence < rx.max) rx.cycles += 0x10000;
+      rx.max = packet.sequence;
+    }
+    if (rx.transit !== null) {
+      const d = Math.abs(transit - rx.transit);
+      rx.jitter += (d - rx.jitter) / 16;
+    }
+    rx.transit = transit;
   }
 
   close(): Promise<void> {
@@ -308,6 +352,7 @@ export class RtpSocket {
     }
     this.#remoteSsrc ??= packet.ssrc;
     this.#stats.received += 1;
+    this.#track(packet);
     this.#handler?.({ timestamp: packet.timestamp, sequence: packet.sequence, samples: g711Decode(this.#options.codec, packet.payload) });
   }
 }

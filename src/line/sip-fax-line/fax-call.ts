@@ -31,6 +31,8 @@ import { bitRateCap, SAMPLES_PER_SECOND } from "../fax-engine/engine.ts";
 import { runAudioSession } from "../fax-engine/run-audio-session.ts";
 import { runT38Session, type T38SessionResult } from "../fax-engine/run-t38-session.ts";
 import type { AttemptOutcome } from "../line.ts";
+import { randomUUID } from "node:crypto";
+import { RtcpSession, type RtcpStats } from "../media/rtcp.ts";
 import { RtpSocket, type RtpPlayoutStats, type RtpSocketStats } from "../media/rtp.ts";
 import { UdptlSocket, type UdptlSocketStats } from "../media/udptl-socket.ts";
 import {
@@ -122,7 +124,7 @@ export interface FaxCallReport {
   sip: SipCallOutcome;
   /** INVITE to 2xx, ms of wall time; null when not answered. */
   setupMs: number | null;
-  media: { udptl?: UdptlSocketStats; rtp?: RtpSocketStats; playout?: RtpPlayoutStats; remote?: { address: string; port: number } };
+  media: { udptl?: UdptlSocketStats; rtp?: RtpSocketStats; rtcp?: RtcpStats; playout?: RtpPlayoutStats; remote?: { address: string; port: number } };
   /** Engine time of the fax exchange, seconds. */
   engineSeconds: number;
   /** Wall time of the whole call, ms. */
@@ -377,6 +379,32 @@ export async function runFaxCall(setup: FaxCallSetup, input: FaxCallInput): Prom
  * within its `T38FaxMaxDatagram` (400 when it names none), with our redundancy unless it asked
  * for no error correction.
  */
+/**
+ * The RTP socket of a G.711 call on the call's first media port, and its RTCP (sender and
+ * receiver reports every 5 s of call time, media/rtcp.ts) on the port after it, towards the far
+ * end's RTP port + 1.
+ */
+export async function openAudio(
+  setup: Pick<FaxCallSetup, "speed">,
+  ports: Awaited<ReturnType<MediaPortPool["acquire"]>>,
+  media: AudioMedia,
+): Promise<{ rtp: RtpSocket; rtcp: RtcpSession }> {
+  const rtp = await RtpSocket.open({ socket: ports.take("audio"), remote: media.remote, codec: media.codec, payloadType: media.payloadType });
+  const rtcp = new RtcpSession({
+    socket: ports.take("rtcp"),
+    remote: rtcpRemote(media.remote),
+    source: () => rtp.rtcpSource(),
+    cname: `${randomUUID()}@faxline`,
+    speed: setup.speed,
+  });
+  return { rtp, rtcp };
+}
+
+/** Where the far end's RTCP goes: its RTP port + 1 (RFC 3605's default; `a=rtcp` is not read). */
+export function rtcpRemote(remote: { address: string; port: number }): { address: string; port: number } {
+  return { address: remote.address, port: remote.port + 1 };
+}
+
 export function openUdptl(setup: Pick<FaxCallSetup, "redundancy">, ports: Awaited<ReturnType<MediaPortPool["acquire"]>>, media: T38Media): Promise<UdptlSocket> {
   return UdptlSocket.open({
     socket: ports.take("t38"),
@@ -420,6 +448,7 @@ async function runFax(
 
   let udptl: UdptlSocket | null = null;
   let rtp: RtpSocket | null = null;
+  let rtcp: RtcpSession | null = null;
   let t38Session: T38Session | null = null;
   let audioSession: AudioSession | null = null;
   const faxStartWall = now();
@@ -431,7 +460,10 @@ async function runFax(
   const stopListening = call.onEvent((event) => {
     if (event.type === "mediaChanged" || event.type === "t38Switched") {
       if (event.media.kind === "t38") udptl?.setRemote(event.media.remote);
-      else rtp?.setRemote(event.media.remote);
+      else {
+        rtp?.setRemote(event.media.remote);
+        rtcp?.setRemote(rtcpRemote(event.media.remote));
+      }
     } else if (event.type === "ended") {
       stop.abort(new FaxStopped("call_ended"));
     }
@@ -448,6 +480,7 @@ async function runFax(
   const mediaStats = (): FaxCallReport["media"] => ({
     ...(udptl !== null ? { udptl: udptl.stats } : {}),
     ...(rtp !== null ? { rtp: rtp.stats } : {}),
+    ...(rtcp !== null ? { rtcp: { ...rtcp.stats } } : {}),
     remote: faxMedia.media.remote,
   });
   let playout: RtpPlayoutStats | undefined;
@@ -475,7 +508,7 @@ async function runFax(
       result = await runT38Session(t38Session, udptl, runOptions);
     } else {
       const { media } = faxMedia;
-      rtp = await RtpSocket.open({ socket: ports.take("audio"), remote: media.remote, codec: media.codec, payloadType: media.payloadType });
+      ({ rtp, rtcp } = await openAudio(setup, ports, media));
       audioSession = setup.engine.openAudioSession({ tiffPath: input.tiffPath, localIdent, ecm: mode.ecm, maxBitRate: bitRateCap(mode.maxBitRate) });
       const audio = await runAudioSession(audioSession, rtp, runOptions);
       playout = audio.playout;
@@ -494,6 +527,7 @@ async function runFax(
     stopListening();
     input.signal?.removeEventListener("abort", onOuterAbort);
     await udptl?.close();
+    await rtcp?.close();
     await rtp?.close();
   }
 

@@ -28,7 +28,8 @@ import { describeT30Completion } from "../fax-engine/t30-completion-codes.ts";
 import { RtpSocket } from "../media/rtp.ts";
 import type { UdptlSocket } from "../media/udptl-socket.ts";
 import { DEFAULT_WATCHDOG_LIMITS } from "../outcomes/call-watchdog.ts";
-import { openUdptl, waitForT38, type FaxCallSetup } from "./fax-call.ts";
+import { openAudio, openUdptl, rtcpRemote, waitForT38, type FaxCallSetup } from "./fax-call.ts";
+import type { RtcpSession, RtcpStats } from "../media/rtcp.ts";
 
 export interface ReceptionInput {
   invite: IncomingInvite;
@@ -75,6 +76,8 @@ export interface ReceptionReport {
   durationSecs: number;
   /** How the SIP side ended; null when the INVITE was gone before we could answer it (cancelled). */
   sip: SipCallOutcome | null;
+  /** G.711 calls: the RTCP exchanged (what the caller reported of our audio). */
+  rtcp?: RtcpStats;
 }
 
 /** A reception without a fax: FAILED, no page. */
@@ -139,10 +142,14 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
     const stop = new AbortController();
     let udptl: UdptlSocket | null = null;
     let rtp: RtpSocket | null = null;
+    let rtcp: RtcpSession | null = null;
     const stopListening = answeredCall.onEvent((event) => {
       if (event.type === "mediaChanged" || event.type === "t38Switched") {
         if (event.media.kind === "t38") udptl?.setRemote(event.media.remote);
-        else rtp?.setRemote(event.media.remote);
+        else {
+          rtp?.setRemote(event.media.remote);
+          rtcp?.setRemote(rtcpRemote(event.media.remote));
+        }
       } else if (event.type === "ended") {
         stop.abort(new CallEnded());
       }
@@ -176,7 +183,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
         engineSeconds = (await runT38Session(t38, udptl, runOptions)).engineSeconds;
       } else {
         const { media } = faxMedia;
-        rtp = await RtpSocket.open({ socket: ports.take("audio"), remote: media.remote, codec: media.codec, payloadType: media.payloadType });
+        ({ rtp, rtcp } = await openAudio(setup, ports, media));
         const audio = setup.engine.openAudioSession(sessionOptions);
         session = audio;
         engineSeconds = (await runAudioSession(audio, rtp, runOptions)).engineSeconds;
@@ -196,6 +203,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       stopListening();
       input.signal?.removeEventListener("abort", onOuterAbort);
       await udptl?.close();
+      await rtcp?.close();
       await rtp?.close();
     }
     const statistics: TransferStatistics | null = session?.statistics() ?? null;
@@ -228,6 +236,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       rawCause,
       durationSecs: Math.max(1, Math.round(durationMs / 1000)),
       sip,
+      ...(rtcp !== null ? { rtcp: { ...(rtcp as RtcpSession).stats } } : {}),
     };
   } catch (error) {
     if (call !== null && call.state !== "terminated") await call.hangup().catch(() => undefined);

@@ -1,11 +1,11 @@
 /**
  * Media ports of the SIP line: every call takes one pair of UDP ports from the configured range
- * (`lines.mediaPorts`), an even port for RTP audio and the next even one for T.38 (UDPTL). Both
- * are bound before the call is placed, because the SDP offer and answers name them, and they are
- * used symmetrically: we send from the port we receive on, which is what NATs and carriers'
- * session border controllers expect.
+ * (`lines.mediaPorts`), an even port for RTP audio, the odd one after it for its RTCP (RFC 3550's
+ * port + 1) and the next even one for T.38 (UDPTL). They are bound before the call is placed,
+ * because the SDP offer and answers name them, and they are used symmetrically: we send from the
+ * port we receive on, which is what NATs and carriers' session border controllers expect.
  *
- * A pair is taken by binding both sockets; a port another process holds is skipped. The sockets
+ * A pair is taken by binding its sockets; a port another process holds is skipped. The sockets
  * are handed to the media layer (`take`), and `release()` closes whatever was not handed over and
  * returns the pair to the pool.
  */
@@ -38,7 +38,7 @@ export interface MediaPorts {
   audioPort: number;
   t38Port: number;
   /** Hands over the bound socket of one kind; the taker closes it. */
-  take(kind: "audio" | "t38"): dgram.Socket;
+  take(kind: "audio" | "rtcp" | "t38"): dgram.Socket;
   /** Closes the sockets not handed over and frees the pair. Idempotent. */
   release(): void;
 }
@@ -104,21 +104,24 @@ export class MediaPortPool {
       if (this.#inUse.has(audioPort)) continue;
       this.#inUse.add(audioPort);
       const audio = await bind(this.#address, audioPort);
-      const t38 = audio === null ? null : await bind(this.#address, audioPort + 2);
-      if (audio === null || t38 === null) {
+      const rtcp = audio === null ? null : await bind(this.#address, audioPort + 1);
+      const t38 = rtcp === null ? null : await bind(this.#address, audioPort + 2);
+      if (audio === null || rtcp === null || t38 === null) {
         if (audio !== null) closeQuietly(audio);
+        if (rtcp !== null) closeQuietly(rtcp);
         this.#inUse.delete(audioPort);
         continue;
       }
       this.#cursor = (this.#cursor + tried + 1) % this.#pairs;
-      return this.#pair(audioPort, audio, t38);
+      return this.#pair(audioPort, audio, rtcp, t38);
     }
     throw new NoFreeMediaPortError(this.range, this.#inUse.size);
   }
 
-  #pair(audioPort: number, audio: dgram.Socket, t38: dgram.Socket): MediaPorts {
-    const held = new Map<"audio" | "t38", dgram.Socket>([
+  #pair(audioPort: number, audio: dgram.Socket, rtcp: dgram.Socket, t38: dgram.Socket): MediaPorts {
+    const held = new Map<"audio" | "rtcp" | "t38", dgram.Socket>([
       ["audio", audio],
+      ["rtcp", rtcp],
       ["t38", t38],
     ]);
     let released = false;
