@@ -5,7 +5,8 @@
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
-import { decodeRtcp, encodeRtcp, RTCP_RR, RTCP_SDES, RTCP_SR } from "../../src/line/media/rtcp.ts";
+import dgram from "node:dgram";
+import { decodeRtcp, encodeRtcp, RtcpSession, RTCP_RR, RTCP_SDES, RTCP_SR } from "../../src/line/media/rtcp.ts";
 import { RtpSocket } from "../../src/line/media/rtp.ts";
 
 describe("RTCP packets (RFC 3550 §6.4)", () => {
@@ -73,5 +74,23 @@ describe("RTP reception statistics for the reports (RFC 3550 A.1, A.3)", () => {
       await a.close();
       await b.close();
     }
+  });
+});
+
+describe("RTCP session", () => {
+  it("a far end whose RTCP port cannot exist (RTP on 65535) costs no crash and no socket", async () => {
+    const socket = dgram.createSocket("udp4");
+    await new Promise<void>((r) => socket.bind(0, "127.0.0.1", r));
+    const session = new RtcpSession({
+      socket,
+      remote: { address: "127.0.0.1", port: 65_536 },
+      source: () => ({ ssrc: 1, sent: { packets: 1, octets: 160, rtpTimestamp: 0 }, reception: null }),
+      cname: "x@faxline",
+      speed: 100,
+    });
+    await new Promise((r) => setTimeout(r, 120));
+    await session.close();
+    assert.equal(session.stats.sent, 0);
+    assert.throws(() => socket.address(), /Not running|ERR_SOCKET_DGRAM_NOT_RUNNING/, "the socket is closed");
   });
 });

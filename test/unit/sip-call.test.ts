@@ -415,6 +415,29 @@ describe("sip call: session timers (RFC 4028), placing the call", () => {
     assert.match(outcome.result === "failed" ? outcome.reasonPhrase : "", /Session expired/);
   });
 
+  it("a far end (the refresher) whose re-INVITE or UPDATE carries no Session-Expires has turned the timer off: no BYE later", async () => {
+    const { peer, call, clock } = await setup();
+    await peer.answer(AUDIO_ANSWER(1), ["Session-Expires: 120;refresher=uas", "Require: timer"]);
+    await call.next("answered", { includePast: true });
+    peer.request("UPDATE");
+    const ok = await peer.expectResponse(200);
+    assert.equal(ok.headers.get("session-expires"), undefined, "our 2xx names no timer either");
+    await clock.advance(300_000);
+    await peer.expectSilence(30);
+    assert.equal(call.state, "confirmed");
+  });
+
+  it("a 422 to its refresh raises the interval to the far end's Min-SE and refreshes again at once", async () => {
+    const { peer, call, clock } = await setup();
+    await peer.answer(AUDIO_ANSWER(1), ["Session-Expires: 90;refresher=uac", "Allow: INVITE, ACK, BYE, UPDATE"]);
+    await call.next("answered", { includePast: true });
+    await clock.advance(45_000);
+    const first = await peer.expectRequest("UPDATE");
+    peer.respond(first, 422, "Session Interval Too Small", "", peer.toTag, ["Min-SE: 180"]);
+    const again = await peer.expectRequest("UPDATE");
+    assert.equal(again.headers.get("session-expires"), "180;refresher=uac");
+  });
+
   it("asks again with the far end's Min-SE after 422 Session Interval Too Small", async () => {
     const { peer } = await setup();
     const first = await peer.expectRequest("INVITE");

@@ -254,8 +254,16 @@ export class RtcpSession {
       blocks,
       bye,
     });
-    this.stats.sent += 1;
-    return new Promise((resolve) => this.#socket.send(packet, this.#remote.port, this.#remote.address, () => resolve()));
+    return new Promise((resolve) => {
+      try {
+        this.#socket.send(packet, this.#remote.port, this.#remote.address, () => resolve());
+        this.stats.sent += 1;
+      } catch {
+        // A far end's RTP port of 65535 (its RTCP port would be 65536), a closed socket …: RTCP is
+        // advice, never a reason to fail the call.
+        resolve();
+      }
+    });
   }
 
   #onMessage(datagram: Buffer): void {
@@ -280,13 +288,16 @@ export class RtcpSession {
     if (this.#closed) return;
     if (this.#timer !== null) clearTimeout(this.#timer);
     this.#closed = true;
-    await this.#send(true);
-    await new Promise<void>((resolve) => {
-      try {
-        this.#socket.close(() => resolve());
-      } catch {
-        resolve();
-      }
-    });
+    try {
+      await this.#send(true);
+    } finally {
+      await new Promise<void>((resolve) => {
+        try {
+          this.#socket.close(() => resolve());
+        } catch {
+          resolve();
+        }
+      });
+    }
   }
 }

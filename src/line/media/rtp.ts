@@ -227,6 +227,7 @@ export class RtpSocket {
   /** Payload bytes sent, and the timestamp of the last packet (RTCP SR). */
   #octetsSent = 0;
   #lastTimestampSent = 0;
+  #lastSentAt = 0;
   /** RFC 3550 A.1 and A.8 for the stream received: sequence cycles and interarrival jitter. */
   #rx: { base: number; max: number; cycles: number; transit: number | null; jitter: number } | null = null;
 
@@ -280,6 +281,7 @@ export class RtpSocket {
     this.#stats.sent += 1;
     this.#octetsSent += samples.length;
     this.#lastTimestampSent = timestamp;
+    this.#lastSentAt = performance.now();
     this.#socket.send(packet, this.#remote.port, this.#remote.address, (error) => {
       if (error) this.#stats.socketErrors += 1;
     });
@@ -291,7 +293,12 @@ export class RtpSocket {
     const extendedHighest = rx === null ? 0 : rx.cycles + rx.max;
     return {
       ssrc: this.#ssrc,
-      sent: { packets: this.#stats.sent, octets: this.#octetsSent, rtpTimestamp: this.#lastTimestampSent },
+      // §6.4.1: the RTP time of the report's NTP instant, from the last packet and the time since.
+      sent: {
+        packets: this.#stats.sent,
+        octets: this.#octetsSent,
+        rtpTimestamp: this.#stats.sent === 0 ? 0 : (this.#lastTimestampSent + Math.round((performance.now() - this.#lastSentAt) * 8)) >>> 0,
+      },
       reception:
         rx === null || this.#remoteSsrc === null
           ? null
@@ -301,8 +308,9 @@ export class RtpSocket {
 
   /** RFC 3550 A.1 (sequence numbers with wrap-around, without the probation) and A.8 (jitter). */
   #track(packet: RtpPacket): void {
-    const arrival = Math.round(performance.now() * 8);
-    const transit = arrival - packet.timestamp;
+    // Arrival and transit in timestamp units, modulo 2^32 like the timestamps themselves.
+    const arrival = Math.round(performance.now() * 8) >>> 0;
+    const transit = (arrival - packet.timestamp) >>> 0;
     if (this.#rx === null) {
       this.#rx = { base: packet.sequence, max: packet.sequence, cycles: 0, transit, jitter: 0 };
       return;
@@ -314,7 +322,7 @@ export class RtpSocket {
       rx.max = packet.sequence;
     }
     if (rx.transit !== null) {
-      const d = Math.abs(transit - rx.transit);
+      const d = Math.abs((transit - rx.transit) | 0);
       rx.jitter += (d - rx.jitter) / 16;
     }
     rx.transit = transit;

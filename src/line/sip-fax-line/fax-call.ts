@@ -527,7 +527,7 @@ async function runFax(
     stopListening();
     input.signal?.removeEventListener("abort", onOuterAbort);
     await udptl?.close();
-    await rtcp?.close();
+    await rtcp?.close().catch(() => undefined);
     await rtp?.close();
   }
 

@@ -203,7 +203,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       stopListening();
       input.signal?.removeEventListener("abort", onOuterAbort);
       await udptl?.close();
-      await rtcp?.close();
+      await rtcp?.close().catch(() => undefined);
       await rtp?.close();
     }
     const statistics: TransferStatistics | null = session?.statistics() ?? null;

@@ -99,7 +99,9 @@ export function orderSrv(records: readonly SrvRecord[], random: () => number): S
     const left = [...byPriority.get(priority)!].sort((a, b) => (a.weight === 0 ? -1 : 0) - (b.weight === 0 ? -1 : 0));
     while (left.length > 0) {
       const total = left.reduce((sum, r) => sum + r.weight, 0);
-      const pick = random() * (total + 1);
+      // RFC 2782: a whole number from 0 to the sum of the weights; the first record whose running
+      // sum reaches it is next (a weight-0 record, listed first, is taken only on a 0).
+      const pick = Math.floor(random() * (total + 1));
       let running = 0;
       let index = left.length - 1;
       for (let i = 0; i < left.length; i++) {

@@ -230,7 +230,7 @@ export class SipCall {
   /** The interval a 422 asked for, sent in our next INVITE. */
   #sessionAsk: number | null = null;
   /** RFC 3262: the last reliable provisional we PRACKed (per INVITE CSeq) and the early dialog's sequence number. */
-  #prackState: { inviteSeq: number; lastRseq: number; localSeq: number } | null = null;
+  #prackState: { inviteSeq: number; lastRseq: Map<string, number>; localSeq: number } | null = null;
   /** RFC 3263: the hops the INVITE may go to, in order, and the one in use. */
   #hops: SipHop[] = [];
   #hopIndex = 0;
@@ -406,6 +406,8 @@ export class SipCall {
     if (this.#cancelRequested !== null || this.#state !== SipCallState.Calling || this.#dialog !== null) return false;
     if (this.#hopIndex + 1 >= this.#hops.length) return false;
     this.#hopIndex++;
+    // Another server: its challenge will be its own (an answer to the last one would be refused).
+    this.#auth = null;
     void (async () => {
       let flow: SipFlow;
       try {
@@ -414,7 +416,13 @@ export class SipCall {
         this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Ring, cause: SipFailureCause.Transport });
         return;
       }
-      if (this.#state === SipCallState.Terminated || this.#cancelRequested !== null) return;
+      if (this.#state === SipCallState.Terminated) return;
+      if (this.#cancelRequested !== null) {
+        // Hung up while the next hop was being reached: nothing of this INVITE is on the wire there.
+        this.#timers.cancel("cancel-guard");
+        this.#fail({ sipStatus: null, reasonPhrase: "Cancelled before the INVITE was sent to the next target", phase: SipFailurePhase.Ring, cause: this.#cancelRequested });
+        return;
+      }
       this.#flow = flow;
       this.#sendInvite();
     })();
@@ -612,28 +620,47 @@ export class SipCall {
    */
   #prack(response: SipResponse): void {
     const invite = this.#invite;
-    const flow = this.#flow;
+    const toTag = tagOf(response.headers.get("to"));
     const rseq = Number.parseInt(response.headers.get("rseq") ?? "", 10);
-    if (invite === null || flow === null || !Number.isInteger(rseq) || tagOf(response.headers.get("to")) === null) return;
+    if (invite === null || this.#flow === null || !Number.isInteger(rseq) || toTag === null) return;
+    const inviteSeq = cseqOf(invite).seq;
+    if (this.#prackState?.inviteSeq !== inviteSeq) this.#prackState = { inviteSeq, lastRseq: new Map(), localSeq: inviteSeq };
     const state = this.#prackState;
-    if (state !== null && state.inviteSeq === cseqOf(invite).seq && rseq !== state.lastRseq + 1) return;
+    // RSeq counts per early dialog (a forked INVITE has several): PRACK only the next one in order.
+    const last = state.lastRseq.get(toTag);
+    if (last !== undefined && rseq !== last + 1) return;
     let early: Dialog;
     try {
-      early = new Dialog({ invite, response, localSeq: Math.max(cseqOf(invite).seq, state?.localSeq ?? 0) });
+      early = new Dialog({ invite, response, localSeq: state.localSeq });
     } catch {
       return;
     }
     const prack = early.createRequest("PRACK");
-    prack.headers.append("rack", `${rseq} ${cseqOf(invite).seq} INVITE`);
-    this.#addVia(prack, flow);
-    this.#authorize(prack);
-    this.#prackState = { inviteSeq: cseqOf(invite).seq, lastRseq: rseq, localSeq: early.localSeq };
-    this.#host.startClientTransaction(prack, flow, {
-      // The INVITE's final response decides the call; a refused PRACK changes nothing here.
-      onResponse: () => undefined,
-      onRequestTimeout: () => undefined,
-      onTransportError: () => undefined,
-    });
+    state.localSeq = early.localSeq;
+    state.lastRseq.set(toTag, rseq);
+    prack.headers.append("rack", `${rseq} ${inviteSeq} INVITE`);
+    void (async () => {
+      // Like every request in the (early) dialog: the outbound proxy, else the route set or the
+      // far end's Contact (§12.2.1.1); the INVITE's own flow when that is where it points.
+      let flow = this.#flow!;
+      if (this.options.outboundProxy === undefined) {
+        try {
+          const hop = await this.#host.resolveHop(early.nextHopUri, this.options.transport);
+          if (hop.address !== flow.remote.address || hop.port !== flow.remote.port || hop.protocol !== flow.protocol) flow = await this.#host.openFlow(hop);
+        } catch {
+          // The INVITE's flow is the best we have.
+        }
+      }
+      if (this.#state === SipCallState.Terminated) return;
+      this.#addVia(prack, flow);
+      this.#authorize(prack);
+      this.#host.startClientTransaction(prack, flow, {
+        // The INVITE's final response decides the call; a refused PRACK changes nothing here.
+        onResponse: () => undefined,
+        onRequestTimeout: () => undefined,
+        onTransportError: () => undefined,
+      });
+    })();
   }
 
   #onRingTimeout(): void {
@@ -968,6 +995,11 @@ export class SipCall {
       this.#reinviteEndsDialog(503, `Service Unavailable (${(error as Error).message})`, SipFailureCause.Transport, false);
       return;
     }
+    // The call may have ended (a BYE, a failed refresh) while the flow was found.
+    if (this.#reinvite !== pending || this.#state !== SipCallState.Confirmed || this.#dialog === null) {
+      if (this.#reinvite === pending) this.#finishReinvite({ result: "ended" });
+      return;
+    }
     const request = this.#dialog.createRequest("INVITE");
     request.headers.append("contact", this.#contact(flow));
     request.headers.append("allow", ALLOW);
@@ -1024,6 +1056,12 @@ export class SipCall {
       });
       return;
     }
+    if (status === 422 && pending.purpose === "refresh" && this.#raiseInterval(readMinSe(response.headers))) {
+      // RFC 4028 §7.4: refresh again at once with at least the far end's Min-SE.
+      this.#finishReinvite({ result: "ended" });
+      this.#refreshSession();
+      return;
+    }
     if (status === 408 || status === 481) {
       // §14.1: "If the response is a 481 or 408 … the UAC will terminate the dialog."
       this.#reinviteEndsDialog(status, response.reason, SipFailureCause.Rejected, status === 408);
@@ -1042,7 +1080,9 @@ export class SipCall {
       session = null;
     }
     // Every re-INVITE of ours refreshes the session (RFC 4028): the 2xx may move the timer.
-    if (this.#sessionTimer !== null) this.#setSessionTimer(timerFromResponse(response.headers) ?? this.#sessionTimer);
+    // A 2xx without Session-Expires keeps a timer only when we refresh (RFC 4028 §7.2: none is
+    // required of the far end then); one it was to refresh is off.
+    if (this.#sessionTimer !== null) this.#setSessionTimer(timerFromResponse(response.headers) ?? (this.#sessionTimer.refresher === "local" ? this.#sessionTimer : null));
     if (pending.purpose === "refresh") {
       // Same SDP both ways, as a refresh is; a far end that changed its address anyway is followed.
       const media = session !== null ? readNegotiatedMedia(session, this.#codecs) : null;
@@ -1130,7 +1170,7 @@ export class SipCall {
     this.#timers.cancel("glare");
     pending?.resolve(result);
     if (pending?.purpose === "t38") for (const r of this.#afterReinvite.splice(0)) r(result);
-    else if (pending?.purpose === "refresh" && this.#afterReinvite.length > 0) {
+    else if (pending?.purpose === "refresh" && this.#afterReinvite.length > 0 && this.#state === SipCallState.Confirmed) {
       // A switch to T.38 waited for our refresh: it goes now.
       const waiting = this.#afterReinvite.splice(0);
       void this.switchToT38().then((r) => waiting.forEach((w) => w(r)));
@@ -1148,6 +1188,14 @@ export class SipCall {
     if (timer === null || this.#state === SipCallState.Terminated) return;
     if (timer.refresher === "local") this.#timers.start("session-refresh", refreshDelayMs(timer), () => this.#refreshSession());
     else this.#timers.start("session-expiry", expiryDelayMs(timer), () => this.#sessionExpired());
+  }
+
+  /** A 422 to our refresh named a Min-SE above our interval: take it (true), else false (nothing to retry). */
+  #raiseInterval(minSe: number | null): boolean {
+    const timer = this.#sessionTimer;
+    if (timer === null || minSe === null || minSe <= timer.seconds) return false;
+    this.#sessionTimer = { ...timer, seconds: minSe };
+    return true;
   }
 
   /** Session-Expires and Supported for a refresh of ours (any re-INVITE or UPDATE we send while a timer runs). */
@@ -1174,6 +1222,7 @@ export class SipCall {
         (response) => {
           if (this.#state !== SipCallState.Confirmed) return;
           if (response.status >= 200 && response.status < 300) this.#setSessionTimer(timerFromResponse(response.headers) ?? timer);
+          else if (response.status === 422 && this.#raiseInterval(readMinSe(response.headers))) this.#refreshSession();
           else if (response.status === 481 || response.status === 408) this.#reinviteEndsDialog(response.status, response.reason, SipFailureCause.Rejected, response.status === 408);
           else {
             // UPDATE not taken after all (405, 501 …): refresh with a re-INVITE from now on.
@@ -1215,8 +1264,9 @@ export class SipCall {
   #answerRefresh(request: SipRequest): { headers: [string, string][] } | { minSe: number } {
     const answer = answerTimerRequest(request.headers, this.#host.minSessionExpires);
     if (!answer.ok) return { minSe: answer.minSe };
-    // No Session-Expires in their request: a plain re-INVITE still proves the session alive.
-    this.#setSessionTimer(answer.timer ?? this.#sessionTimer);
+    // No Session-Expires in their request: RFC 4028 §9, the session timer is off from now on (our
+    // 2xx says none either), so nobody waits for refreshes that will not come.
+    this.#setSessionTimer(answer.timer);
     return { headers: answer.headers };
   }
 
@@ -1231,8 +1281,9 @@ export class SipCall {
       this.#finishReinvite({ result: "ended" });
       return;
     }
-    this.#finishReinvite({ result: "ended" });
+    // Terminating first: a T.38 switch waiting behind this re-INVITE must not start on a dead dialog.
     this.#state = SipCallState.Terminating;
+    this.#finishReinvite({ result: "ended" });
     const end = (): void => this.#fail({ sipStatus, reasonPhrase, phase: SipFailurePhase.Reinvite, cause, answered: true });
     if (sendBye) void this.#sendBye().then(end);
     else end();
@@ -1315,6 +1366,7 @@ export class SipCall {
         if (this.#state === SipCallState.Terminating) return;
         const reason = parseReasonHeader(request.headers.get("reason"));
         this.#emit({ type: "remoteBye", reason });
+        this.#state = SipCallState.Terminating;
         this.#finishReinvite({ result: "ended" });
         this.#complete("remote", reason);
         return;
