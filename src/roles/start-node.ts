@@ -16,6 +16,7 @@ import { TestLine } from "../line/test-line.ts";
 import { SipFaxLine } from "../line/sip-fax-line/sip-fax-line.ts";
 import type { InboundSink } from "../line/sip-fax-line/inbound-calls.ts";
 import { sipReceptionSink } from "../inbound/sip-reception-sink.ts";
+import { pacingBudget, pacingWarning } from "../line/sip-fax-line/pacing-budget.ts";
 import { parsePortRange } from "../line/sip-fax-line/media-ports.ts";
 import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { getDestinationCapability, recordAttemptCapability } from "../store/queries/destination-capabilities.ts";
@@ -140,6 +141,9 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       });
       sipLine = buildSipLine(config, store, logger.child({ node: nodeId, dc: config.node.datacenter }), clock, sink);
       await sipLine?.start();
+      const budget = pacingBudget({ trunks: config.lines.trunks, senderChannels: config.sender.channels, inboundChannels: config.inbound.channels, capacity: config.lines.pacingCapacity });
+      const warning = sipLine === null ? null : pacingWarning(budget);
+      if (warning !== null) logger.warn({ node: nodeId, ...budget }, warning);
     }
     const holder = `${nodeId}:${randomToken(8)}`;
     const nodeLogger = logger.child({ node: nodeId, dc: config.node.datacenter });
