@@ -400,6 +400,27 @@ export async function openAudio(
   return { rtp, rtcp };
 }
 
+/**
+ * While a fax runs: the media sockets follow the far end's new address (a re-INVITE or UPDATE
+ * that moved it), and `onEnded` runs when the call ends. Returns the function that stops.
+ */
+export function followCall(
+  call: SipCall,
+  sockets: () => { udptl: UdptlSocket | null; rtp: RtpSocket | null; rtcp: RtcpSession | null },
+  onEnded: () => void,
+): () => void {
+  return call.onEvent((event) => {
+    if (event.type === "mediaChanged" || event.type === "t38Switched") {
+      const { udptl, rtp, rtcp } = sockets();
+      if (event.media.kind === "t38") udptl?.setRemote(event.media.remote);
+      else {
+        rtp?.setRemote(event.media.remote);
+        rtcp?.setRemote(rtcpRemote(event.media.remote));
+      }
+    } else if (event.type === "ended") onEnded();
+  });
+}
+
 /** Where the far end's RTCP goes: its RTP port + 1 (RFC 3605's default; `a=rtcp` is not read). */
 export function rtcpRemote(remote: { address: string; port: number }): { address: string; port: number } {
   return { address: remote.address, port: remote.port + 1 };
@@ -457,17 +478,7 @@ async function runFax(
     tracker.onEvent(event, callStartedAt + event.atSample / (SAMPLES_PER_SECOND / 1000));
     input.onEngineEvent?.(event);
   };
-  const stopListening = call.onEvent((event) => {
-    if (event.type === "mediaChanged" || event.type === "t38Switched") {
-      if (event.media.kind === "t38") udptl?.setRemote(event.media.remote);
-      else {
-        rtp?.setRemote(event.media.remote);
-        rtcp?.setRemote(rtcpRemote(event.media.remote));
-      }
-    } else if (event.type === "ended") {
-      stop.abort(new FaxStopped("call_ended"));
-    }
-  });
+  const stopListening = followCall(call, () => ({ udptl, rtp, rtcp }), () => stop.abort(new FaxStopped("call_ended")));
   if (call.state === "terminated") stop.abort(new FaxStopped("call_ended"));
   const watchdogEvery = Math.min(1000, Math.max(20, 1000 / speed));
   const watchdog = setInterval(() => {

@@ -28,7 +28,7 @@ import { describeT30Completion } from "../fax-engine/t30-completion-codes.ts";
 import { RtpSocket } from "../media/rtp.ts";
 import type { UdptlSocket } from "../media/udptl-socket.ts";
 import { DEFAULT_WATCHDOG_LIMITS } from "../outcomes/call-watchdog.ts";
-import { openAudio, openUdptl, rtcpRemote, waitForT38, type FaxCallSetup } from "./fax-call.ts";
+import { followCall, openAudio, openUdptl, waitForT38, type FaxCallSetup } from "./fax-call.ts";
 import type { RtcpSession, RtcpStats } from "../media/rtcp.ts";
 
 export interface ReceptionInput {
@@ -143,17 +143,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
     let udptl: UdptlSocket | null = null;
     let rtp: RtpSocket | null = null;
     let rtcp: RtcpSession | null = null;
-    const stopListening = answeredCall.onEvent((event) => {
-      if (event.type === "mediaChanged" || event.type === "t38Switched") {
-        if (event.media.kind === "t38") udptl?.setRemote(event.media.remote);
-        else {
-          rtp?.setRemote(event.media.remote);
-          rtcp?.setRemote(rtcpRemote(event.media.remote));
-        }
-      } else if (event.type === "ended") {
-        stop.abort(new CallEnded());
-      }
-    });
+    const stopListening = followCall(answeredCall, () => ({ udptl, rtp, rtcp }), () => stop.abort(new CallEnded()));
     if (answeredCall.state === "terminated") stop.abort(new CallEnded());
     const onOuterAbort = (): void => stop.abort(input.signal?.reason);
     input.signal?.addEventListener("abort", onOuterAbort, { once: true });
