@@ -363,25 +363,42 @@ export class SipCall {
       return;
     }
     o.signal?.addEventListener("abort", this.#onAbort, { once: true });
-    let flow: SipFlow;
     try {
       const targetUri = parseSipUri(o.target);
       const hopUri = o.outboundProxy !== undefined ? proxyUri(o.outboundProxy) : targetUri;
       this.#hops = await this.#host.resolveHops(hopUri, o.transport);
-      flow = await this.#openFirstReachable();
     } catch (error) {
       this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Ring, cause: SipFailureCause.Transport });
       return;
     }
-    if (this.#state === SipCallState.Terminated) return;
-    if (this.#cancelRequested !== null) {
-      this.#fail({ sipStatus: null, reasonPhrase: "Cancelled before the INVITE was sent", phase: SipFailurePhase.Ring, cause: this.#cancelRequested });
-      return;
-    }
+    const flow = await this.#reachHop("");
+    if (flow === null) return;
     this.#flow = flow;
     this.#inviteSentAt = this.#host.clock.now();
     this.#timers.start("ring", o.ringTimeoutMs, () => this.#onRingTimeout());
     this.#sendInvite();
+  }
+
+  /**
+   * The flow the INVITE goes out on (`#openFirstReachable`), or null when the call ended meanwhile:
+   * no hop reachable (503), ended, or hung up before the INVITE left (nothing of it is on the wire
+   * there, so the call ends now without waiting for a CANCEL's answer).
+   */
+  async #reachHop(where: string): Promise<SipFlow | null> {
+    let flow: SipFlow;
+    try {
+      flow = await this.#openFirstReachable();
+    } catch (error) {
+      this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Ring, cause: SipFailureCause.Transport });
+      return null;
+    }
+    if (this.#state === SipCallState.Terminated) return null;
+    if (this.#cancelRequested !== null) {
+      this.#timers.cancel("cancel-guard");
+      this.#fail({ sipStatus: null, reasonPhrase: `Cancelled before the INVITE was sent${where}`, phase: SipFailurePhase.Ring, cause: this.#cancelRequested });
+      return null;
+    }
+    return flow;
   }
 
   /** Opens a flow to the current hop, or (connection refused …) to the next ones in turn. */
@@ -409,20 +426,8 @@ export class SipCall {
     // Another server: its challenge will be its own (an answer to the last one would be refused).
     this.#auth = null;
     void (async () => {
-      let flow: SipFlow;
-      try {
-        flow = await this.#openFirstReachable();
-      } catch (error) {
-        this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Ring, cause: SipFailureCause.Transport });
-        return;
-      }
-      if (this.#state === SipCallState.Terminated) return;
-      if (this.#cancelRequested !== null) {
-        // Hung up while the next hop was being reached: nothing of this INVITE is on the wire there.
-        this.#timers.cancel("cancel-guard");
-        this.#fail({ sipStatus: null, reasonPhrase: "Cancelled before the INVITE was sent to the next target", phase: SipFailurePhase.Ring, cause: this.#cancelRequested });
-        return;
-      }
+      const flow = await this.#reachHop(" to the next target");
+      if (flow === null) return;
       this.#flow = flow;
       this.#sendInvite();
     })();
