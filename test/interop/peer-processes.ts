@@ -178,6 +178,32 @@ export interface ReceiverRun {
   /** Resolves with the RESULT line (null when the harness printed none), its exit code and its log. */
   result: Promise<{ result: ReceiverResult | null; exitCode: number | null; log: string }>;
   kill(): void;
+  /**
+   * Lockstep only (`lockstep: true`): tells the harness that our side has sent `sent` datagrams
+   * in all; it takes them, runs one tick and resolves with the datagrams it has sent in all, or
+   * with null once it has ended (it then no longer steps).
+   */
+  step(sent: number): Promise<number | null>;
+  /** Lockstep only: our side is done; the harness runs on alone to its end. */
+  endLockstep(): void;
+}
+
+/**
+ * Paces a T.38 session (runT38Session's `pacer`) in lockstep with a harness started with
+ * `lockstep: true`: after each of our ticks the harness takes what we sent and runs its tick,
+ * and our next tick waits until what it sent has arrived. A datagram that never arrives fails
+ * the run after 10 s rather than hanging it.
+ */
+export function lockstepPacer(run: ReceiverRun, socket: { readonly stats: { datagramsSent: number; datagramsReceived: number } }): () => Promise<void> {
+  return async () => {
+    const peerSent = await run.step(socket.stats.datagramsSent);
+    if (peerSent === null) return;
+    const deadline = performance.now() + 10_000;
+    while (socket.stats.datagramsReceived < peerSent) {
+      if (performance.now() > deadline) throw new Error(`lockstep: datagram ${socket.stats.datagramsReceived + 1} of the harness's ${peerSent} never arrived`);
+      await new Promise((resolve) => setImmediate(resolve));
+    }
+  };
 }
 
 /**
@@ -196,11 +222,14 @@ export async function startT38Receiver(options: {
   virtualSeconds?: number;
   wallSeconds?: number;
   cpus?: string;
+  /** Shares one virtual clock with our side, stepped through `step` (then `speed` is not used). */
+  lockstep?: boolean;
 }): Promise<ReceiverRun> {
   const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", String(options.virtualSeconds ?? 600), "-W", String(options.wallSeconds ?? 120)];
   if (options.lossPercent !== undefined) args.push("-x", String(options.lossPercent), "-S", String(options.seed ?? 1));
   if (options.compressions !== undefined) args.push("-C", options.compressions.join(","));
   if (options.ecm) args.push("-e");
+  if (options.lockstep) args.push("-L");
   return startReceiver(RECEIVER_PATH, args, options.cpus);
 }
 
@@ -246,24 +275,58 @@ async function startReceiver(binary: string, extraArgs: string[], cpus?: string,
   const dir = mkdtempSync(path.join(tmpdir(), "faxline-rx-"));
   const rxFile = path.join(dir, "rx.tif");
   const args = [...(sendFile !== undefined ? ["-t", sendFile] : ["-f", rxFile]), "-l", "127.0.0.1:0", ...extraArgs];
-  const child = cpus === undefined ? spawn(binary, args, { stdio: ["ignore", "pipe", "pipe"] }) : spawn("taskset", ["-c", cpus, binary, ...args], { stdio: ["ignore", "pipe", "pipe"] });
+  const stdio: ["pipe", "pipe", "pipe"] = ["pipe", "pipe", "pipe"];
+  const child = cpus === undefined ? spawn(binary, args, { stdio }) : spawn("taskset", ["-c", cpus, binary, ...args], { stdio });
+  if (!args.includes("-L")) child.stdin.end();
+  child.stdin.on("error", () => {}); // EPIPE once the harness has ended
   let log = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
   const exited = new Promise<number | null>((resolve) => child.once("exit", (code) => resolve(code)));
-  const lines = createInterface({ input: child.stdout })[Symbol.asyncIterator]();
   cleanups.push(() => {
     if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   });
-  const listening = (await lines.next()).value as string | undefined;
-  const port = Number(/^LISTENING (\d+)$/.exec(listening ?? "")?.[1]);
-  if (!(port > 0)) throw new Error(`the receiver did not say where it listens: ${listening}\n${log}`);
+  // stdout: "LISTENING <port>", then in lockstep "STEPPED <n>" per step, then "RESULT {...}".
+  let listening: (line: string | undefined) => void = () => {};
+  const firstLine = new Promise<string | undefined>((resolve) => (listening = resolve));
+  let resultLine: string | undefined;
+  const stepped: ((sent: number | null) => void)[] = [];
+  let ended = false;
+  const lines = createInterface({ input: child.stdout });
+  lines.on("line", (line) => {
+    if (line.startsWith("LISTENING ")) listening(line);
+    else if (line.startsWith("STEPPED ")) stepped.shift()?.(Number(line.slice("STEPPED ".length)));
+    else if (line.startsWith("RESULT ")) resultLine = line;
+  });
+  lines.on("close", () => {
+    ended = true;
+    listening(undefined);
+    for (const resolve of stepped.splice(0)) resolve(null);
+  });
+  const first = await firstLine;
+  const port = Number(/^LISTENING (\d+)$/.exec(first ?? "")?.[1]);
+  if (!(port > 0)) throw new Error(`the receiver did not say where it listens: ${first}\n${log}`);
   const result = (async () => {
-    const line = (await lines.next()).value as string | undefined;
     const exitCode = await exited;
-    return { result: line?.startsWith("RESULT ") ? (JSON.parse(line.slice("RESULT ".length)) as ReceiverResult) : null, exitCode, log };
+    await new Promise<void>((resolve) => (ended ? resolve() : lines.once("close", () => resolve())));
+    return { result: resultLine ? (JSON.parse(resultLine.slice("RESULT ".length)) as ReceiverResult) : null, exitCode, log };
   })();
-  return { port, rxFile, result, kill: () => child.kill("SIGTERM") };
+  return {
+    port,
+    rxFile,
+    result,
+    kill: () => child.kill("SIGTERM"),
+    step: (sent) => {
+      if (ended || child.stdin.writableEnded) return Promise.resolve(null);
+      return new Promise((resolve) => {
+        stepped.push(resolve);
+        child.stdin.write(`STEP ${sent}\n`);
+      });
+    },
+    endLockstep: () => {
+      child.stdin.end();
+    },
+  };
 }
 
 /**

@@ -2,8 +2,11 @@
  * Interop: Faxline's T.38 sender (the SpanDSP addon behind the Engine interface, UDPTL in
  * TypeScript, over a real UDP socket) faxes a two-page letter rendered by Faxline to a SpanDSP
  * T.38 receiver running as a separate process with its own UDPTL code
- * (test/peers/spandsp-receiver/t38_receiver.c). Both run on a virtual clock 50 times faster than
- * real time. Every received page is compared pixel by pixel with the page sent.
+ * (test/peers/spandsp-receiver/t38_receiver.c). Both run on one virtual clock in lockstep (20 ms
+ * ticks; each side hears what the other sent in a tick before its next one), so every run of a
+ * case is the same on every machine, however loaded: earlier both ends ran 50 times faster than
+ * the wall clock each on its own, and a stall of a tenth of a second on a busy machine once cost a
+ * page's answer. Every received page is compared pixel by pixel with the page sent.
  *
  * The matrix: ECM on/off × HIGH/LOW × redundancy 0/3 × loss 0 %/5 % (each direction, seeded);
  * then the compressions the receiver offers (MH; MH+MR; MH+MR+MMR with ECM) × A4/Letter, which
@@ -27,10 +30,8 @@ import { isFcf } from "../../src/line/fax-engine/t30-fcf.ts";
 import { UdptlSocket, type UdptlSocketStats } from "../../src/line/media/udptl-socket.ts";
 import type { Resolution } from "../../src/render/pages/grey-page.ts";
 import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, seededRandom, type PageComparison } from "./interop-support.ts";
-import { cleanupPeers, startT38Receiver, type ReceiverResult } from "./peer-processes.ts";
+import { cleanupPeers, lockstepPacer, startT38Receiver, type ReceiverResult } from "./peer-processes.ts";
 
-/** 50× was reliable in every run we measured (and 100× and 200× too); it keeps a 2-page fax near 1 s. */
-const SPEED = 50;
 const OUR_IDENT = "+49 89 1234567";
 const RECEIVER_IDENT = "FAXLINE-TEST-RX";
 
@@ -67,7 +68,8 @@ const sentTiff = new Map<string, { path: string; bytes: Buffer }>();
 
 async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
   const receiverRun = await startT38Receiver({
-    speed: SPEED,
+    speed: 1,
+    lockstep: true,
     ecm: c.ecm,
     ident: RECEIVER_IDENT,
     redundancy: c.redundancy,
@@ -93,9 +95,11 @@ async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
     const sent = sentTiff.get(`${c.resolution} ${c.paper ?? "A4"}`)!;
     session = SpandspEngine.load().openT38Session({ tiffPath: sent.path, localIdent: OUR_IDENT, ecm: c.ecm, t38Version: 0, maxDatagram: 400 });
     const started = performance.now();
-    const sender = await runT38Session(session, socket, { speed: SPEED, maxSeconds: 240 });
-    // A receiver left waiting by a broken call (its last frames lost) may sit in a T.30 state
-    // without a timer; give it 2 s of wall time after we are done, then end it (it still reports).
+    const sender = await runT38Session(session, socket, { pacer: lockstepPacer(receiverRun, socket), maxSeconds: 240 });
+    // The receiver runs on alone to its end (phase E and its linger, or its virtual watchdog). One
+    // left waiting by a broken call (its last frames lost) may sit in a T.30 state without a
+    // timer; give it 2 s of wall time after we are done, then end it (it still reports).
+    receiverRun.endLockstep();
     const stopReceiver = setTimeout(() => receiverRun.kill(), 2_000);
     const { result, exitCode, log } = await receiverRun.result;
     clearTimeout(stopReceiver);
@@ -123,7 +127,7 @@ function describeRun(run: FaxRun): string {
   );
 }
 
-describe(`T.38 over UDPTL to a SpanDSP receiver in another process (${SPEED}x virtual clock)`, () => {
+describe("T.38 over UDPTL to a SpanDSP receiver in another process (lockstep virtual clock)", () => {
   before(async () => {
     requireNativeBuild();
     workDir = mkdtempSync(path.join(tmpdir(), "faxline-t38-interop-"));

@@ -15,6 +15,10 @@
  * a real far end needs 1. The wall-time between ticks is at least 1 ms (Node timers), so at high
  * speeds several ticks run back to back.
  *
+ * `pacer` replaces the wall clock altogether (then `speed` is not used): after each tick the
+ * runner waits for it, so a test can run both ends of a call in lockstep on one virtual clock,
+ * the same on every machine however loaded (test/interop/peer-processes.ts, lockstepPacer).
+ *
  * Outcome: a call that ends, well or badly, resolves (phase E carries the completion code). A
  * call that reaches `maxSeconds` of engine time without phase E resolves with `phaseE: null`.
  * Aborting `signal` rejects with its reason. An exception from the engine or the transport
@@ -42,6 +46,12 @@ export interface RunT38SessionOptions {
   onEvent?: (event: EngineEvent) => void;
   /** Monotonic wall clock, milliseconds. (Default: performance.now) */
   now?: () => number;
+  /**
+   * Decides when the next tick runs instead of the wall clock: called after every tick with the
+   * engine time so far (samples); the next tick runs when it resolves, a rejection ends the run
+   * with that error. IFPs that arrive meanwhile go to the engine as usual.
+   */
+  pacer?: (samples: number) => Promise<void>;
 }
 
 export interface T38SessionResult {
@@ -98,6 +108,18 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
       samples = step.samples;
     };
 
+    const pacer = options.pacer;
+    const step = (): void => {
+      if (done) return;
+      try {
+        handle(session.advance(TICK_SAMPLES));
+        if ((phaseE !== null && samples >= phaseE.atSample + lingerSamples) || samples >= maxSamples) return finish();
+      } catch (error) {
+        return finish(error);
+      }
+      pacer!(samples).then(step, finish);
+    };
+
     const tick = (): void => {
       try {
         const due = (now() - startedAt) * samplesPerMs;
@@ -123,6 +145,7 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
         finish(error);
       }
     });
-    tick();
+    if (pacer) step();
+    else tick();
   });
 }

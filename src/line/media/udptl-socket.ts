@@ -48,6 +48,8 @@ export interface UdptlSocketStats {
   /** Datagrams handed to the socket (repeats included). */
   datagramsSent: number;
   droppedOutgoing: number;
+  /** Datagrams from the far end (those `dropIncoming` dropped included). */
+  datagramsReceived: number;
   droppedIncoming: number;
   /** Datagrams from an address other than the far end's. */
   foreign: number;
@@ -64,6 +66,7 @@ export class UdptlSocket {
   #closed = false;
   #datagramsSent = 0;
   #droppedOutgoing = 0;
+  #datagramsReceived = 0;
   #droppedIncoming = 0;
   #foreign = 0;
   #socketErrors = 0;
@@ -99,6 +102,7 @@ export class UdptlSocket {
       receiver: { ...this.#receiver.stats },
       datagramsSent: this.#datagramsSent,
       droppedOutgoing: this.#droppedOutgoing,
+      datagramsReceived: this.#datagramsReceived,
       droppedIncoming: this.#droppedIncoming,
       foreign: this.#foreign,
       socketErrors: this.#socketErrors,
@@ -148,6 +152,7 @@ export class UdptlSocket {
       this.#foreign += 1;
       return;
     }
+    this.#datagramsReceived += 1;
     if (this.#options.dropIncoming?.()) {
       this.#droppedIncoming += 1;
       return;

@@ -21,6 +21,16 @@
  * (parsed on receive, only the primary is used). Missing packets are recovered from the
  * secondaries of the next packet that arrives; duplicates and late packets are dropped.
  *
+ * With -L both ends share one virtual clock in lockstep instead of each pacing itself by the wall
+ * clock (then -s is not used): the test drives it tick by tick over stdin and stdout. Each line
+ * "STEP <n>" on stdin says that the test's side has sent <n> datagrams in all so far; the harness
+ * waits until it has received that many (or fails after 10 s of wall time), handles them, runs its
+ * terminal for one 20 ms tick, and answers "STEPPED <m>" on stdout, <m> being the datagrams it has
+ * sent in all (those its -x loss dropped not counted). The test then waits for those <m>, runs its
+ * own tick, and so on: each side hears what the other sent in a tick before its next tick, so a
+ * run is the same on every machine however loaded. At the end of stdin the harness runs on alone,
+ * as fast as it can, until phase E and its linger or the virtual watchdog.
+ *
  * With -t it is a T.38 SENDER instead (the calling terminal: CNG, then DCS, pages, EOP), for the
  * tests where Faxline receives (test/interop/sip-reception-sipp.test.ts): it still waits for the
  * first datagram (Faxline, the answering side, sends its CED and DIS first) and starts its clock
@@ -28,7 +38,7 @@
  *
  * Usage: t38_receiver -f rx.tif | -t tx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%]
  *                     [-S SEED] [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S]
- *                     [-P] [-C MH[,MR[,MMR]]] [-d]
+ *                     [-P] [-C MH[,MR[,MMR]]] [-L] [-d]
  *   -f  receive into this TIFF file
  *   -t  send this TIFF-F file (calling terminal) instead of receiving
  *   -l  local address (default 127.0.0.1:0: any free port)
@@ -45,6 +55,7 @@
  *   -W  watchdog in wall seconds, also for waiting for the first datagram (default 120)
  *   -P  no pacing (spandsp T38_TERMINAL_OPTION_NO_PACING)
  *   -C  compressions offered in our DIS, e.g. MH or MH,MR or MH,MR,MMR (default: all three)
+ *   -L  lockstep with the test over stdin/stdout (see above)
  *   -d  spandsp FLOW logs on stderr
  */
 #define _GNU_SOURCE
@@ -88,6 +99,7 @@ static struct {
     double watchdog_wall_s;
     int no_pacing;
     int compressions;
+    int lockstep;
     int debug;
 } opt;
 
@@ -107,7 +119,7 @@ static struct {
     int history_count;
     int rx_started;
     uint16_t rx_expected;
-    long tx_datagrams, tx_dropped, tx_trimmed;
+    long tx_datagrams, tx_dropped, tx_trimmed, tx_sent;
     long rx_datagrams, rx_recovered, rx_lost, rx_duplicates, rx_fec, rx_malformed;
 } udptl;
 
@@ -205,6 +217,7 @@ static void send_datagram(const uint8_t *buf, int len)
     }
     if (!opt.have_remote)
         return;
+    udptl.tx_sent++;
     if (sendto(sock, buf, (size_t) len, 0, (struct sockaddr *) &opt.remote, sizeof(opt.remote)) < 0 && opt.debug)
         fprintf(stderr, "sendto: %s\n", strerror(errno));
 }
@@ -425,10 +438,93 @@ static int parse_addr(const char *text, struct sockaddr_in *out)
     return inet_pton(AF_INET, host, &out->sin_addr) == 1 ? 0 : -1;
 }
 
+/* Reads and handles every datagram waiting on the socket; the first one names the far end. */
+static void drain_socket(void)
+{
+    for (;;) {
+        uint8_t buf[MAX_DATAGRAM];
+        struct sockaddr_in from;
+        socklen_t from_len = sizeof(from);
+        ssize_t n = recvfrom(sock, buf, sizeof(buf), 0, (struct sockaddr *) &from, &from_len);
+        if (n < 0)
+            return;
+        if (!opt.have_remote) {
+            opt.remote = from;
+            opt.have_remote = 1;
+        }
+        receive_datagram(buf, (int) n);
+    }
+}
+
+static void tick(void)
+{
+    samples += SAMPLES_PER_TICK;
+    t38_terminal_send_timeout(terminal, SAMPLES_PER_TICK);
+}
+
+/* 0: go on; 1: phase E and its linger are over; 2: the virtual watchdog fired. */
+static int call_over(void)
+{
+    if (phase_e_code >= 0 && samples >= phase_e_at + 2 * 8000)
+        return 1;
+    if (samples > (int64_t) (opt.watchdog_virtual_s * 8000)) {
+        fprintf(stderr, "virtual-time watchdog: %.0f s\n", opt.watchdog_virtual_s);
+        return 2;
+    }
+    return 0;
+}
+
+/*
+ * The lockstep loop (-L). Returns the exit code. A wait for datagrams the test says it sent that
+ * lasts 10 s of wall time means a datagram was lost on loopback or the test miscounted: that is
+ * an error of the harness, reported as such (exit 4).
+ */
+static int run_lockstep(void)
+{
+    char line[64];
+    while (fgets(line, sizeof(line), stdin) != NULL) {
+        long expected;
+        if (sscanf(line, "STEP %ld", &expected) != 1) {
+            fprintf(stderr, "lockstep: unknown command: %s", line);
+            return 2;
+        }
+        const double waiting_since = now_s();
+        drain_socket();
+        while (udptl.rx_datagrams < expected) {
+            if (stop_requested)
+                return 3;
+            if (now_s() - waiting_since > 10) {
+                fprintf(stderr, "lockstep: waited 10 s for datagram %ld of %ld\n", udptl.rx_datagrams + 1, expected);
+                return 4;
+            }
+            struct pollfd pfd = {sock, POLLIN, 0};
+            struct timespec timeout = {0, 100 * 1000 * 1000};
+            ppoll(&pfd, 1, &timeout, NULL);
+            drain_socket();
+        }
+        tick();
+        printf("STEPPED %ld\n", udptl.tx_sent);
+        fflush(stdout);
+        int over = call_over();
+        if (over)
+            return over == 1 ? (phase_e_code == T30_ERR_OK ? 0 : 1) : 3;
+    }
+    /* The test's side has ended: run on alone until phase E and its linger. */
+    for (;;) {
+        if (stop_requested)
+            return 3;
+        drain_socket();
+        tick();
+        int over = call_over();
+        if (over)
+            return over == 1 ? (phase_e_code == T30_ERR_OK ? 0 : 1) : 3;
+    }
+}
+
 static void usage(void)
 {
     fprintf(stderr, "usage: t38_receiver -f rx.tif | -t tx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%%] [-S SEED]\n"
-                    "                    [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S] [-P] [-C MH,MR,MMR] [-d]\n");
+                    "                    [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S] [-P] [-C MH,MR,MMR] [-L] [-d]\n");
     exit(2);
 }
 
@@ -444,7 +540,7 @@ int main(int argc, char **argv)
     parse_addr("127.0.0.1:0", &opt.local);
 
     int c;
-    while ((c = getopt(argc, argv, "f:t:l:r:s:eR:x:S:V:M:i:T:W:PC:d")) != -1) {
+    while ((c = getopt(argc, argv, "f:t:l:r:s:eR:x:S:V:M:i:T:W:PC:Ld")) != -1) {
         switch (c) {
         case 'f': opt.rx_file = optarg; break;
         case 't': opt.tx_file = optarg; break;
@@ -471,6 +567,7 @@ int main(int argc, char **argv)
             }
             if (opt.compressions == 0) usage();
             break;
+        case 'L': opt.lockstep = 1; break;
         case 'd': opt.debug = 1; break;
         default: usage();
         }
@@ -520,8 +617,15 @@ int main(int argc, char **argv)
     }
 
     const double launched = now_s();
+    if (opt.lockstep) {
+        int code = run_lockstep();
+        t30_terminate(t30);
+        print_result(now_s() - launched);
+        t38_terminal_free(terminal);
+        close(sock);
+        return code;
+    }
     double started = -1;
-    const int64_t linger = 2 * 8000;
     int exit_code = 3;
     for (;;) {
         double now = now_s();
@@ -567,18 +671,13 @@ int main(int argc, char **argv)
         if (started < 0)
             continue;
         int64_t due = (int64_t) ((now_s() - started) * 8000.0 * opt.speed);
-        while (samples + SAMPLES_PER_TICK <= due) {
-            samples += SAMPLES_PER_TICK;
-            t38_terminal_send_timeout(terminal, SAMPLES_PER_TICK);
-        }
-        if (phase_e_code >= 0 && samples >= phase_e_at + linger) {
+        while (samples + SAMPLES_PER_TICK <= due)
+            tick();
+        int over = call_over();
+        if (over == 1)
             exit_code = phase_e_code == T30_ERR_OK ? 0 : 1;
+        if (over)
             break;
-        }
-        if (samples > (int64_t) (opt.watchdog_virtual_s * 8000)) {
-            fprintf(stderr, "virtual-time watchdog: %.0f s\n", opt.watchdog_virtual_s);
-            break;
-        }
     }
     /* Closes the TIFF file if the call is still open (watchdog). */
     t30_terminate(t30);
