@@ -45,7 +45,10 @@ async function claimOne(ctx: NodeContext): Promise<ClaimedCall | undefined> {
       callsPerNumber: ctx.config.sender.callsPerNumber,
     });
     if (!recipient) return undefined;
-    const attemptId = await startAttempt(trx, recipient, ctx.holder, now);
+    // The attempt starts now, not when the claim began: the claim's reads take time, and a call
+    // to the same number that another node recorded as ended meanwhile (which is what let this
+    // claim through the per-number limit) must not look as if it overlapped this one.
+    const attemptId = await startAttempt(trx, recipient, ctx.holder, ctx.clock.now());
     return { recipient, attemptId };
   });
 }
