@@ -185,6 +185,8 @@ export async function faxSend(config: FaxlineConfig, request: FaxSendRequest): P
     clockSpeed: config.lines.clockSpeed,
     capabilityMaxAgeMs: config.lines.capabilityMaxAge,
     capabilities: null,
+    // One call, in this process: no media process to start for it.
+    mediaProcess: false,
   });
   const controller = new AbortController();
   const onSignal = (): void => controller.abort(new Error("interrupted"));

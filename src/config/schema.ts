@@ -93,6 +93,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "lines.mediaPorts", env: "FAXLINE_LINES_MEDIA_PORTS", type: "string", default: "20000-29999", description: "UDP port range FIRST-LAST for media: each call takes four ports, an even one for RTP (G.711), the odd one after it for RTCP and the next even one for UDPTL (T.38), used symmetrically (sent from where they receive). Open it in the firewall towards the carriers." }),
   k({ path: "lines.dnsServers", env: "FAXLINE_LINES_DNS_SERVERS", type: "list", default: [], description: "DNS servers (192.0.2.53 or 192.0.2.53:5353) the SIP line asks for trunk host names: SRV records (_sip._udp, _sip._tcp, _sips._tcp) for a host named without a port, then A/AAAA. Empty: the system's resolver (/etc/resolv.conf)." }),
   k({ path: "lines.pacingCapacity", env: "FAXLINE_LINES_PACING_CAPACITY", type: "integer", min: 1, max: 10000, default: 100, description: "Fax calls this node's event loop paces in real time (within 5 ms per 20 ms packet), as npm run bench:lines measured it on this kind of machine (docs/benchmarks.md: about 100 T.38 calls starting together). At start, a node whose sender.channels, inbound.channels and trunks' maxCalls allow more gets a warning in its log." }),
+  k({ path: "lines.mediaProcess", env: "FAXLINE_LINES_MEDIA_PROCESS", type: "boolean", default: true, description: "Run the fax engines and their media (SpanDSP, UDPTL, RTP) in a process of their own beside the node, so that the node's API, store and garbage collection never delay a call's 20 ms ticks and an engine crash ends only its calls (engine_lost, retried). Off: on the node's own event loop." }),
   k({ path: "lines.clockSpeed", env: "FAXLINE_LINES_CLOCK_SPEED", type: "integer", min: 1, max: 1000, default: 1, description: "For tests only: runs the fax engine's clock this many times faster than real time, against a test peer running at the same speed. Anything but 1 breaks calls to real fax machines." }),
   k({ path: "testLine.timeScale", env: "FAXLINE_TEST_LINE_TIME_SCALE", type: "string", default: "1", description: "Factor applied to the simulated call time of test accounts (0.01 runs a 60 s call in 0.6 s; reports still show the unscaled duration)." }),
   k({ path: "auth.maxFailures", env: "FAXLINE_AUTH_MAX_FAILURES", type: "integer", min: 1, default: 5, description: "Failed logins from one address for one login before further tries are refused for auth.lockout." }),
@@ -161,6 +162,7 @@ export interface FaxlineConfig {
     sipPort: number;
     mediaPorts: string;
     clockSpeed: number;
+    mediaProcess: boolean;
     dnsServers: string[];
     pacingCapacity: number;
     trunks: readonly TrunkConfig[];

@@ -181,6 +181,13 @@ export const FailureReasons = {
     "LINE_ERROR",
     "The node that was sending stopped during the call; the attempt was abandoned",
   ),
+  engine_lost: reason(
+    "engine_lost",
+    "internal",
+    "internal",
+    "LINE_ERROR",
+    "The fax engine's process on the sending node crashed or hung during the call; Faxline hung up and restarted it",
+  ),
   no_line_configured: reason(
     "no_line_configured",
     "internal",

@@ -84,6 +84,7 @@ export function buildSipLine(
     sipPort: config.lines.sipPort,
     mediaPorts: range,
     clockSpeed: config.lines.clockSpeed,
+    mediaProcess: config.lines.mediaProcess,
     capabilityMaxAgeMs: config.lines.capabilityMaxAge,
     capabilities:
       store === null

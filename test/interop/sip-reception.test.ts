@@ -274,6 +274,8 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
     await rx.start();
     const tx = sendingLine(rx.sipLocal!.port);
     try {
+      // Started first, so that the second call follows the first by 300 ms, not by the start.
+      await tx.start();
       const request = { ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" };
       const [first, second] = await Promise.all([
         tx.call(request, new AbortController().signal),

@@ -389,7 +389,9 @@ export type CallEnd =
   /** The far end hung up (BYE) before any fax engine ran. */
   | { kind: "remote_hangup"; progress: FaxProgress; detail: string }
   /** The call watchdog gave up (call-watchdog.ts). */
-  | { kind: "watchdog"; phase: CallPhase | "call"; progress: FaxProgress; rawCause: string };
+  | { kind: "watchdog"; phase: CallPhase | "call"; progress: FaxProgress; rawCause: string }
+  /** The process that ran the fax engine died or hung during the fax (media-host/media-host.ts). */
+  | { kind: "engine_lost"; phase: CallPhase; progress: FaxProgress; detail: string };
 
 export interface CallContext {
   /** Pages of the fax image being sent. */
@@ -490,6 +492,15 @@ export function outcomeOfCall(end: CallEnd, context: CallContext): CallOutcome {
     case "fax_completed":
     case "watchdog":
       return faxOutcome(end, context, pagesTotal);
+    case "engine_lost": {
+      // Our fault, not the line's: never a step down the ladder. Pages the receiver confirmed
+      // before are counted; all of them confirmed, the fax is delivered.
+      if (pagesTotal > 0 && end.progress.pagesConfirmed >= pagesTotal) return delivered(pagesTotal, end.detail, null);
+      return failed("engine_lost", `${end.detail}; ${pagesNote(end.progress, pagesTotal)}`, {
+        pagesDelivered: Math.min(end.progress.pagesConfirmed, pagesTotal),
+        advancesLadder: false,
+      });
+    }
   }
 }
 

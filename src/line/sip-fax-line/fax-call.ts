@@ -26,15 +26,10 @@
  *
  * Aborting `signal` (node stopping, lease lost) hangs up and rejects with its reason.
  */
-import type { AudioSession, Engine, EngineEvent, PhaseEEvent, T38Session, TransferStatistics } from "../fax-engine/engine.ts";
+import type { EngineEvent, PhaseEEvent, T30SessionOptions, TransferStatistics } from "../fax-engine/engine.ts";
 import { bitRateCap, SAMPLES_PER_SECOND } from "../fax-engine/engine.ts";
-import { runAudioSession } from "../fax-engine/run-audio-session.ts";
-import { runT38Session, type T38SessionResult } from "../fax-engine/run-t38-session.ts";
 import type { AttemptOutcome } from "../line.ts";
-import { randomUUID } from "node:crypto";
-import { RtcpSession, type RtcpStats } from "../media/rtcp.ts";
-import { RtpSocket, type RtpPlayoutStats, type RtpSocketStats } from "../media/rtp.ts";
-import { UdptlSocket, type UdptlSocketStats } from "../media/udptl-socket.ts";
+import { MediaHostLostError, type FaxMediaEventHandler, type FaxMediaResult, type FaxMediaRun, type FaxMediaRunner } from "../media-host/fax-media.ts";
 import {
   describeSipResponse,
   outcomeOfCall,
@@ -79,7 +74,8 @@ export interface FaxRoute {
 /** What every call of a line shares. */
 export interface FaxCallSetup {
   ua: SipUserAgent;
-  engine: Engine;
+  /** Runs the fax engine and its media: in the node's media process, or inline (media-host/). */
+  media: FaxMediaRunner;
   ports: MediaPortPool;
   /** The address our SDP names for media. */
   mediaAddress: string;
@@ -124,7 +120,7 @@ export interface FaxCallReport {
   sip: SipCallOutcome;
   /** INVITE to 2xx, ms of wall time; null when not answered. */
   setupMs: number | null;
-  media: { udptl?: UdptlSocketStats; rtp?: RtpSocketStats; rtcp?: RtcpStats; playout?: RtpPlayoutStats; remote?: { address: string; port: number } };
+  media: FaxMediaResult["media"] & { remote?: { address: string; port: number } };
   /** Engine time of the fax exchange, seconds. */
   engineSeconds: number;
   /** Wall time of the whole call, ms. */
@@ -375,64 +371,76 @@ export async function runFaxCall(setup: FaxCallSetup, input: FaxCallInput): Prom
 }
 
 /**
- * The UDPTL socket of a T.38 call on the call's second media port: to the far end's address,
- * within its `T38FaxMaxDatagram` (400 when it names none), with our redundancy unless it asked
- * for no error correction.
+ * Starts the fax engine over the negotiated media (media-host/fax-media.ts): the call's media
+ * sockets (T.38: the second port; G.711: the first, with RTCP on the port after it), the far
+ * end's address, datagram limit and error correction from its SDP. While it runs, the media
+ * follows the far end's new address (a re-INVITE or UPDATE that moved it) and `onEnded` runs when
+ * the call ends; the returned function stops following.
  */
-/**
- * The RTP socket of a G.711 call on the call's first media port, and its RTCP (sender and
- * receiver reports every 5 s of call time, media/rtcp.ts) on the port after it, towards the far
- * end's RTP port + 1.
- */
-export async function openAudio(
-  setup: Pick<FaxCallSetup, "speed">,
+export function startFaxMedia(
+  setup: Pick<FaxCallSetup, "media" | "redundancy" | "speed">,
   ports: Awaited<ReturnType<MediaPortPool["acquire"]>>,
-  media: AudioMedia,
-): Promise<{ rtp: RtpSocket; rtcp: RtcpSession }> {
-  const rtp = await RtpSocket.open({ socket: ports.take("audio"), remote: media.remote, codec: media.codec, payloadType: media.payloadType });
-  const rtcp = new RtcpSession({
-    socket: ports.take("rtcp"),
-    remote: rtcpRemote(media.remote),
-    source: () => rtp.rtcpSource(),
-    cname: `${randomUUID()}@faxline`,
-    speed: setup.speed,
-  });
-  return { rtp, rtcp };
+  faxMedia: { kind: "t38"; media: T38Media } | { kind: "audio"; media: AudioMedia },
+  session: T30SessionOptions,
+  maxSeconds: number,
+  onEvent: FaxMediaEventHandler,
+): FaxMediaRun {
+  const clock = { speed: setup.speed, maxSeconds };
+  if (faxMedia.kind === "t38") {
+    const { media } = faxMedia;
+    const maxDatagram = media.params.maxDatagram ?? 400;
+    return setup.media.run(
+      {
+        kind: "t38",
+        session: { ...session, t38Version: media.params.version, maxDatagram: Math.max(32, maxDatagram) },
+        remote: media.remote,
+        maxDatagram,
+        redundancy: media.params.errorCorrection === "none" ? 0 : setup.redundancy,
+      },
+      { t38: ports.take("t38") },
+      clock,
+      onEvent,
+    );
+  }
+  const { media } = faxMedia;
+  return setup.media.run(
+    { kind: "audio", session, remote: media.remote, codec: media.codec, payloadType: media.payloadType },
+    { audio: ports.take("audio"), rtcp: ports.take("rtcp") },
+    clock,
+    onEvent,
+  );
 }
 
-/**
- * While a fax runs: the media sockets follow the far end's new address (a re-INVITE or UPDATE
- * that moved it), and `onEnded` runs when the call ends. Returns the function that stops.
- */
-export function followCall(
-  call: SipCall,
-  sockets: () => { udptl: UdptlSocket | null; rtp: RtpSocket | null; rtcp: RtcpSession | null },
-  onEnded: () => void,
-): () => void {
+/** Makes a running fax's media follow the far end's address, and calls `onEnded` when the call ends. */
+export function followCall(call: SipCall, run: FaxMediaRun, onEnded: () => void): () => void {
   return call.onEvent((event) => {
-    if (event.type === "mediaChanged" || event.type === "t38Switched") {
-      const { udptl, rtp, rtcp } = sockets();
-      if (event.media.kind === "t38") udptl?.setRemote(event.media.remote);
-      else {
-        rtp?.setRemote(event.media.remote);
-        rtcp?.setRemote(rtcpRemote(event.media.remote));
-      }
-    } else if (event.type === "ended") onEnded();
+    if (event.type === "mediaChanged" || event.type === "t38Switched") run.setRemote(event.media.kind === "t38" ? "t38" : "audio", event.media.remote);
+    else if (event.type === "ended") onEnded();
   });
 }
 
-/** Where the far end's RTCP goes: its RTP port + 1 (RFC 3605's default; `a=rtcp` is not read). */
-export function rtcpRemote(remote: { address: string; port: number }): { address: string; port: number } {
-  return { address: remote.address, port: remote.port + 1 };
-}
-
-export function openUdptl(setup: Pick<FaxCallSetup, "redundancy">, ports: Awaited<ReturnType<MediaPortPool["acquire"]>>, media: T38Media): Promise<UdptlSocket> {
-  return UdptlSocket.open({
-    socket: ports.take("t38"),
-    remote: media.remote,
-    maxDatagram: media.params.maxDatagram ?? 400,
-    redundancy: media.params.errorCorrection === "none" ? 0 : setup.redundancy,
-  });
+/** Statistics of a session nothing is known of. */
+function emptyStatistics(): TransferStatistics {
+  return {
+    pagesTx: 0,
+    pagesRx: 0,
+    pagesInFile: 0,
+    bitRate: 0,
+    ecm: false,
+    ecmRetries: 0,
+    encoding: "none",
+    width: 0,
+    length: 0,
+    xDpi: 0,
+    yDpi: 0,
+    imageBytes: 0,
+    badRows: 0,
+    longestBadRowRun: 0,
+    currentStatus: 0,
+    remoteIdent: "",
+    localIdent: "",
+    samples: 0,
+  };
 }
 
 interface FaxRun {
@@ -462,95 +470,61 @@ async function runFax(
   const { route, mode } = input;
   const tracker = new FaxProgressTracker(input.pageSizes, callStartedAt);
   const callDeadline = callCeilingMs(input.pageSizes, route.ringTimeoutMs, limits);
-  const stop = new AbortController();
-  const onOuterAbort = (): void => stop.abort(input.signal?.reason);
-  input.signal?.addEventListener("abort", onOuterAbort, { once: true });
   const localIdent = route.csid;
 
-  let udptl: UdptlSocket | null = null;
-  let rtp: RtpSocket | null = null;
-  let rtcp: RtcpSession | null = null;
-  let t38Session: T38Session | null = null;
-  let audioSession: AudioSession | null = null;
   const faxStartWall = now();
   const virtualNow = (): number => callStartedAt + (now() - faxStartWall) * speed;
-  const onEvent = (event: EngineEvent): void => {
+  let lastStatistics: TransferStatistics | null = null;
+  const onEvent = (event: EngineEvent, statistics: TransferStatistics | null): void => {
+    if (statistics !== null) lastStatistics = statistics;
     tracker.onEvent(event, callStartedAt + event.atSample / (SAMPLES_PER_SECOND / 1000));
     input.onEngineEvent?.(event);
   };
-  const stopListening = followCall(call, () => ({ udptl, rtp, rtcp }), () => stop.abort(new FaxStopped("call_ended")));
-  if (call.state === "terminated") stop.abort(new FaxStopped("call_ended"));
+  const sessionOptions = {
+    tiffPath: input.tiffPath,
+    localIdent,
+    ecm: mode.ecm,
+    // The rung's cap, lowered further by the far end's T38MaxBitRate.
+    maxBitRate: bitRateCap(faxMedia.kind === "t38" ? Math.min(mode.maxBitRate, faxMedia.media.params.maxBitRate) : mode.maxBitRate),
+  };
+  const run = startFaxMedia(setup, ports, faxMedia, sessionOptions, Math.ceil(callDeadline / 1000), onEvent);
+  let stoppedBy: FaxStopped | null = null;
+  const stopWith = (why: FaxStopped): void => {
+    stoppedBy ??= why;
+    run.stop();
+  };
+  const onOuterAbort = (): void => run.stop();
+  input.signal?.addEventListener("abort", onOuterAbort, { once: true });
+  const stopListening = followCall(call, run, () => stopWith(new FaxStopped("call_ended")));
+  if (call.state === "terminated") stopWith(new FaxStopped("call_ended"));
   const watchdogEvery = Math.min(1000, Math.max(20, 1000 / speed));
   const watchdog = setInterval(() => {
     const verdict = checkWatchdog(tracker.watchdogState(callDeadline), virtualNow(), limits);
-    if (verdict.expired) stop.abort(new FaxStopped("watchdog", verdict));
+    if (verdict.expired) stopWith(new FaxStopped("watchdog", verdict));
   }, watchdogEvery);
 
-  let result: T38SessionResult | null = null;
-  let stoppedBy: FaxStopped | null = null;
-  const mediaStats = (): FaxCallReport["media"] => ({
-    ...(udptl !== null ? { udptl: udptl.stats } : {}),
-    ...(rtp !== null ? { rtp: rtp.stats } : {}),
-    ...(rtcp !== null ? { rtcp: { ...rtcp.stats } } : {}),
-    remote: faxMedia.media.remote,
-  });
-  let playout: RtpPlayoutStats | undefined;
+  let result: FaxMediaResult | null = null;
+  let lost: MediaHostLostError | null = null;
   try {
-    const runOptions = {
-      speed,
-      maxSeconds: Math.ceil(callDeadline / 1000),
-      signal: stop.signal,
-      onEvent,
-      now,
-    };
-    if (faxMedia.kind === "t38") {
-      const { media } = faxMedia;
-      const maxDatagram = media.params.maxDatagram ?? 400;
-      udptl = await openUdptl(setup, ports, media);
-      t38Session = setup.engine.openT38Session({
-        tiffPath: input.tiffPath,
-        localIdent,
-        ecm: mode.ecm,
-        // The rung's cap, lowered further by the far end's T38MaxBitRate.
-        maxBitRate: bitRateCap(Math.min(mode.maxBitRate, media.params.maxBitRate)),
-        t38Version: media.params.version,
-        maxDatagram: Math.max(32, maxDatagram),
-      });
-      result = await runT38Session(t38Session, udptl, runOptions);
-    } else {
-      const { media } = faxMedia;
-      ({ rtp, rtcp } = await openAudio(setup, ports, media));
-      audioSession = setup.engine.openAudioSession({ tiffPath: input.tiffPath, localIdent, ecm: mode.ecm, maxBitRate: bitRateCap(mode.maxBitRate) });
-      const audio = await runAudioSession(audioSession, rtp, runOptions);
-      playout = audio.playout;
-      result = audio;
-    }
+    result = await run.result;
   } catch (error) {
-    const reason = stop.signal.aborted ? stop.signal.reason : undefined;
-    if (!(reason instanceof FaxStopped) || error !== reason) {
-      t38Session?.close();
-      audioSession?.close();
-      throw error;
-    }
-    stoppedBy = reason;
+    if (!(error instanceof MediaHostLostError)) throw error;
+    lost = error;
   } finally {
     clearInterval(watchdog);
     stopListening();
     input.signal?.removeEventListener("abort", onOuterAbort);
-    await udptl?.close();
-    await rtcp?.close().catch(() => undefined);
-    await rtp?.close();
   }
+  input.signal?.throwIfAborted();
+  if (result?.stopped && stoppedBy === null) stoppedBy = new FaxStopped("call_ended");
 
-  const session = t38Session ?? audioSession!;
-  const statistics = result?.statistics ?? session.statistics();
-  session.close();
-  const phaseE = result?.phaseE ?? null;
+  // A lost engine leaves what its last phase B or D said (its pages sent by then).
+  const statistics = result?.statistics ?? lastStatistics ?? emptyStatistics();
   const engineSeconds = result?.engineSeconds ?? ((now() - faxStartWall) * speed) / 1000;
   const progress = tracker.progress(statistics.pagesTx);
-  const media = { ...mediaStats(), ...(playout !== undefined ? { playout } : {}) };
+  const media = { ...(result?.media ?? {}), remote: faxMedia.media.remote };
   // The engine's phase E may have come during the linger, or just before a BYE stopped the loop.
-  const sawPhaseE = phaseE ?? null;
+  const sawPhaseE = result?.phaseE ?? null;
 
   return {
     phaseE: sawPhaseE,
@@ -560,6 +534,7 @@ async function runFax(
     end(sip: SipCallOutcome): CallEnd {
       const byeCause = sip.result === "completed" && sip.endedBy === "remote" ? `the far end hung up (BYE${describeReason(sip.reason)})` : null;
       if (sawPhaseE !== null) return { kind: "fax_completed", completionCode: sawPhaseE.completionCode, progress, sipCause: byeCause };
+      if (lost !== null) return { kind: "engine_lost", phase: tracker.phase, progress, detail: `${lost.message} ${PHASE_WORDS[tracker.phase]}; Faxline hung up` };
       if (stoppedBy?.why === "watchdog" && stoppedBy.verdict !== null) {
         return { kind: "watchdog", phase: stoppedBy.verdict.phase, progress, rawCause: stoppedBy.verdict.rawCause };
       }

@@ -21,15 +21,12 @@ import type { AudioMedia, T38Media } from "../sip/sdp.ts";
 import type { SipCallOutcome } from "../sip/sip-call-events.ts";
 import type { SipCall } from "../sip/sip-call.ts";
 import type { IncomingInvite } from "../sip/sip-user-agent.ts";
-import { type AudioSession, type EngineEvent, type PhaseEEvent, type T38Session, type TransferStatistics } from "../fax-engine/engine.ts";
-import { runAudioSession } from "../fax-engine/run-audio-session.ts";
-import { runT38Session } from "../fax-engine/run-t38-session.ts";
+import type { EngineEvent, PhaseEEvent, TransferStatistics } from "../fax-engine/engine.ts";
 import { describeT30Completion } from "../fax-engine/t30-completion-codes.ts";
-import { RtpSocket } from "../media/rtp.ts";
-import type { UdptlSocket } from "../media/udptl-socket.ts";
+import type { FaxMediaResult } from "../media-host/fax-media.ts";
+import type { RtcpStats } from "../media/rtcp.ts";
 import { DEFAULT_WATCHDOG_LIMITS } from "../outcomes/call-watchdog.ts";
-import { followCall, openAudio, openUdptl, waitForT38, type FaxCallSetup } from "./fax-call.ts";
-import type { RtcpSession, RtcpStats } from "../media/rtcp.ts";
+import { followCall, startFaxMedia, waitForT38, type FaxCallSetup } from "./fax-call.ts";
 
 export interface ReceptionInput {
   invite: IncomingInvite;
@@ -85,12 +82,6 @@ function nothingReceived(rawCause: string, answered: boolean, durationSecs: numb
   return { answered, status: "FAILED", pages: 0, remoteCsid: null, resolution: null, transport: null, bitRate: 0, ecm: false, encoding: null, completion: null, rawCause, durationSecs, sip };
 }
 
-class CallEnded extends Error {
-  constructor() {
-    super("the call ended");
-  }
-}
-
 /**
  * Answers and receives one fax; see the module comment. Once the call is answered, every ending
  * (the caller's BYE, a media or engine fault) is a report; it throws only before the answer
@@ -139,66 +130,38 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       faxMedia = { kind: "audio", media: answered.media };
     }
 
-    const stop = new AbortController();
-    let udptl: UdptlSocket | null = null;
-    let rtp: RtpSocket | null = null;
-    let rtcp: RtcpSession | null = null;
-    const stopListening = followCall(answeredCall, () => ({ udptl, rtp, rtcp }), () => stop.abort(new CallEnded()));
-    if (answeredCall.state === "terminated") stop.abort(new CallEnded());
-    const onOuterAbort = (): void => stop.abort(input.signal?.reason);
-    input.signal?.addEventListener("abort", onOuterAbort, { once: true });
-    let session: T38Session | AudioSession | null = null;
-    let phaseE: PhaseEEvent | null = null;
     const faxStartedAt = now();
+    let phaseE: PhaseEEvent | null = null;
+    let lastStatistics: TransferStatistics | null = null;
     let engineSeconds = 0;
     let faultAfterAnswer: string | null = null;
-    const runOptions = {
-      speed: setup.speed,
-      maxSeconds: Math.ceil(input.maxCallMs / 1000),
-      signal: stop.signal,
-      now,
-      onEvent: (event: EngineEvent) => {
-        if (event.type === "phaseE") phaseE = event;
-        input.onEngineEvent?.(event);
-      },
-    };
     const sessionOptions = { mode: "receive" as const, calling: false, tiffPath: input.tiffPath, localIdent: input.csid, ecm: input.ecm };
+    const run = startFaxMedia(setup, ports, faxMedia, sessionOptions, Math.ceil(input.maxCallMs / 1000), (event, statistics) => {
+      if (statistics !== null) lastStatistics = statistics;
+      if (event.type === "phaseE") phaseE = event;
+      input.onEngineEvent?.(event);
+    });
+    const stopListening = followCall(answeredCall, run, () => run.stop());
+    if (answeredCall.state === "terminated") run.stop();
+    // The line's own abort (the node stopping): the fax ends here, and what arrived is kept.
+    const onOuterAbort = (): void => run.stop();
+    input.signal?.addEventListener("abort", onOuterAbort, { once: true });
+    let result: FaxMediaResult | null = null;
     try {
-      if (faxMedia.kind === "t38") {
-        const { media } = faxMedia;
-        const maxDatagram = media.params.maxDatagram ?? 400;
-        udptl = await openUdptl(setup, ports, media);
-        const t38 = setup.engine.openT38Session({ ...sessionOptions, t38Version: media.params.version, maxDatagram: Math.max(32, maxDatagram) });
-        session = t38;
-        engineSeconds = (await runT38Session(t38, udptl, runOptions)).engineSeconds;
-      } else {
-        const { media } = faxMedia;
-        ({ rtp, rtcp } = await openAudio(setup, ports, media));
-        const audio = setup.engine.openAudioSession(sessionOptions);
-        session = audio;
-        engineSeconds = (await runAudioSession(audio, rtp, runOptions)).engineSeconds;
-      }
+      result = await run.result;
+      engineSeconds = result.engineSeconds;
     } catch (error) {
-      const reason = stop.signal.aborted ? stop.signal.reason : undefined;
-      if (reason !== undefined && error === reason && !(reason instanceof CallEnded)) {
-        // The line's own abort (not used by the SIP line today): the caller decides.
-        session?.close();
-        throw reason;
-      }
-      // The caller hung up (CallEnded), or the media or the engine failed after we answered: the
-      // call is answered, so what arrived so far is kept and reported, never dropped.
-      if (!(error instanceof CallEnded)) faultAfterAnswer = error instanceof Error ? error.message : String(error);
+      // The media or the engine failed after we answered (its process lost, for one): the call
+      // is answered, so what arrived so far is kept and reported, never dropped.
+      faultAfterAnswer = error instanceof Error ? error.message : String(error);
       engineSeconds = ((now() - faxStartedAt) * setup.speed) / 1000;
     } finally {
       stopListening();
       input.signal?.removeEventListener("abort", onOuterAbort);
-      await udptl?.close();
-      await rtcp?.close().catch(() => undefined);
-      await rtp?.close();
     }
-    const statistics: TransferStatistics | null = session?.statistics() ?? null;
-    // Closing the session closes the TIFF file: the pages are on disk after this.
-    session?.close();
+    // After the result the session is closed: the pages are on disk. A lost engine's file has
+    // the pages it finished (each written at its end of page); its statistics are the last known.
+    const statistics: TransferStatistics | null = result?.statistics ?? lastStatistics;
     const sip = await answeredCall.hangup();
     const pages = statistics?.pagesRx ?? 0;
     const ended = phaseE as PhaseEEvent | null;
@@ -226,7 +189,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       rawCause,
       durationSecs: Math.max(1, Math.round(durationMs / 1000)),
       sip,
-      ...(rtcp !== null ? { rtcp: { ...(rtcp as RtcpSession).stats } } : {}),
+      ...(result?.media.rtcp !== undefined ? { rtcp: result.media.rtcp } : {}),
     };
   } catch (error) {
     if (call !== null && call.state !== "terminated") await call.hangup().catch(() => undefined);

@@ -29,6 +29,8 @@ import type { NumberContext } from "../../numbers/normalize-number.ts";
 import { normalizeFaxNumber } from "../../numbers/normalize-number.ts";
 import type { Engine, EngineEvent, FaxBitRateCap } from "../fax-engine/engine.ts";
 import { SpandspEngine } from "../fax-engine/spandsp-engine.ts";
+import { InlineMediaRunner, type FaxMediaRunner } from "../media-host/fax-media.ts";
+import { MediaHost, type MediaHostOptions } from "../media-host/media-host.ts";
 import type { AttemptOutcome, CallRequest, Line, RunningCallInfo } from "../line.ts";
 import type { FaxTransport } from "../outcomes/call-outcomes.ts";
 import type { WatchdogLimits } from "../outcomes/call-watchdog.ts";
@@ -76,8 +78,14 @@ export interface SipFaxLineOptions {
   /** lines.capabilityMaxAge, ms. */
   capabilityMaxAgeMs: number;
   capabilities?: CapabilityCache | null;
-  /** (Default: SpandspEngine.load()) */
+  /** Runs the fax engines on this event loop with this engine (tests); then `mediaProcess` is not used. */
   engine?: Engine;
+  /**
+   * Runs the fax engines in a media process of their own (media-host/media-host.ts, lines.mediaProcess):
+   * paced apart from this event loop, and a crash costs only its calls. False: on this event loop.
+   * Options instead of true: its ping and restart timings (tests). (Default: true)
+   */
+  mediaProcess?: boolean | MediaHostOptions;
   logger?: Logger;
   /** Where the fax image files go during a call. (Default: the system's temporary directory) */
   tmpDir?: string;
@@ -163,7 +171,7 @@ export class SipFaxLine implements Line {
   readonly #registrations: SipRegistration[] = [];
   #ua: SipUserAgent | null = null;
   #inbound: InboundCalls | null = null;
-  #engine: Engine | null;
+  #media: FaxMediaRunner | null = null;
   #starting: Promise<void> | null = null;
   #closed = false;
 
@@ -173,7 +181,6 @@ export class SipFaxLine implements Line {
     this.#localAddress = options.localAddress === "" ? defaultLocalAddress() : options.localAddress;
     this.#mediaAddress = options.advertisedAddress ? options.advertisedAddress : this.#localAddress;
     this.#ports = new MediaPortPool({ address: this.#localAddress, range: options.mediaPorts });
-    this.#engine = options.engine ?? null;
   }
 
   get trunks(): readonly TrunkConfig[] {
@@ -183,6 +190,11 @@ export class SipFaxLine implements Line {
   /** The SIP UDP endpoint (after `start`). */
   get sipLocal(): { address: string; port: number } | null {
     return this.#ua?.udpLocal ?? null;
+  }
+
+  /** The media process's pid, while there is one (tests send it signals). */
+  get mediaProcessPid(): number | undefined {
+    return this.#media instanceof MediaHost ? this.#media.pid : undefined;
   }
 
   /** Receptions running now. */
@@ -201,7 +213,17 @@ export class SipFaxLine implements Line {
    */
   start(): Promise<void> {
     this.#starting ??= (async () => {
-      this.#engine ??= SpandspEngine.load();
+      if (this.#options.engine !== undefined) this.#media = new InlineMediaRunner(this.#options.engine);
+      else if (this.#options.mediaProcess === false) this.#media = new InlineMediaRunner(SpandspEngine.load());
+      else {
+        const log = this.#options.logger;
+        const host = new MediaHost({
+          ...(typeof this.#options.mediaProcess === "object" ? this.#options.mediaProcess : {}),
+          onLost: (info) => log?.error(info, "the media process was lost; its calls end as engine_lost and it is restarted"),
+        });
+        this.#media = host;
+        await host.start();
+      }
       const ua = new SipUserAgent({
         localAddress: this.#localAddress,
         ...(this.#options.advertisedAddress ? { advertisedAddress: this.#options.advertisedAddress } : {}),
@@ -263,6 +285,7 @@ export class SipFaxLine implements Line {
     const receiving = this.#inbound?.close();
     await this.#ua?.close();
     await receiving;
+    await this.#media?.close();
     for (const wake of this.#slotWaiters.splice(0)) wake();
   }
 
@@ -271,10 +294,10 @@ export class SipFaxLine implements Line {
   }
 
   #setup(): FaxCallSetup {
-    if (this.#ua === null || this.#engine === null) throw new Error("SipFaxLine.start() has not completed");
+    if (this.#ua === null || this.#media === null) throw new Error("SipFaxLine.start() has not completed");
     return {
       ua: this.#ua,
-      engine: this.#engine,
+      media: this.#media,
       ports: this.#ports,
       mediaAddress: this.#mediaAddress,
       speed: this.#speed,
