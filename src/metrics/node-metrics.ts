@@ -14,6 +14,7 @@
  * | faxline_render_pages_total | counter | |
  * | faxline_calls_active | gauge | line (test, sip) |
  * | faxline_call_outcomes_total | counter | line, result (delivered, failed, …), reason |
+ * | faxline_media_process_lost_total | counter | (the SIP line's media process ended unasked: crash, kill or hang) |
  * | faxline_notifications_total | counter | channel (http, email), outcome (delivered, retry, failed) |
  * | faxline_store_query_duration_seconds | histogram | dialect |
  * | nodejs_*, process_* (event-loop lag, heap, CPU, file descriptors) | prom-client defaults | |
@@ -41,8 +42,14 @@ export class NodeMetrics {
 
   #callsByTrunk: () => { trunk: string; transport: string; calls: number }[] = () => [];
   #receptionsActive: () => number = () => 0;
+  #mediaLosses: () => number = () => 0;
 
   /** Where the active-receptions gauge reads its figure at each scrape. */
+  /** The SIP line's count of lost media processes (read at each scrape). */
+  watchMediaLosses(source: () => number): void {
+    this.#mediaLosses = source;
+  }
+
   watchReceptions(source: () => number): void {
     this.#receptionsActive = source;
   }
@@ -104,6 +111,16 @@ export class NodeMetrics {
       registers,
       collect() {
         this.set(receptions()());
+      },
+    });
+    const mediaLosses = () => this.#mediaLosses;
+    new Counter({
+      name: "faxline_media_process_lost_total",
+      help: "Times the SIP line's media process (the fax engines) ended unasked, crashed, killed or hung; its calls ended as engine_lost and it was restarted",
+      registers,
+      collect() {
+        this.reset();
+        this.inc(mediaLosses()());
       },
     });
     this.#callOutcomes = new Counter({

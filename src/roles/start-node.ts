@@ -207,6 +207,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     });
     metrics.watchCallsByTrunk(() => callsByTrunk(context));
     metrics.watchReceptions(() => sipLine?.activeReceptions ?? 0);
+    metrics.watchMediaLosses(() => sipLine?.mediaProcessLosses ?? 0);
     // Before any work: refuses to start when another live host runs with this node id.
     const { previousLifeOver } = await registry.register();
     if (previousLifeOver) {

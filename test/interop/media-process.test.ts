@@ -58,6 +58,7 @@ describe("the media process: a crash or hang ends only its calls", { skip: HAVE_
     }
   }
 
+  let losses = 0;
   for (const signal of ["SIGKILL", "SIGSEGV", "SIGSTOP"] as const) {
     it(`${signal} to the media process in the middle of the fax: engine_lost, a clean hang-up, a new process, the next fax delivered`, { timeout: 60_000 }, async (t) => {
       let victim: number | undefined;
@@ -82,6 +83,7 @@ describe("the media process: a crash or hang ends only its calls", { skip: HAVE_
       assert.match(attempt.rawCause ?? "", /during the negotiation \(T\.30 phase B\)|during a page \(T\.30 phase C\)/);
       assert.equal(first.sippExit.code, 0, `SIPp got our BYE and its scenario completed:\n${first.sippExit.output.slice(-2000)}\n${first.sipp.errors()}`);
 
+      assert.equal(sip.mediaProcessLosses, ++losses, "counted for faxline_media_process_lost_total");
       // A new process takes over; the next fax on the same line goes through.
       await eventually(async () => (sip.mediaProcessPid !== undefined && sip.mediaProcessPid !== victim ? true : undefined), 10_000, "a new media process");
       const second = await fax();

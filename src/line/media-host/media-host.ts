@@ -67,6 +67,9 @@ export class MediaHost implements FaxMediaRunner {
   #pingSeq = 0;
   #nextId = 1;
   #closed = false;
+  #losses = 0;
+  /** Children killed as hung: counted as lost when killed, not again at their exit. */
+  readonly #killedAsHung = new WeakSet<ChildProcess>();
   readonly #pending = new Map<number, Pending>();
 
   constructor(options: MediaHostOptions = {}) {
@@ -83,6 +86,11 @@ export class MediaHost implements FaxMediaRunner {
   /** The running child's process id (tests send it signals). */
   get pid(): number | undefined {
     return this.#child?.pid;
+  }
+
+  /** Times the child ended without being asked to (crash, kill, hang): faxline_media_process_lost_total. */
+  get losses(): number {
+    return this.#losses;
   }
 
   /** Sessions running now. */
@@ -193,6 +201,7 @@ export class MediaHost implements FaxMediaRunner {
       if (this.#child === child) this.#child = null;
       this.#lose(child, `the media process (pid ${child.pid}) ended with ${how}`);
       if (this.#closed) return;
+      if (!this.#killedAsHung.has(child)) this.#losses++;
       // Restart at once, or after restartDelayMs since the last start (a crash loop does not spin).
       const wait = Math.max(0, this.#lastStart + this.#options.restartDelayMs - performance.now());
       this.#restartTimer = setTimeout(() => {
@@ -209,9 +218,11 @@ export class MediaHost implements FaxMediaRunner {
 
   #ping(): void {
     const child = this.#child;
-    if (child === null || !child.connected) return;
+    if (child === null || !child.connected || this.#killedAsHung.has(child)) return;
     if (performance.now() - this.#lastPong > this.#options.hangMs) {
       // Hung: its calls are lost whatever we do; kill it so the next start is clean.
+      this.#losses++;
+      this.#killedAsHung.add(child);
       this.#lose(child, `the media process (pid ${child.pid}) did not answer for ${this.#options.hangMs} ms and was killed`);
       child.kill("SIGKILL");
       return;

@@ -197,6 +197,11 @@ export class SipFaxLine implements Line {
     return this.#media instanceof MediaHost ? this.#media.pid : undefined;
   }
 
+  /** Times the media process ended unasked (crashed, killed or hung) since the line started. */
+  get mediaProcessLosses(): number {
+    return this.#media instanceof MediaHost ? this.#media.losses : 0;
+  }
+
   /** Receptions running now. */
   get activeReceptions(): number {
     return this.#inbound?.active ?? 0;
