@@ -42,23 +42,24 @@
  *          phase C within a second, the worst case; with 20 or more they overlap as calls that
  *          come and go do.
  */
+import { fork, spawn } from "node:child_process";
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { fileURLToPath } from "node:url";
 import { cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
-import { performance, PerformanceObserver } from "node:perf_hooks";
-import type { AudioSession, T38Session } from "../src/line/fax-engine/engine.ts";
-import { runAudioSession } from "../src/line/fax-engine/run-audio-session.ts";
-import { runT38Session, type T38SessionResult } from "../src/line/fax-engine/run-t38-session.ts";
+import { performance } from "node:perf_hooks";
+import { setPriority } from "node:os";
 import { SpandspEngine } from "../src/line/fax-engine/spandsp-engine.ts";
-import { RtpSocket } from "../src/line/media/rtp.ts";
-import { UdptlSocket } from "../src/line/media/udptl-socket.ts";
+import { runSessions, summarizePacing, PACING_LIMIT_MS, TICK_MS, type GcRecorder, type PacingRecorder, type SessionsJob, type SessionsResult } from "./lines-sessions.ts";
 import { renderFaxJob } from "../src/render/render-fax-job.ts";
+import { createLogin } from "../src/accounts/accounts.ts";
+import { loadConfig } from "../src/config/load.ts";
+import { silentLogger } from "../src/lib/logger.ts";
+import { startNode } from "../src/roles/start-node.ts";
 import { cleanupPeers, startG711Receiver, startT38Receiver, startT38Sender, type ReceiverRun } from "../test/interop/peer-processes.ts";
 import { requireNativeBuild } from "../test/interop/interop-support.ts";
 
-const PACING_LIMIT_MS = 5;
-const TICK_MS = 20;
 
 const { values: args } = parseArgs({
   options: {
@@ -67,6 +68,10 @@ const { values: args } = parseArgs({
     ecm: { type: "string", default: "on" },
     spread: { type: "string", default: "1" },
     direction: { type: "string", default: "send" },
+    media: { type: "string", default: "process" },
+    processes: { type: "string", default: "1" },
+    "api-load": { type: "boolean", default: false },
+    nice: { type: "string", default: "0" },
   },
 });
 const receiving = args.direction === "receive";
@@ -81,6 +86,13 @@ const g711Steps = list(args["g711-calls"]);
 const ecm = args.ecm !== "off";
 const spreadS = Number(args.spread);
 if (!(spreadS >= 0)) throw new Error(`--spread must be seconds >= 0, not ${args.spread}`);
+const inlineMedia = args.media === "inline";
+if (!inlineMedia && args.media !== "process") throw new Error(`--media must be process or inline, not ${args.media}`);
+const mediaProcesses = Number(args.processes);
+if (!Number.isInteger(mediaProcesses) || mediaProcesses < 1) throw new Error(`--processes must be a whole number >= 1, not ${args.processes}`);
+const apiLoad = args["api-load"];
+const mediaNice = Number(args.nice);
+if (!Number.isInteger(mediaNice) || mediaNice < -20 || mediaNice > 19) throw new Error(`--nice must be a whole number from -20 to 19, not ${args.nice}`);
 
 /** The CPUs this process may run on, from /proc/self/status. */
 function ownCpus(): string {
@@ -99,101 +111,6 @@ function peerCpus(): string | undefined {
   return others.length > 0 ? others.join(",") : undefined;
 }
 
-function percentile(sorted: Float64Array, p: number): number {
-  if (sorted.length === 0) return NaN;
-  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
-}
-
-/** Collects how late each 20 ms tick of a session ran, and when in the step the worst one came. */
-class PacingRecorder {
-  readonly #stepStart = performance.now();
-  #values: number[] = [];
-  #worst = { late: -Infinity, atS: 0 };
-  /** Records a tick that ended at engine sample `sampleEnd` of a session started at wall time `startedAt`. */
-  tick(startedAt: number, sampleEnd: number): void {
-    const now = performance.now();
-    const late = now - (startedAt + sampleEnd / 8);
-    this.#values.push(late);
-    if (late > this.#worst.late) this.#worst = { late, atS: (now - this.#stepStart) / 1000 };
-  }
-  summary(): { ticks: number; p50: number; p99: number; max: number; maxAtS: number; overLimit: number } {
-    const sorted = Float64Array.from(this.#values).sort();
-    let over = 0;
-    for (const v of sorted) if (v >= PACING_LIMIT_MS) over += 1;
-    return { ticks: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, maxAtS: this.#worst.atS, overLimit: over };
-  }
-}
-
-/** Garbage collection pauses during a step: count, total and longest (PerformanceObserver "gc"). */
-class GcRecorder {
-  #count = 0;
-  #totalMs = 0;
-  #longestMs = 0;
-  readonly #observer = new PerformanceObserver((list) => {
-    for (const entry of list.getEntries()) {
-      this.#count += 1;
-      this.#totalMs += entry.duration;
-      this.#longestMs = Math.max(this.#longestMs, entry.duration);
-    }
-  });
-  constructor() {
-    this.#observer.observe({ entryTypes: ["gc"] });
-  }
-  stop(): { count: number; totalMs: number; longestMs: number } {
-    this.#observer.disconnect();
-    return { count: this.#count, totalMs: this.#totalMs, longestMs: this.#longestMs };
-  }
-}
-
-/** The longest single call into the engine (it runs on the event loop and holds up every other call meanwhile). */
-class EngineCallTimer {
-  longestMs = 0;
-  time<T>(call: () => T): T {
-    const started = performance.now();
-    try {
-      return call();
-    } finally {
-      this.longestMs = Math.max(this.longestMs, performance.now() - started);
-    }
-  }
-}
-
-/** A T.38 session whose ticks are timed: `startedAt` is set just before the runner starts. */
-function timedT38(session: T38Session, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: T38Session; start(): void } {
-  let startedAt = 0;
-  let samples = 0;
-  return {
-    start: () => (startedAt = performance.now()),
-    session: {
-      advance(n) {
-        samples += n;
-        pacing.tick(startedAt, samples);
-        return engineCalls.time(() => session.advance(n));
-      },
-      receiveIfp: (ifp, seq) => engineCalls.time(() => session.receiveIfp(ifp, seq)),
-      statistics: () => session.statistics(),
-      close: () => session.close(),
-    },
-  };
-}
-
-function timedAudio(session: AudioSession, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: AudioSession; start(): void } {
-  let startedAt = 0;
-  let samples = 0;
-  return {
-    start: () => (startedAt = performance.now()),
-    session: {
-      process(rx) {
-        samples += typeof rx === "number" ? rx : rx.length;
-        pacing.tick(startedAt, samples);
-        return engineCalls.time(() => session.process(rx));
-      },
-      statistics: () => session.statistics(),
-      close: () => session.close(),
-    },
-  };
-}
-
 interface StepResult {
   calls: number;
   ok: number;
@@ -204,73 +121,116 @@ interface StepResult {
   longestEngineCallMs: number;
   maxRssMiB: number;
   failures: string[];
+  api: ApiLoadResult | null;
 }
 
-async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, engine: SpandspEngine, receiverCpus: string | undefined, rxDir: string): Promise<StepResult> {
+/** Runs a job in a new media process (this script with --worker), on this process's CPUs. */
+function runSessionsInProcess(job: SessionsJob): Promise<SessionsResult> {
+  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx"], serialization: "advanced" });
+  if (mediaNice !== 0) {
+    try {
+      setPriority(child.pid!, mediaNice);
+    } catch (error) {
+      console.error(`cannot set the media process's nice value to ${mediaNice}: ${(error as Error).message}`);
+    }
+  }
+  return new Promise((resolve, reject) => {
+    child.once("message", (result: SessionsResult) => resolve(result));
+    child.once("exit", (code) => reject(new Error(`a media process of the bench exited with ${code} before its result`)));
+    child.send(job);
+  });
+}
+
+async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, engine: SpandspEngine, receiverCpus: string | undefined, rxDir: string, api: ApiTarget | null): Promise<StepResult> {
   const receivers: ReceiverRun[] = [];
   for (let i = 0; i < calls; i++) {
     const common = { speed: 1, ecm, ident: `RX-${i}`, wallSeconds: 180, ...(receiverCpus !== undefined ? { cpus: receiverCpus } : {}) };
     if (receiving) receivers.push(await startT38Sender({ ...common, ident: `TX-${i}`, txFile: tiffPath }));
     else receivers.push(await (kind === "t38" ? startT38Receiver(common) : startG711Receiver(common)));
   }
-  const pacing = new PacingRecorder();
-  const gc = new GcRecorder();
-  const engineCalls = new EngineCallTimer();
-  let peakRss = process.memoryUsage.rss();
-  const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 250);
-  const cpuBefore = process.cpuUsage();
+  const load = api === null ? null : startApiLoad(api, receiverCpus);
   const started = performance.now();
-  const failures: string[] = [];
-  const one = async (i: number): Promise<boolean> => {
-    await new Promise((r) => setTimeout(r, (i / calls) * spreadS * 1000));
-    const remote = { address: "127.0.0.1", port: receivers[i]!.port };
-    const socket = kind === "t38"
-      ? await UdptlSocket.open({ localAddress: "127.0.0.1", remote, redundancy: 3, maxDatagram: 400 })
-      : await RtpSocket.open({ localAddress: "127.0.0.1", remote, codec: "PCMA", payloadType: 8 });
-    const localIdent = receiving ? `RX-${i}` : `TX-${i}`;
-    const sessionFile = receiving ? join(rxDir, `rx-${i}.tif`) : tiffPath;
-    let close = (): void => {};
-    try {
-      let result: T38SessionResult;
-      if (socket instanceof UdptlSocket) {
-        const options = receiving ? { mode: "receive" as const, calling: false, tiffPath: sessionFile, localIdent, ecm } : { tiffPath, localIdent, ecm };
-        const timed = timedT38(engine.openT38Session(options), pacing, engineCalls);
-        close = () => timed.session.close();
-        timed.start();
-        result = await runT38Session(timed.session, socket, { maxSeconds: 150 });
-      } else {
-        const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent, ecm }), pacing, engineCalls);
-        close = () => timed.session.close();
-        timed.start();
-        result = await runAudioSession(timed.session, socket, { maxSeconds: 150 });
-      }
-      const ok = result.phaseE?.name === "T30_ERR_OK" && (!receiving || result.statistics.pagesRx === 1);
-      if (!ok) failures.push(`call ${i}: ${result.phaseE?.name ?? "no phase E"}${receiving ? `, ${result.statistics.pagesRx} pages received` : ""}`);
-      return ok;
-    } finally {
-      close();
-      await socket.close();
-    }
-  };
-  const results = await Promise.all(Array.from({ length: calls }, (_, i) => one(i)));
+  const shares = inlineMedia ? 1 : mediaProcesses;
+  const jobs: SessionsJob[] = Array.from({ length: shares }, (_, k) => {
+    const indices = Array.from({ length: calls }, (_, i) => i).filter((i) => i % shares === k);
+    return { kind, calls, indices, ports: indices.map((i) => receivers[i]!.port), tiffPath, rxDir, spreadS, ecm, receiving };
+  }).filter((j) => j.indices.length > 0);
+  const parts = await Promise.all(jobs.map((job) => (inlineMedia ? runSessions(job, engine) : runSessionsInProcess(job))));
   const wallS = (performance.now() - started) / 1000;
-  const cpu = process.cpuUsage(cpuBefore);
-  clearInterval(rssTimer);
+  const apiResult = load === null ? null : await load.stop();
   const received = await Promise.all(receivers.map((r) => r.result));
+  const failures = parts.flatMap((p) => p.failures);
   received.forEach((r, i) => {
     if (r.exitCode !== 0) failures.push(`receiver ${i}: exit ${r.exitCode} ${r.result?.text ?? r.log.slice(-200)}`);
   });
   cleanupPeers();
+  const okByIndex = new Map<number, boolean>();
+  jobs.forEach((job, k) => job.indices.forEach((i, n) => okByIndex.set(i, parts[k]!.ok[n]! && received[i]!.exitCode === 0)));
   return {
     calls,
-    ok: results.filter((ok, i) => ok && received[i]!.exitCode === 0).length,
+    ok: [...okByIndex.values()].filter(Boolean).length,
     wallS,
-    cpuMs: (cpu.user + cpu.system) / 1000,
-    pacing: pacing.summary(),
-    gc: gc.stop(),
-    longestEngineCallMs: engineCalls.longestMs,
-    maxRssMiB: peakRss / 2 ** 20,
+    cpuMs: parts.reduce((t, p) => t + p.cpuMs, 0),
+    pacing: summarizePacing(parts.map((p) => p.pacing)),
+    gc: { count: parts.reduce((t, p) => t + p.gc.count, 0), totalMs: parts.reduce((t, p) => t + p.gc.totalMs, 0), longestMs: Math.max(...parts.map((p) => p.gc.longestMs)) },
+    longestEngineCallMs: Math.max(...parts.map((p) => p.longestEngineCallMs)),
+    maxRssMiB: parts.reduce((t, p) => t + p.peakRss, 0) / 2 ** 20,
     failures,
+    api: apiResult,
+  };
+}
+
+/** A node serving the API in this process (--api-load), and the login its load uses. */
+interface ApiTarget {
+  url: string;
+  custNr: string;
+  login: string;
+  password: string;
+}
+
+interface ApiLoadResult {
+  requests: number;
+  perSecond: number;
+  p50: number;
+  p99: number;
+  max: number;
+  failed: number;
+}
+
+const API_ACCOUNT = { custNr: "99999TE", login: "bench", password: "bench-pass-1" };
+
+/** Starts a node with the api role in this process, on a fresh SQLite store, with a test login. */
+async function startApiNode(): Promise<{ target: ApiTarget; stop(): Promise<void> }> {
+  const dataDir = mkdtempSync(join(tmpdir(), "faxline-bench-lines-api-"));
+  const config = loadConfig({
+    env: {},
+    overrides: { "store.dataDir": dataDir, "http.host": "127.0.0.1", "http.port": 0, "node.roles": "api", "log.level": "silent", "auth.cacheTtl": "1h" },
+  });
+  const node = await startNode(config, silentLogger());
+  await createLogin(node.context.store.db, { ...API_ACCOUNT, isTest: true, ipAllowList: null, retentionDays: null }, Date.now());
+  return {
+    target: { url: node.url ?? "", ...API_ACCOUNT },
+    stop: async () => {
+      await node.stop();
+      rmSync(dataDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/** Runs bench/api-load-worker.ts against the node, on `cpus` (the peers' cores), until stopped. */
+function startApiLoad(api: ApiTarget, cpus: string | undefined): { stop(): Promise<ApiLoadResult> } {
+  const script = fileURLToPath(new URL("./api-load-worker.ts", import.meta.url));
+  const argv = ["--import", "tsx", script, api.url, api.custNr, api.login, api.password];
+  const child = cpus === undefined ? spawn(process.execPath, argv, { stdio: ["ignore", "pipe", "inherit"] }) : spawn("taskset", ["-c", cpus, process.execPath, ...argv], { stdio: ["ignore", "pipe", "inherit"] });
+  let out = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (out += chunk));
+  const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
+  return {
+    stop: async () => {
+      child.kill("SIGTERM");
+      await exited;
+      return JSON.parse(out.trim().split("\n").pop() ?? "{}") as ApiLoadResult;
+    },
   };
 }
 
@@ -299,6 +259,7 @@ const HEADER = "calls  faxes OK  p50 ms  p99 ms  max ms @ when  >=5 ms  CPU core
 async function main(): Promise<void> {
   requireNativeBuild();
   const engine = SpandspEngine.load();
+  const apiNode = apiLoad ? await startApiNode() : null;
   const dir = mkdtempSync(join(tmpdir(), "faxline-bench-lines-"));
   try {
     const text = Array.from({ length: 60 }, (_, i) => `${String(i + 1).padStart(2)} The quick brown fox jumps over the lazy dog. Pack my box with five jugs.`).join("\n");
@@ -323,14 +284,17 @@ async function main(): Promise<void> {
     console.log(`machine      ${cpus()[0]?.model.trim() ?? "unknown CPU"}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()}, Node ${process.versions.node}, load ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
     console.log(`direction    ${receiving ? "receive: Faxline's sessions receive, the SpanDSP harnesses send" : "send: Faxline's sessions send, the SpanDSP harnesses receive"}`);
     console.log(`Faxline CPUs ${ownCpus()}; peers on ${receiverCpus ?? "the same CPUs (one core only: figures are pessimistic)"}`);
+    console.log(`media        ${inlineMedia ? "inline: the sessions run on this process's event loop" + (apiLoad ? ", beside the node's API" : "") : `${mediaProcesses} media process${mediaProcesses === 1 ? "" : "es"} (forked, on the same CPUs), the calls dealt out in turn`}`);
+    if (apiLoad) console.log(`API load     a node with the api role in this process (SQLite); a client on ${receiverCpus ?? "the same CPUs"} keeps 16 requests in flight: POST /fax and GET /fax/reports in turn`);
     console.log(`page         A4 HIGH text, ${image.pageSizes.length} page, ${image.pageSizes[0]} bytes G4; ECM ${ecm ? "on" : "off"}; sustained = every fax OK and p99 pacing error < ${PACING_LIMIT_MS} ms (ticks of ${TICK_MS} ms)`);
 
     console.log(`\nT.38 (UDPTL, redundancy 3), concurrent ${receiving ? "receptions" : "calls"} in real time`);
     console.log(HEADER);
     let best = 0;
     for (const calls of t38Steps) {
-      const r = await runStep("t38", calls, tiffPath, engine, receiverCpus, dir);
+      const r = await runStep("t38", calls, tiffPath, engine, receiverCpus, dir, apiNode?.target ?? null);
       console.log(row(r));
+      if (r.api !== null) console.log(apiRow(r.api));
       if (r.failures.length > 0) console.log(`       failures: ${r.failures.slice(0, 5).join("; ")}${r.failures.length > 5 ? ` … (${r.failures.length})` : ""}`);
       if (r.ok === r.calls && r.pacing.p99 < PACING_LIMIT_MS) best = calls;
       else break;
@@ -341,15 +305,21 @@ async function main(): Promise<void> {
     console.log("\nG.711 (RTP PCMA, 20 ms packets), concurrent calls in real time");
     console.log(HEADER);
     for (const calls of g711Steps) {
-      const r = await runStep("g711", calls, tiffPath, engine, receiverCpus, dir);
+      const r = await runStep("g711", calls, tiffPath, engine, receiverCpus, dir, apiNode?.target ?? null);
       console.log(row(r));
+      if (r.api !== null) console.log(apiRow(r.api));
       if (r.failures.length > 0) console.log(`       failures: ${r.failures.slice(0, 5).join("; ")}`);
     }
     console.log("=> CPU per real-time G.711 call: the \"per call\" column (percent of one core)");
   } finally {
     cleanupPeers();
+    await apiNode?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+function apiRow(a: ApiLoadResult): string {
+  return `       API meanwhile: ${a.requests} requests, ${a.perSecond.toFixed(0)}/s, p50 ${a.p50.toFixed(1)} ms, p99 ${a.p99.toFixed(1)} ms, max ${a.max.toFixed(0)} ms, ${a.failed} failed`;
 }
 
 await main();

@@ -17,6 +17,7 @@ import { SipFaxLine } from "../line/sip-fax-line/sip-fax-line.ts";
 import type { InboundSink } from "../line/sip-fax-line/inbound-calls.ts";
 import { sipReceptionSink } from "../inbound/sip-reception-sink.ts";
 import { pacingBudget, pacingWarning } from "../line/sip-fax-line/pacing-budget.ts";
+import { mediaProcessesFor } from "../line/media-host/media-host.ts";
 import { parsePortRange } from "../line/sip-fax-line/media-ports.ts";
 import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { getDestinationCapability, recordAttemptCapability } from "../store/queries/destination-capabilities.ts";
@@ -84,7 +85,7 @@ export function buildSipLine(
     sipPort: config.lines.sipPort,
     mediaPorts: range,
     clockSpeed: config.lines.clockSpeed,
-    mediaProcess: config.lines.mediaProcess,
+    mediaProcess: config.lines.mediaProcess ? { nice: config.lines.mediaNice, processes: mediaProcessCount(config) } : false,
     capabilityMaxAgeMs: config.lines.capabilityMaxAge,
     capabilities:
       store === null
@@ -102,6 +103,13 @@ export function buildSipLine(
         ? null
         : { sink: inbound, channels: config.inbound.channels, defaultCsid: config.sender.csid, spoolDir: join(resolve(config.store.dataDir), "unstored-receptions") },
   });
+}
+
+/** lines.mediaProcesses, or when 0 one per 75 calls the node may run at once (1 to 8). */
+export function mediaProcessCount(config: FaxlineConfig): number {
+  if (config.lines.mediaProcesses > 0) return config.lines.mediaProcesses;
+  const budget = pacingBudget({ trunks: config.lines.trunks, senderChannels: config.sender.channels, inboundChannels: config.inbound.channels, capacity: config.lines.pacingCapacity });
+  return mediaProcessesFor(budget.outgoing + budget.incoming);
 }
 
 export async function startNode(config: FaxlineConfig, logger: Logger, options: { clock?: Clock } = {}): Promise<RunningNode> {

@@ -17,6 +17,7 @@
  * call has a process again; calls on other nodes and the node's API never notice.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import { setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import {
   MediaHostLostError,
@@ -35,8 +36,17 @@ export interface MediaHostOptions {
   pingEveryMs?: number;
   /** A child that has not answered a ping for this long is killed as hung, ms. (Default: 5000) */
   hangMs?: number;
-  /** Least time between two starts of the child, ms. (Default: 1000) */
+  /** Least time between two starts of the child after a loss, ms. (Default: 1000) */
   restartDelayMs?: number;
+  /** A call waits this long for a child that is starting before it is given up, ms. (Default: 10000) */
+  startTimeoutMs?: number;
+  /**
+   * The child's nice value (lines.mediaNice): below the node's, so that the scheduler runs a
+   * call's tick at once when the node is busy on the same core. Lowering it needs root or
+   * CAP_SYS_NICE; refused, the child keeps the node's and `onNiceRefused` is told. (Default: 0)
+   */
+  nice?: number;
+  onNiceRefused?: (message: string) => void;
   /** Told about every child that ended while in use, and why. */
   onLost?: (info: { pid: number | undefined; reason: string; sessions: number }) => void;
 }
@@ -57,8 +67,10 @@ export class MediaHostStartError extends Error {
 }
 
 export class MediaHost implements FaxMediaRunner {
-  readonly #options: Required<Omit<MediaHostOptions, "onLost">> & Pick<MediaHostOptions, "onLost">;
+  readonly #options: Required<Omit<MediaHostOptions, "onLost" | "onNiceRefused">> & Pick<MediaHostOptions, "onLost" | "onNiceRefused">;
   #child: ChildProcess | null = null;
+  /** The child whose engine has loaded. */
+  #readyChild: ChildProcess | null = null;
   #ready: Promise<void> | null = null;
   #lastStart = 0;
   #restartTimer: NodeJS.Timeout | null = null;
@@ -68,12 +80,13 @@ export class MediaHost implements FaxMediaRunner {
   #nextId = 1;
   #closed = false;
   #losses = 0;
+  #running = 0;
   /** Children killed as hung: counted as lost when killed, not again at their exit. */
   readonly #killedAsHung = new WeakSet<ChildProcess>();
   readonly #pending = new Map<number, Pending>();
 
   constructor(options: MediaHostOptions = {}) {
-    this.#options = { pingEveryMs: 1000, hangMs: 5000, restartDelayMs: 1000, ...options };
+    this.#options = { pingEveryMs: 1000, hangMs: 5000, restartDelayMs: 1000, startTimeoutMs: 10_000, nice: 0, ...options };
   }
 
   /** Starts the child and waits until its engine is loaded; throws MediaHostStartError if it cannot be. */
@@ -93,52 +106,87 @@ export class MediaHost implements FaxMediaRunner {
     return this.#losses;
   }
 
-  /** Sessions running now. */
+  /** Sessions running now (those waiting for a starting process included). */
   get sessions(): number {
-    return this.#pending.size;
+    return this.#running;
   }
 
   run(spec: FaxMediaSpec, sockets: FaxMediaSockets, clock: FaxMediaClock, onEvent: FaxMediaEventHandler): FaxMediaRun {
-    const child = this.#child;
     const id = this.#nextId++;
+    let child: ChildProcess | null = null;
     let settled = false;
-    const result = new Promise<FaxMediaResult>((resolve, reject) => {
-      if (this.#closed || child === null || child.exitCode !== null || child.signalCode !== null || !child.connected) {
+    let stopped = false;
+    let moved: Extract<ToMediaHost, { type: "remote" }> | null = null;
+    const result = (async (): Promise<FaxMediaResult> => {
+      try {
+        // A call that comes while the process is being restarted waits for the new one.
+        child = await this.#runningChild();
+      } catch (error) {
         for (const socket of Object.values(sockets)) socket.close();
-        reject(new MediaHostLostError(this.#closed ? "the media process was stopped" : "the media process is not running (it is being restarted)"));
-        return;
+        throw error;
       }
-      this.#pending.set(id, {
-        onEvent,
-        resolve: (r) => {
-          settled = true;
-          resolve(r);
-        },
-        reject: (e) => {
-          settled = true;
-          reject(e);
-        },
-        child,
+      const running = child;
+      return new Promise<FaxMediaResult>((resolve, reject) => {
+        this.#pending.set(id, { onEvent, resolve, reject, child: running });
+        for (const [kind, socket] of Object.entries(sockets) as [keyof FaxMediaSockets, NonNullable<FaxMediaSockets[keyof FaxMediaSockets]>][]) {
+          // The child gets its own descriptor of the bound socket; ours is closed once it is sent,
+          // so that datagrams go to the child only (until then they wait in the kernel's buffer).
+          running.send({ type: "socket", id, kind } satisfies ToMediaHost, socket as never, (error) => {
+            socket.close();
+            if (error) this.#settle(id, (p) => p.reject(new MediaHostLostError(`the ${kind} socket could not be handed to the media process: ${error.message}`)));
+          });
+        }
+        this.#send(running, { type: "run", id, spec, clock });
+        if (moved !== null) this.#send(running, moved);
+        if (stopped) this.#send(running, { type: "stop", id });
       });
-      for (const [kind, socket] of Object.entries(sockets) as [keyof FaxMediaSockets, NonNullable<FaxMediaSockets[keyof FaxMediaSockets]>][]) {
-        // The child gets its own descriptor of the bound socket; ours is closed once it is sent,
-        // so that datagrams go to the child only (until then they wait in the kernel's buffer).
-        child.send({ type: "socket", id, kind } satisfies ToMediaHost, socket as never, (error) => {
-          socket.close();
-          if (error) this.#settle(id, (p) => p.reject(new MediaHostLostError(`the ${kind} socket could not be handed to the media process: ${error.message}`)));
-        });
-      }
-      this.#send(child, { type: "run", id, spec, clock });
-    });
+    })();
+    this.#running++;
+    const done = (): void => {
+      settled = true;
+      this.#running--;
+    };
+    result.then(done, done);
     return {
       setRemote: (kind, remote) => {
-        if (!settled && child !== null) this.#send(child, { type: "remote", id, kind, remote });
+        moved = { type: "remote", id, kind, remote };
+        if (!settled && child !== null) this.#send(child, moved);
       },
       stop: () => {
+        stopped = true;
         if (!settled && child !== null) this.#send(child, { type: "stop", id });
       },
       result,
     };
+  }
+
+  /** The child, once its engine is loaded; starts one if none runs. Rejects when closed, or after `startTimeoutMs`. */
+  async #runningChild(): Promise<ChildProcess> {
+    for (;;) {
+      if (this.#closed) throw new MediaHostLostError("the media process was stopped");
+      const child = this.#child;
+      if (child !== null && this.#readyChild === child && child.connected) return child;
+      if (child === null) {
+        if (this.#restartTimer !== null) {
+          clearTimeout(this.#restartTimer);
+          this.#restartTimer = null;
+        }
+        this.#spawn();
+      }
+      const ready = this.#ready!;
+      let timer: NodeJS.Timeout | undefined;
+      const timeout = new Promise<never>((_, reject) => {
+        timer = setTimeout(() => reject(new MediaHostLostError(`the media process did not start within ${this.#options.startTimeoutMs} ms`)), this.#options.startTimeoutMs);
+      });
+      try {
+        await Promise.race([ready, timeout]);
+      } catch (error) {
+        if (error instanceof MediaHostLostError) throw error;
+        throw new MediaHostLostError(error instanceof Error ? error.message : String(error));
+      } finally {
+        clearTimeout(timer);
+      }
+    }
   }
 
   /** Stops the child; sessions still running end with MediaHostLostError. */
@@ -169,6 +217,13 @@ export class MediaHost implements FaxMediaRunner {
     });
     this.#child = child;
     this.#lastPong = performance.now();
+    if (this.#options.nice !== 0 && child.pid !== undefined) {
+      try {
+        setPriority(child.pid, this.#options.nice);
+      } catch (error) {
+        this.#options.onNiceRefused?.(`the media process keeps the node's nice value (${this.#options.nice} refused: ${(error as Error).message}); run the node with CAP_SYS_NICE (or as root) so that its calls' ticks come first`);
+      }
+    }
     let readied: (error: string | null) => void = () => {};
     this.#ready = new Promise<void>((resolve, reject) => {
       readied = (error) => (error === null ? resolve() : reject(new MediaHostStartError(`The media process could not load the fax engine: ${error}`)));
@@ -178,6 +233,7 @@ export class MediaHost implements FaxMediaRunner {
     child.on("message", (message: FromMediaHost) => {
       switch (message.type) {
         case "ready":
+          if (message.error === null) this.#readyChild = child;
           readied(message.error);
           return;
         case "event":
@@ -199,6 +255,7 @@ export class MediaHost implements FaxMediaRunner {
       const how = signal !== null ? `signal ${signal}` : `exit code ${code}`;
       readied(`it ended (${how}) before it was ready`);
       if (this.#child === child) this.#child = null;
+      if (this.#readyChild === child) this.#readyChild = null;
       this.#lose(child, `the media process (pid ${child.pid}) ended with ${how}`);
       if (this.#closed) return;
       if (!this.#killedAsHung.has(child)) this.#losses++;
@@ -256,4 +313,53 @@ export class MediaHost implements FaxMediaRunner {
     }
     if (sessions > 0 && !this.#closed) this.#options.onLost?.({ pid: child?.pid, reason, sessions });
   }
+}
+
+/**
+ * Several media processes for one node (lines.mediaProcesses): each call goes to the process
+ * running the fewest sessions. On one core the OS interleaves the processes, so a long engine
+ * step (a page prepared at the start of phase C, a page written at its end) delays only the calls
+ * of its own process, and a crash costs only that process's calls (docs/benchmarks.md, bench:lines
+ * --processes).
+ */
+export class MediaHostPool implements FaxMediaRunner {
+  readonly #hosts: MediaHost[];
+
+  constructor(processes: number, options: MediaHostOptions = {}) {
+    if (!Number.isInteger(processes) || processes < 1) throw new RangeError(`processes must be a whole number >= 1, got ${processes}`);
+    this.#hosts = Array.from({ length: processes }, () => new MediaHost(options));
+  }
+
+  /** Starts every process; throws MediaHostStartError if one cannot load the engine. */
+  async start(): Promise<void> {
+    await Promise.all(this.#hosts.map((h) => h.start()));
+  }
+
+  /** The running processes' ids. */
+  get pids(): number[] {
+    return this.#hosts.map((h) => h.pid).filter((pid): pid is number => pid !== undefined);
+  }
+
+  get losses(): number {
+    return this.#hosts.reduce((n, h) => n + h.losses, 0);
+  }
+
+  get sessions(): number {
+    return this.#hosts.reduce((n, h) => n + h.sessions, 0);
+  }
+
+  run(spec: FaxMediaSpec, sockets: FaxMediaSockets, clock: FaxMediaClock, onEvent: FaxMediaEventHandler): FaxMediaRun {
+    let least = this.#hosts[0]!;
+    for (const host of this.#hosts) if (host.sessions < least.sessions) least = host;
+    return least.run(spec, sockets, clock, onEvent);
+  }
+
+  async close(): Promise<void> {
+    await Promise.all(this.#hosts.map((h) => h.close()));
+  }
+}
+
+/** Media processes for a node that may run `calls` at once: one per 75 calls, 1 to 8 (lines.mediaProcesses 0). */
+export function mediaProcessesFor(calls: number): number {
+  return Math.min(8, Math.max(1, Math.ceil(calls / 75)));
 }

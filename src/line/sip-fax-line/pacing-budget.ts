@@ -1,9 +1,11 @@
 /**
- * How many calls a node's configuration lets run at once, against how many its one event loop
- * paces (`lines.pacingCapacity`, measured by `npm run bench:lines`: about 100 T.38 calls within
- * 5 ms when they start together, docs/benchmarks.md). The fax engines run on the node's event
- * loop, so more cores do not raise it. Checked when the node starts: a configuration that can ask
- * for more gets a warning naming the figures, since calls beyond it risk losing their pages.
+ * How many calls a node's configuration lets run at once, against how many one core paces
+ * (`lines.pacingCapacity`, measured by `npm run bench:lines`: about 100 T.38 calls within 5 ms
+ * when they start together, 200 when they come and go over several media processes,
+ * docs/benchmarks.md). The fax engines run in the node's media processes (media-host/), which
+ * share the node's core unless the machine gives them more. Checked when the node starts: a
+ * configuration that can ask for more gets a warning naming the figures, since calls beyond it
+ * risk losing their pages.
  */
 import type { TrunkConfig } from "../trunks/trunk-config.ts";
 
@@ -31,7 +33,7 @@ export function pacingWarning(budget: PacingBudget): string | null {
   if (total <= budget.capacity) return null;
   return (
     `This node may run ${total} fax calls at once (${budget.outgoing} outgoing: sender.channels and the trunks' maxCalls; ` +
-    `${budget.incoming} incoming: inbound.channels and the inbound trunks' maxCalls), but its event loop paces about ` +
+    `${budget.incoming} incoming: inbound.channels and the inbound trunks' maxCalls), but one core paces about ` +
     `${budget.capacity} (lines.pacingCapacity, measured with npm run bench:lines). Calls beyond that may lose their pages: ` +
     `lower sender.channels, inbound.channels or maxCalls, or spread the calls over more nodes.`
   );

@@ -30,7 +30,7 @@ import { normalizeFaxNumber } from "../../numbers/normalize-number.ts";
 import type { Engine, EngineEvent, FaxBitRateCap } from "../fax-engine/engine.ts";
 import { SpandspEngine } from "../fax-engine/spandsp-engine.ts";
 import { InlineMediaRunner, type FaxMediaRunner } from "../media-host/fax-media.ts";
-import { MediaHost, type MediaHostOptions } from "../media-host/media-host.ts";
+import { MediaHostPool, type MediaHostOptions } from "../media-host/media-host.ts";
 import type { AttemptOutcome, CallRequest, Line, RunningCallInfo } from "../line.ts";
 import type { FaxTransport } from "../outcomes/call-outcomes.ts";
 import type { WatchdogLimits } from "../outcomes/call-watchdog.ts";
@@ -83,9 +83,10 @@ export interface SipFaxLineOptions {
   /**
    * Runs the fax engines in a media process of their own (media-host/media-host.ts, lines.mediaProcess):
    * paced apart from this event loop, and a crash costs only its calls. False: on this event loop.
-   * Options instead of true: its ping and restart timings (tests). (Default: true)
+   * Options instead of true: how many processes (lines.mediaProcesses; default 1), their nice
+   * value, ping and restart timings. (Default: true)
    */
-  mediaProcess?: boolean | MediaHostOptions;
+  mediaProcess?: boolean | (MediaHostOptions & { processes?: number });
   logger?: Logger;
   /** Where the fax image files go during a call. (Default: the system's temporary directory) */
   tmpDir?: string;
@@ -192,14 +193,14 @@ export class SipFaxLine implements Line {
     return this.#ua?.udpLocal ?? null;
   }
 
-  /** The media process's pid, while there is one (tests send it signals). */
-  get mediaProcessPid(): number | undefined {
-    return this.#media instanceof MediaHost ? this.#media.pid : undefined;
+  /** The media processes' pids (tests send them signals). */
+  get mediaProcessPids(): number[] {
+    return this.#media instanceof MediaHostPool ? this.#media.pids : [];
   }
 
   /** Times the media process ended unasked (crashed, killed or hung) since the line started. */
   get mediaProcessLosses(): number {
-    return this.#media instanceof MediaHost ? this.#media.losses : 0;
+    return this.#media instanceof MediaHostPool ? this.#media.losses : 0;
   }
 
   /** Receptions running now. */
@@ -222,9 +223,11 @@ export class SipFaxLine implements Line {
       else if (this.#options.mediaProcess === false) this.#media = new InlineMediaRunner(SpandspEngine.load());
       else {
         const log = this.#options.logger;
-        const host = new MediaHost({
-          ...(typeof this.#options.mediaProcess === "object" ? this.#options.mediaProcess : {}),
-          onLost: (info) => log?.error(info, "the media process was lost; its calls end as engine_lost and it is restarted"),
+        const { processes = 1, ...options } = typeof this.#options.mediaProcess === "object" ? this.#options.mediaProcess : {};
+        const host = new MediaHostPool(processes, {
+          ...options,
+          onLost: (info) => log?.error(info, "a media process was lost; its calls end as engine_lost and it is restarted"),
+          onNiceRefused: (message) => log?.warn(message),
         });
         this.#media = host;
         await host.start();

@@ -1,0 +1,209 @@
+/**
+ * The media half of `npm run bench:lines` (lines-bench.ts): a share of a step's calls run on one
+ * event loop, as one media process of a node runs them (src/line/media-host/), with every tick's
+ * pacing error, the GC pauses and the longest engine call recorded. It imports only what a media
+ * process does (the engine, the session runners, the sockets), so that a media process of the
+ * bench (lines-media-worker.ts) is no heavier than the node's.
+ */
+import { PerformanceObserver, performance } from "node:perf_hooks";
+import { join } from "node:path";
+import type { AudioSession, T38Session } from "../src/line/fax-engine/engine.ts";
+import { runAudioSession } from "../src/line/fax-engine/run-audio-session.ts";
+import { runT38Session, type T38SessionResult } from "../src/line/fax-engine/run-t38-session.ts";
+import type { SpandspEngine } from "../src/line/fax-engine/spandsp-engine.ts";
+import { RtpSocket } from "../src/line/media/rtp.ts";
+import { UdptlSocket } from "../src/line/media/udptl-socket.ts";
+
+export const PACING_LIMIT_MS = 5;
+export const TICK_MS = 20;
+
+export function percentile(sorted: Float64Array, p: number): number {
+  if (sorted.length === 0) return NaN;
+  return sorted[Math.min(sorted.length - 1, Math.floor((p / 100) * sorted.length))]!;
+}
+
+/** Collects how late each 20 ms tick of a session ran, and when in the step the worst one came. */
+export class PacingRecorder {
+  readonly #stepStart = performance.now();
+  #values: number[] = [];
+  #worst = { late: -Infinity, atS: 0 };
+  /** Records a tick that ended at engine sample `sampleEnd` of a session started at wall time `startedAt`. */
+  tick(startedAt: number, sampleEnd: number): void {
+    const now = performance.now();
+    const late = now - (startedAt + sampleEnd / 8);
+    this.#values.push(late);
+    if (late > this.#worst.late) this.#worst = { late, atS: (now - this.#stepStart) / 1000 };
+  }
+  /** The raw lateness of every tick, and the worst one's time (to merge the media processes' figures). */
+  export(): { values: Float64Array; worstAtS: number } {
+    return { values: Float64Array.from(this.#values), worstAtS: this.#worst.atS };
+  }
+  summary(): { ticks: number; p50: number; p99: number; max: number; maxAtS: number; overLimit: number } {
+    return summarizePacing([{ values: Float64Array.from(this.#values), worstAtS: this.#worst.atS }]);
+  }
+}
+
+/** Pacing figures over the ticks of several recorders (one per media process). */
+export function summarizePacing(parts: { values: Float64Array; worstAtS: number }[]): { ticks: number; p50: number; p99: number; max: number; maxAtS: number; overLimit: number } {
+  {
+    const all = new Float64Array(parts.reduce((n, p) => n + p.values.length, 0));
+    let at = 0;
+    let worst = { late: -Infinity, atS: 0 };
+    for (const part of parts) {
+      all.set(part.values, at);
+      at += part.values.length;
+      const partMax = part.values.reduce((m, v) => Math.max(m, v), -Infinity);
+      if (partMax > worst.late) worst = { late: partMax, atS: part.worstAtS };
+    }
+    const sorted = all.sort();
+    let over = 0;
+    for (const v of sorted) if (v >= PACING_LIMIT_MS) over += 1;
+    return { ticks: sorted.length, p50: percentile(sorted, 50), p99: percentile(sorted, 99), max: sorted[sorted.length - 1] ?? NaN, maxAtS: worst.atS, overLimit: over };
+  }
+}
+
+/** Garbage collection pauses during a step: count, total and longest (PerformanceObserver "gc"). */
+export class GcRecorder {
+  #count = 0;
+  #totalMs = 0;
+  #longestMs = 0;
+  readonly #observer = new PerformanceObserver((list) => {
+    for (const entry of list.getEntries()) {
+      this.#count += 1;
+      this.#totalMs += entry.duration;
+      this.#longestMs = Math.max(this.#longestMs, entry.duration);
+    }
+  });
+  constructor() {
+    this.#observer.observe({ entryTypes: ["gc"] });
+  }
+  stop(): { count: number; totalMs: number; longestMs: number } {
+    this.#observer.disconnect();
+    return { count: this.#count, totalMs: this.#totalMs, longestMs: this.#longestMs };
+  }
+}
+
+/** The longest single call into the engine (it runs on the event loop and holds up every other call meanwhile). */
+export class EngineCallTimer {
+  longestMs = 0;
+  time<T>(call: () => T): T {
+    const started = performance.now();
+    try {
+      return call();
+    } finally {
+      this.longestMs = Math.max(this.longestMs, performance.now() - started);
+    }
+  }
+}
+
+/** A T.38 session whose ticks are timed: `startedAt` is set just before the runner starts. */
+export function timedT38(session: T38Session, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: T38Session; start(): void } {
+  let startedAt = 0;
+  let samples = 0;
+  return {
+    start: () => (startedAt = performance.now()),
+    session: {
+      advance(n) {
+        samples += n;
+        pacing.tick(startedAt, samples);
+        return engineCalls.time(() => session.advance(n));
+      },
+      receiveIfp: (ifp, seq) => engineCalls.time(() => session.receiveIfp(ifp, seq)),
+      statistics: () => session.statistics(),
+      close: () => session.close(),
+    },
+  };
+}
+
+export function timedAudio(session: AudioSession, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: AudioSession; start(): void } {
+  let startedAt = 0;
+  let samples = 0;
+  return {
+    start: () => (startedAt = performance.now()),
+    session: {
+      process(rx) {
+        samples += typeof rx === "number" ? rx : rx.length;
+        pacing.tick(startedAt, samples);
+        return engineCalls.time(() => session.process(rx));
+      },
+      statistics: () => session.statistics(),
+      close: () => session.close(),
+    },
+  };
+}
+
+/** The share of a step's calls one media process runs. */
+export interface SessionsJob {
+  kind: "t38" | "g711";
+  calls: number;
+  indices: number[];
+  ports: number[];
+  tiffPath: string;
+  rxDir: string;
+  /** The calls start evenly over the first `spreadS` seconds of the step. */
+  spreadS: number;
+  ecm: boolean;
+  /** Faxline's sessions receive (the peers send). */
+  receiving: boolean;
+}
+
+export interface SessionsResult {
+  ok: boolean[];
+  failures: string[];
+  pacing: { values: Float64Array; worstAtS: number };
+  gc: ReturnType<GcRecorder["stop"]>;
+  longestEngineCallMs: number;
+  cpuMs: number;
+  wallS: number;
+  peakRss: number;
+}
+
+/** Runs a share of a step's sessions on this process's event loop, as one media process does. */
+export async function runSessions(job: SessionsJob, engine: SpandspEngine): Promise<SessionsResult> {
+  const { kind, calls, tiffPath, rxDir, spreadS, ecm, receiving } = job;
+  const pacing = new PacingRecorder();
+  const gc = new GcRecorder();
+  const engineCalls = new EngineCallTimer();
+  let peakRss = process.memoryUsage.rss();
+  const rssTimer = setInterval(() => (peakRss = Math.max(peakRss, process.memoryUsage.rss())), 250);
+  const cpuBefore = process.cpuUsage();
+  const started = performance.now();
+  const failures: string[] = [];
+  const one = async (i: number, port: number): Promise<boolean> => {
+    await new Promise((r) => setTimeout(r, (i / calls) * spreadS * 1000));
+    const remote = { address: "127.0.0.1", port };
+    const socket = kind === "t38"
+      ? await UdptlSocket.open({ localAddress: "127.0.0.1", remote, redundancy: 3, maxDatagram: 400 })
+      : await RtpSocket.open({ localAddress: "127.0.0.1", remote, codec: "PCMA", payloadType: 8 });
+    const localIdent = receiving ? `RX-${i}` : `TX-${i}`;
+    const sessionFile = receiving ? join(rxDir, `rx-${i}.tif`) : tiffPath;
+    let close = (): void => {};
+    try {
+      let result: T38SessionResult;
+      if (socket instanceof UdptlSocket) {
+        const options = receiving ? { mode: "receive" as const, calling: false, tiffPath: sessionFile, localIdent, ecm } : { tiffPath, localIdent, ecm };
+        const timed = timedT38(engine.openT38Session(options), pacing, engineCalls);
+        close = () => timed.session.close();
+        timed.start();
+        result = await runT38Session(timed.session, socket, { maxSeconds: 150 });
+      } else {
+        const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent, ecm }), pacing, engineCalls);
+        close = () => timed.session.close();
+        timed.start();
+        result = await runAudioSession(timed.session, socket, { maxSeconds: 150 });
+      }
+      const ok = result.phaseE?.name === "T30_ERR_OK" && (!receiving || result.statistics.pagesRx === 1);
+      if (!ok) failures.push(`call ${i}: ${result.phaseE?.name ?? "no phase E"}${receiving ? `, ${result.statistics.pagesRx} pages received` : ""}`);
+      return ok;
+    } finally {
+      close();
+      await socket.close();
+    }
+  };
+  const ok = await Promise.all(job.indices.map((i, k) => one(i, job.ports[k]!)));
+  const wallS = (performance.now() - started) / 1000;
+  const cpu = process.cpuUsage(cpuBefore);
+  clearInterval(rssTimer);
+  return { ok, failures, pacing: pacing.export(), gc: gc.stop(), longestEngineCallMs: engineCalls.longestMs, cpuMs: (cpu.user + cpu.system) / 1000, wallS, peakRss };
+}
+
