@@ -36,8 +36,21 @@
  * (our CED and DIS). A call is OK when our session ends T30_ERR_OK with the page received and the
  * sender exits 0. G.711 receiving is not measured (the G.711 harness has no send side).
  *
+ * Media processes (`--processes K`, default 1): the sessions run as a node runs them, in media
+ * processes of their own (src/line/media-host/, docs/adr/0010), here K forks of
+ * lines-media-worker.ts on the same core, the calls dealt out in turn; their figures are merged.
+ * `--media inline` runs them on this process's event loop instead, as a node did before the media
+ * process. `--nice N` gives the media processes that nice value (lines.mediaNice; negative needs
+ * root or CAP_SYS_NICE).
+ *
+ * API load (`--api-load`): this process also runs a Faxline node with the api role (SQLite), on
+ * the same core as the media processes, and a client process on the peers' cores keeps 16
+ * requests in flight against it (POST /fax and GET /fax/reports in turn, bench/api-load-worker.ts)
+ * for the whole step; the API's throughput and latency meanwhile are printed under each row.
+ *
  * Options: --t38-calls 1,50,100,200,300,400  --g711-calls 1,10  --ecm on|off (on)
- *          --direction send|receive (send)
+ *          --direction send|receive (send)  --processes K (1)  --media process|inline (process)
+ *          --nice N (0)  --api-load
  *          --spread S: the calls start evenly over the first S seconds (1). With 1 they all reach
  *          phase C within a second, the worst case; with 20 or more they overlap as calls that
  *          come and go do.
@@ -126,7 +139,7 @@ interface StepResult {
 
 /** Runs a job in a new media process (this script with --worker), on this process's CPUs. */
 function runSessionsInProcess(job: SessionsJob): Promise<SessionsResult> {
-  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx"], serialization: "advanced" });
+  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx", ...(process.env.BENCH_MEDIA_NODE_FLAGS ?? "").split(" ").filter(Boolean)], serialization: "advanced" });
   if (mediaNice !== 0) {
     try {
       setPriority(child.pid!, mediaNice);

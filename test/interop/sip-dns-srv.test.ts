@@ -1,7 +1,7 @@
 /**
  * RFC 3263 against a real DNS server (dnsmasq) and SIPp: a trunk host named without a port is
- * looked up by SRV, its targets are tried in priority order, and the INVITE fails over to the
- * next target when the first answers 503 or does not answer at all. The order within one
+ * looked up by SRV, its targets are tried in priority order, and the INVITE, and a trunk's
+ * REGISTER, fail over to the next target when the first answers 503 or does not answer at all. The order within one
  * priority (RFC 2782 weights) is checked on the pure function with a fixed random sequence.
  */
 import assert from "node:assert/strict";
@@ -83,6 +83,48 @@ describe("trunk hosts by DNS SRV, with failover (RFC 3263)", { skip: !HAVE_SIPP 
         const outcome = await call.outcome;
         assert.equal(outcome.result, "completed");
         assert.equal((await working.exit).code, 0);
+        if (unavailable) assert.equal((await unavailable.exit).code, 0);
+      } finally {
+        await ua.close(0);
+        dns.kill();
+      }
+    });
+  }
+
+  for (const first of ["answers 503", "does not answer"] as const) {
+    it(`the registrar's first target ${first}: the REGISTER goes to the next one, and the refresh stays there`, { timeout: 30_000 }, async () => {
+      const dead = first === "does not answer";
+      const unavailable = dead ? null : await startSipp("uas-register-503.xml", { timeoutSeconds: 20 });
+      const registrar = await startSipp("uas-register.xml", { timeoutSeconds: 20 });
+      const firstPort = unavailable?.port ?? 9;
+      const dns = await startDnsmasq({
+        srv: [
+          { name: "_sip._udp.trunk.test", target: "reg1.trunk.test", port: firstPort, priority: 10, weight: 10 },
+          { name: "_sip._udp.trunk.test", target: "reg2.trunk.test", port: registrar.port, priority: 20, weight: 10 },
+        ],
+        hosts: { "reg1.trunk.test": "127.0.0.1", "reg2.trunk.test": "127.0.0.1" },
+      });
+      const trace: SipTraceEntry[] = [];
+      const ua = new SipUserAgent({ localAddress: "127.0.0.1", dnsServers: [dns.server], trace: (e) => trace.push(e), timers: { T1: 50, D: 1000 } });
+      await ua.start();
+      try {
+        const registration = ua.register({
+          registrar: "trunk.test",
+          aor: "sip:+4940999888@faxline.test",
+          credentials: { username: "faxuser", password: "s3cret" },
+          transport: "udp",
+          expiresMs: 2000,
+        });
+        assert.deepEqual(await registration.next(), { type: "registered", expiresMs: 2000 });
+        assert.deepEqual(await registration.next(), { type: "registered", expiresMs: 2000 }, "refreshed");
+        await registration.unregister();
+        const registers = trace.filter((e) => e.direction === "out" && e.text.startsWith("REGISTER "));
+        const ports = registers.map((e) => e.remote.port);
+        // (A silent target gets the REGISTER's retransmissions until timer F.)
+        const moved = ports.indexOf(registrar.port);
+        assert.ok(moved >= 1 && ports.slice(0, moved).every((p) => p === firstPort), `first the priority-10 target: ${ports.join(", ")}`);
+        assert.ok(ports.length - moved >= 4 && ports.slice(moved).every((p) => p === registrar.port), `then only the priority-20 one (challenge, 200, refresh, unregister): ${ports.join(", ")}`);
+        assert.equal((await registrar.exit).code, 0);
         if (unavailable) assert.equal((await unavailable.exit).code, 0);
       } finally {
         await ua.close(0);

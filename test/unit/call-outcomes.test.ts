@@ -381,6 +381,18 @@ describe("call outcomes: Faxline's timers and the media layer", () => {
     });
   }
 
+  it("a lost media process: engine_lost (internal retry, no step down the ladder) with the pages confirmed before; all confirmed, delivered", () => {
+    const lost = outcomeOfCall({ kind: "engine_lost", phase: "phase_c", progress: { transferStarted: true, pagesConfirmed: 1 }, detail: "the media process (pid 7) ended with signal SIGSEGV during a page" }, ctx);
+    assert.equal(lost.result, "failed");
+    assert.equal(lost.reasonCode, "engine_lost");
+    assert.equal(lost.retryClass, "internal");
+    assert.equal(lost.status, "LINE_ERROR");
+    assert.equal(lost.advancesLadder, false);
+    assert.equal(lost.pagesDelivered, 1);
+    assert.equal(lost.rawCause, "the media process (pid 7) ended with signal SIGSEGV during a page; 1 of 2 pages confirmed");
+    assert.equal(outcomeOfCall({ kind: "engine_lost", phase: "phase_e", progress: { transferStarted: true, pagesConfirmed: 2 }, detail: "lost" }, ctx).result, "delivered");
+  });
+
   it("becomes the Line's AttemptOutcome", () => {
     const failed = outcomeOfCall({ kind: "fax_completed", completionCode: "T30_ERR_RETRYDCN", progress: { transferStarted: true, pagesConfirmed: 1 } }, { pagesTotal: 3, transport: "t38" });
     assert.deepEqual(toAttemptOutcome(failed, { durationSecs: 61, remoteCsid: "+49 30 1", bitRate: 9600 }), {

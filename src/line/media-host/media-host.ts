@@ -189,13 +189,22 @@ export class MediaHost implements FaxMediaRunner {
     }
   }
 
-  /** Stops the child; sessions still running end with MediaHostLostError. */
-  async close(): Promise<void> {
+  /**
+   * Stops the child. Sessions still running are stopped first and get up to `graceMs` to end
+   * (a receiver's pages written and its file closed); those that do not end with MediaHostLostError.
+   */
+  async close(graceMs = 2000): Promise<void> {
     if (this.#closed) return;
     this.#closed = true;
     if (this.#restartTimer !== null) clearTimeout(this.#restartTimer);
     if (this.#pingTimer !== null) clearInterval(this.#pingTimer);
     const child = this.#child;
+    if (child !== null && child.connected && this.#pending.size > 0) {
+      const ending = [...this.#pending.keys()];
+      for (const id of ending) this.#send(child, { type: "stop", id });
+      const deadline = performance.now() + graceMs;
+      while (ending.some((id) => this.#pending.has(id)) && performance.now() < deadline && child.connected) await new Promise((r) => setTimeout(r, 10));
+    }
     if (child !== null && child.exitCode === null && child.signalCode === null) {
       const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       child.kill("SIGTERM");

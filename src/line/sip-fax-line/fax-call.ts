@@ -1,7 +1,7 @@
 /**
  * One fax call over SIP, from the INVITE to the BYE: the part of the SIP line that ties the
- * user agent (sip/), the media sockets (media/), the fax engine (fax-engine/) and the outcome
- * tables (outcomes/) together. The line (sip-fax-line.ts) chooses the route and the fax mode and
+ * user agent (sip/), the fax engine with its media sockets (media-host/: in the node's media
+ * process, or inline) and the outcome tables (outcomes/) together. The line (sip-fax-line.ts) chooses the route and the fax mode and
  * writes the image file; this runs the call and says how it ended.
  *
  * The call:
@@ -16,8 +16,9 @@
  *  4. Audio mode (or after a refusal): the audio session runs over RTP on the first port, with
  *     the codec the answer chose, in 20 ms frames.
  *  5. After phase E (and its linger), or when the far end hangs up, or when the watchdog gives
- *     up, we hang up; the engine's completion code, its statistics and what SIP said become the
- *     `CallOutcome` (outcomes/call-outcomes.ts) and the Line's `AttemptOutcome`.
+ *     up, or when the media process that ran the engine is lost (`engine_lost`), we hang up; the
+ *     engine's completion code, its statistics and what SIP said become the `CallOutcome`
+ *     (outcomes/call-outcomes.ts) and the Line's `AttemptOutcome`.
  *
  * Time: SIP runs on the wall clock. The fax engine runs `speed` times faster than the wall (1 in
  * production; tests use a virtual clock with a peer at the same speed), so the call's own time,

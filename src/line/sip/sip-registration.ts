@@ -20,7 +20,7 @@ import { newTag, SipHeaders, type SipRequest, type SipResponse } from "./sip-mes
 import { parseNameAddr, parseSipUri, type SipUri } from "./sip-uri.ts";
 import { viaFor } from "./dialog.ts";
 import type { SipCallHost } from "./sip-call.ts";
-import type { SipFlow, SipTransportProtocol } from "./transports.ts";
+import type { SipFlow, SipHop, SipTransportProtocol } from "./transports.ts";
 
 export interface RegisterOptions {
   /** Where REGISTER goes: `host`, `host:port` or a SIP URI. Its host is the Request-URI's domain unless `domain` is set. */
@@ -69,6 +69,9 @@ export class SipRegistration {
   #auth: { challenge: SipChallenge; nc: number } | null = null;
   #authTries = 0;
   #flow: SipFlow | null = null;
+  /** The registrar's targets (RFC 3263) and the one in use. */
+  #hops: SipHop[] = [];
+  #hopIndex = 0;
   #contactUri = "";
   readonly #onAbort = (): void => void this.unregister();
 
@@ -165,14 +168,45 @@ export class SipRegistration {
     this.#emit({ type: "failed", sipStatus, reasonPhrase, reason, retryInMs });
   }
 
-  /** One REGISTER transaction (answering digest challenges); resolves with the final response. */
+  /**
+   * One REGISTER (answering digest challenges) to the registrar's server in use; resolves with
+   * the final response. RFC 3263 §4.3: when that server does not answer (transport error, timer F)
+   * or answers 503, the next of the registrar's targets (DNS SRV by priority and weight, then
+   * their addresses) is tried with a fresh request, its last challenge forgotten; the server that
+   * answers is kept for the refreshes. When every target has failed, the last failure stands and
+   * the next try resolves the registrar again.
+   */
   async #send(expiresMs: number): Promise<SipResponse> {
     const o = this.options;
-    const registrar = /^sips?:/i.test(o.registrar) ? parseSipUri(o.registrar) : parseSipUri(`sip:${o.registrar}`);
-    if (this.#flow === null) this.#flow = await this.#host.openFlow(await this.#host.resolveHop(registrar, o.transport));
-    const flow = this.#flow;
-    const aor = parseSipUri(o.aor);
-    const requestUri = `sip:${o.domain ?? aor.host}`;
+    if (this.#flow === null) {
+      const registrar = /^sips?:/i.test(o.registrar) ? parseSipUri(o.registrar) : parseSipUri(`sip:${o.registrar}`);
+      this.#hops = await this.#host.resolveHops(registrar, o.transport);
+      this.#hopIndex = 0;
+    }
+    for (;;) {
+      try {
+        this.#flow ??= await this.#host.openFlow(this.#hops[this.#hopIndex]!);
+        const response = await this.#sendOn(this.#flow, expiresMs);
+        if (response.status !== 503 || !this.#nextHop()) return response;
+      } catch (error) {
+        if (!this.#nextHop()) throw error;
+      }
+    }
+  }
+
+  /** Moves to the registrar's next target, if there is one (forgetting the flow and the challenge). */
+  #nextHop(): boolean {
+    this.#flow = null;
+    this.#auth = null;
+    this.#authTries = 0;
+    if (this.#hopIndex + 1 >= this.#hops.length) return false;
+    this.#hopIndex++;
+    return true;
+  }
+
+  async #sendOn(flow: SipFlow, expiresMs: number): Promise<SipResponse> {
+    const aor = parseSipUri(this.options.aor);
+    const requestUri = `sip:${this.options.domain ?? aor.host}`;
     for (;;) {
       const request = this.#request(requestUri, flow, aor, expiresMs);
       const response = await new Promise<SipResponse>((resolve, reject) => {
