@@ -10,6 +10,10 @@ import { orderSrv, resolveTargets, systemResolver } from "../../src/line/sip/res
 import { parseSipUri } from "../../src/line/sip/sip-uri.ts";
 import { SipUserAgent } from "../../src/line/sip/sip-user-agent.ts";
 import type { SipTraceEntry } from "../../src/line/sip/transports.ts";
+import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
+import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
+import { testTrunk } from "../support/sip-trunk.ts";
+import { twoPageLowCallRequest } from "./interop-support.ts";
 import { cleanupPeers, HAVE_DNSMASQ, HAVE_SIPP, startDnsmasq, startSipp } from "./peer-processes.ts";
 
 after(() => cleanupPeers());
@@ -132,4 +136,41 @@ describe("trunk hosts by DNS SRV, with failover (RFC 3263)", { skip: !HAVE_SIPP 
       }
     });
   }
+
+  it("a trunk whose proxy is written without a port is looked up by SRV: the line's call fails over from a 503 target to the next", { timeout: 30_000 }, async () => {
+    const unavailable = await startSipp("uas-unavailable-503.xml", { timeoutSeconds: 20 });
+    const working = await startSipp("uas-remote-bye.xml", { timeoutSeconds: 20 });
+    const dns = await startDnsmasq({
+      srv: [
+        { name: "_sip._udp.trunk.test", target: "sbc1.trunk.test", port: unavailable.port, priority: 10, weight: 10 },
+        { name: "_sip._udp.trunk.test", target: "sbc2.trunk.test", port: working.port, priority: 20, weight: 10 },
+      ],
+      hosts: { "sbc1.trunk.test": "127.0.0.1", "sbc2.trunk.test": "127.0.0.1" },
+    });
+    // As the trunks file makes it from `proxy: trunk.test`.
+    const trunk = testTrunk(5060, { proxy: { host: "trunk.test", port: 5060, portGiven: false }, domain: "trunk.test", t38: false });
+    const trace: SipTraceEntry[] = [];
+    const line = new SipFaxLine({
+      trunks: [trunk],
+      region: REGION_NUMBER_CONTEXT.DE,
+      localAddress: "127.0.0.1",
+      sipPort: 0,
+      mediaPorts: { min: 47_860, max: 47_899 },
+      capabilityMaxAgeMs: 86_400_000,
+      dnsServers: [dns.server],
+      sipTimers: { D: 1000 },
+      mediaProcess: false,
+      trace: (e) => trace.push(e),
+    });
+    try {
+      const image = Buffer.alloc(0);
+      await line.call({ ...twoPageLowCallRequest(image), loadImage: async () => image }, new AbortController().signal);
+      const invites = trace.filter((e) => e.direction === "out" && e.text.startsWith("INVITE "));
+      assert.deepEqual([...new Set(invites.map((e) => e.remote.port))], [unavailable.port, working.port], "the priority-10 target, then the priority-20 one");
+      assert.equal((await unavailable.exit).code, 0);
+    } finally {
+      await line.close();
+      dns.kill();
+    }
+  });
 });

@@ -12,7 +12,7 @@ import { loadConfig } from "../../src/config/load.ts";
 import { ConfigError } from "../../src/config/schema.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { parseTrunks, TRUNK_FIELDS, normalizeRoutePrefix, type TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
-import { formatDialString, matchRoute, planDial, selectTrunk } from "../../src/line/trunks/dial-plan.ts";
+import { formatDialString, hostPortAddress, matchRoute, planDial, proxyAddressFor, selectTrunk } from "../../src/line/trunks/dial-plan.ts";
 import { tempDir } from "../support/test-node.ts";
 
 const DE = REGION_NUMBER_CONTEXT.DE;
@@ -42,7 +42,11 @@ function rejects(fields: Record<string, unknown>, ...patterns: RegExp[]): void {
 describe("trunks file", () => {
   it("fills in the documented defaults", () => {
     const t = one({});
-    assert.deepEqual(t.proxy, { host: "sip.example.net", port: 5060 });
+    assert.deepEqual(t.proxy, { host: "sip.example.net", port: 5060, portGiven: false });
+    assert.equal(proxyAddressFor(t), "sip.example.net", "no port written: the user agent looks the name up by DNS SRV first");
+    assert.equal(hostPortAddress({ host: "sip.example.net", port: 5080, portGiven: true }), "sip.example.net:5080");
+    assert.equal(hostPortAddress({ host: "192.0.2.7", port: 5060, portGiven: false }), "192.0.2.7:5060", "an address has no SRV records");
+    assert.equal(hostPortAddress({ host: "2001:db8::1", port: 5060, portGiven: false }), "[2001:db8::1]:5060");
     assert.equal(t.registrar, null);
     assert.equal(t.domain, "sip.example.net");
     assert.equal(t.transport, "udp");
@@ -94,7 +98,7 @@ describe("trunks file", () => {
   });
 
   it("defaults the TLS port to 5061 and keeps a non-default proxy port in the domain", () => {
-    assert.deepEqual(one({ transport: "tls" }).proxy, { host: "sip.example.net", port: 5061 });
+    assert.deepEqual(one({ transport: "tls" }).proxy, { host: "sip.example.net", port: 5061, portGiven: false });
     assert.equal(one({ proxy: "10.1.2.3:5080" }).domain, "10.1.2.3:5080");
     assert.equal(one({ proxy: "[2001:db8::1]" }).domain, "[2001:db8::1]");
   });

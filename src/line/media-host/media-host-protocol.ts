@@ -13,6 +13,8 @@ export type ToMediaHost =
   | { type: "run"; id: number; spec: FaxMediaSpec; clock: FaxMediaClock }
   | { type: "remote"; id: number; kind: "t38" | "audio"; remote: UdpEndpoint }
   | { type: "stop"; id: number }
+  /** What the node's copy of a socket read before it was closed, to be handed to the session. */
+  | { type: "early"; id: number; kind: keyof FaxMediaSockets; datagrams: { datagram: Uint8Array; from: UdpEndpoint }[] }
   | { type: "ping"; seq: number };
 
 export type FromMediaHost =

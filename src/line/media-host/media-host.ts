@@ -17,6 +17,7 @@
  * call has a process again; calls on other nodes and the node's API never notice.
  */
 import { fork, type ChildProcess } from "node:child_process";
+import type dgram from "node:dgram";
 import { setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
 import {
@@ -52,6 +53,8 @@ export interface MediaHostOptions {
 }
 
 interface Pending {
+  /** The node's copies of the session's sockets until each is handed over (closed at the latest when the session ends). */
+  sockets: dgram.Socket[];
   onEvent: FaxMediaEventHandler;
   resolve: (result: FaxMediaResult) => void;
   reject: (error: Error) => void;
@@ -83,6 +86,10 @@ export class MediaHost implements FaxMediaRunner {
   #running = 0;
   /** Children killed as hung: counted as lost when killed, not again at their exit. */
   readonly #killedAsHung = new WeakSet<ChildProcess>();
+  /** Each child's exit, to wait for a dying one. */
+  readonly #exits = new WeakMap<ChildProcess, Promise<void>>();
+  /** When the ping timer last ran: a late run means this node's loop stalled, not the child. */
+  #lastPingRun = 0;
   readonly #pending = new Map<number, Pending>();
 
   constructor(options: MediaHostOptions = {}) {
@@ -94,6 +101,12 @@ export class MediaHost implements FaxMediaRunner {
     if (this.#closed) return Promise.reject(new Error("the media host is closed"));
     if (this.#ready === null) this.#spawn();
     return this.#ready!;
+  }
+
+  /** Whether a child runs with its engine loaded and answers. */
+  get ready(): boolean {
+    const child = this.#child;
+    return child !== null && this.#readyChild === child && child.connected && !this.#killedAsHung.has(child);
   }
 
   /** The running child's process id (tests send it signals). */
@@ -127,13 +140,18 @@ export class MediaHost implements FaxMediaRunner {
       }
       const running = child;
       return new Promise<FaxMediaResult>((resolve, reject) => {
-        this.#pending.set(id, { onEvent, resolve, reject, child: running });
+        const held = Object.values(sockets);
+        this.#pending.set(id, { sockets: held, onEvent, resolve, reject, child: running });
         for (const [kind, socket] of Object.entries(sockets) as [keyof FaxMediaSockets, NonNullable<FaxMediaSockets[keyof FaxMediaSockets]>][]) {
-          // The child gets its own descriptor of the bound socket; ours is closed once it is sent,
-          // so that datagrams go to the child only (until then they wait in the kernel's buffer).
+          // The child gets its own descriptor of the bound socket. Our copy keeps reading until it
+          // is closed once sent: what it reads meanwhile (the far end's first packets) is
+          // forwarded, so that the session sees it too.
+          const early: { datagram: Uint8Array; from: { address: string; port: number } }[] = [];
+          socket.on("message", (datagram, from) => early.push({ datagram, from: { address: from.address, port: from.port } }));
           running.send({ type: "socket", id, kind } satisfies ToMediaHost, socket as never, (error) => {
-            socket.close();
+            closeQuietly(socket);
             if (error) this.#settle(id, (p) => p.reject(new MediaHostLostError(`the ${kind} socket could not be handed to the media process: ${error.message}`)));
+            else if (early.length > 0) this.#send(running, { type: "early", id, kind, datagrams: early });
           });
         }
         this.#send(running, { type: "run", id, spec, clock });
@@ -165,7 +183,12 @@ export class MediaHost implements FaxMediaRunner {
     for (;;) {
       if (this.#closed) throw new MediaHostLostError("the media process was stopped");
       const child = this.#child;
-      if (child !== null && this.#readyChild === child && child.connected) return child;
+      if (child !== null && this.#readyChild === child && child.connected && !this.#killedAsHung.has(child)) return child;
+      if (child !== null && (!child.connected || this.#killedAsHung.has(child))) {
+        // Dying (its channel closed, or killed as hung): wait for its exit, which starts the next.
+        await this.#exits.get(child);
+        continue;
+      }
       if (child === null) {
         if (this.#restartTimer !== null) {
           clearTimeout(this.#restartTimer);
@@ -260,6 +283,7 @@ export class MediaHost implements FaxMediaRunner {
       }
     });
     child.on("error", () => undefined);
+    this.#exits.set(child, new Promise<void>((resolve) => child.once("exit", () => resolve())));
     child.once("exit", (code, signal) => {
       const how = signal !== null ? `signal ${signal}` : `exit code ${code}`;
       readied(`it ended (${how}) before it was ready`);
@@ -277,18 +301,27 @@ export class MediaHost implements FaxMediaRunner {
       this.#restartTimer.unref();
     });
     if (this.#pingTimer === null) {
+      this.#lastPingRun = performance.now();
       this.#pingTimer = setInterval(() => this.#ping(), this.#options.pingEveryMs);
       this.#pingTimer.unref();
     }
   }
 
   #ping(): void {
+    const now = performance.now();
+    const stalled = now - this.#lastPingRun > 2 * this.#options.pingEveryMs;
+    this.#lastPingRun = now;
     const child = this.#child;
     if (child === null || !child.connected || this.#killedAsHung.has(child)) return;
-    if (performance.now() - this.#lastPong > this.#options.hangMs) {
+    // A child still starting is judged by startTimeoutMs, not by pings; and when this node's own
+    // loop stalled (the timer ran late), the pong may be waiting unread: give it a fresh period.
+    if (this.#readyChild !== child || stalled) {
+      this.#lastPong = now;
+    } else if (now - this.#lastPong > this.#options.hangMs) {
       // Hung: its calls are lost whatever we do; kill it so the next start is clean.
       this.#losses++;
       this.#killedAsHung.add(child);
+      if (this.#readyChild === child) this.#readyChild = null;
       this.#lose(child, `the media process (pid ${child.pid}) did not answer for ${this.#options.hangMs} ms and was killed`);
       child.kill("SIGKILL");
       return;
@@ -309,6 +342,8 @@ export class MediaHost implements FaxMediaRunner {
     const pending = this.#pending.get(id);
     if (pending === undefined) return;
     this.#pending.delete(id);
+    // Sockets whose handover never completed (the child died or hung before acknowledging it).
+    for (const socket of pending.sockets) closeQuietly(socket);
     how(pending);
   }
 
@@ -358,9 +393,11 @@ export class MediaHostPool implements FaxMediaRunner {
   }
 
   run(spec: FaxMediaSpec, sockets: FaxMediaSockets, clock: FaxMediaClock, onEvent: FaxMediaEventHandler): FaxMediaRun {
-    let least = this.#hosts[0]!;
-    for (const host of this.#hosts) if (host.sessions < least.sessions) least = host;
-    return least.run(spec, sockets, clock, onEvent);
+    // The least busy of those ready; a process being restarted only when none is.
+    const ready = this.#hosts.filter((h) => h.ready);
+    let least: MediaHost | null = null;
+    for (const host of ready.length > 0 ? ready : this.#hosts) if (least === null || host.sessions < least.sessions) least = host;
+    return least!.run(spec, sockets, clock, onEvent);
   }
 
   async close(): Promise<void> {
@@ -371,4 +408,12 @@ export class MediaHostPool implements FaxMediaRunner {
 /** Media processes for a node that may run `calls` at once: one per 75 calls, 1 to 8 (lines.mediaProcesses 0). */
 export function mediaProcessesFor(calls: number): number {
   return Math.min(8, Math.max(1, Math.ceil(calls / 75)));
+}
+
+function closeQuietly(socket: dgram.Socket): void {
+  try {
+    socket.close();
+  } catch {
+    // closed already
+  }
 }

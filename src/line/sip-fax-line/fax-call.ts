@@ -476,8 +476,10 @@ async function runFax(
   const faxStartWall = now();
   const virtualNow = (): number => callStartedAt + (now() - faxStartWall) * speed;
   let lastStatistics: TransferStatistics | null = null;
+  let eventPhaseE: PhaseEEvent | null = null;
   const onEvent = (event: EngineEvent, statistics: TransferStatistics | null): void => {
     if (statistics !== null) lastStatistics = statistics;
+    if (event.type === "phaseE") eventPhaseE ??= event;
     tracker.onEvent(event, callStartedAt + event.atSample / (SAMPLES_PER_SECOND / 1000));
     input.onEngineEvent?.(event);
   };
@@ -525,7 +527,7 @@ async function runFax(
   const progress = tracker.progress(statistics.pagesTx);
   const media = { ...(result?.media ?? {}), remote: faxMedia.media.remote };
   // The engine's phase E may have come during the linger, or just before a BYE stopped the loop.
-  const sawPhaseE = result?.phaseE ?? null;
+  const sawPhaseE = result?.phaseE ?? (eventPhaseE as PhaseEEvent | null);
 
   return {
     phaseE: sawPhaseE,
@@ -535,7 +537,8 @@ async function runFax(
     end(sip: SipCallOutcome): CallEnd {
       const byeCause = sip.result === "completed" && sip.endedBy === "remote" ? `the far end hung up (BYE${describeReason(sip.reason)})` : null;
       if (sawPhaseE !== null) return { kind: "fax_completed", completionCode: sawPhaseE.completionCode, progress, sipCause: byeCause };
-      if (lost !== null) return { kind: "engine_lost", phase: tracker.phase, progress, detail: `${lost.message} ${PHASE_WORDS[tracker.phase]}; Faxline hung up` };
+      // A loss while the call was being stopped anyway (the far end's BYE, the watchdog) does not change why it ended.
+      if (lost !== null && stoppedBy === null) return { kind: "engine_lost", phase: tracker.phase, progress, detail: `${lost.message} ${PHASE_WORDS[tracker.phase]}; Faxline hung up` };
       if (stoppedBy?.why === "watchdog" && stoppedBy.verdict !== null) {
         return { kind: "watchdog", phase: stoppedBy.verdict.phase, progress, rawCause: stoppedBy.verdict.rawCause };
       }

@@ -48,7 +48,7 @@ import { parseSipUri } from "../sip/sip-uri.ts";
 import { SipUserAgent } from "../sip/sip-user-agent.ts";
 import type { SipRegistration } from "../sip/sip-registration.ts";
 import type { SipTraceEntry, SipTransportProtocol } from "../sip/transports.ts";
-import { formatDialString, fromUriFor, planDial, proxyAddressFor, requestUriFor, type DialPlan } from "../trunks/dial-plan.ts";
+import { formatDialString, fromUriFor, hostPortAddress, planDial, proxyAddressFor, requestUriFor, type DialPlan } from "../trunks/dial-plan.ts";
 import { formatHost, type TrunkConfig } from "../trunks/trunk-config.ts";
 import { faxIdent, runFaxCall, type FaxCallReport, type FaxCallSetup, type FaxRoute } from "./fax-call.ts";
 import { InboundCalls, type InboundSink } from "./inbound-calls.ts";
@@ -268,7 +268,7 @@ export class SipFaxLine implements Line {
       for (const trunk of this.#trunks) {
         if (trunk.registrar === null) continue;
         const registration = ua.register({
-          registrar: `${formatHost(trunk.registrar.host)}:${trunk.registrar.port}`,
+          registrar: hostPortAddress(trunk.registrar),
           aor: fromUriFor(trunk),
           ...(trunk.username !== "" ? { credentials: { username: trunk.username, password: trunk.password } } : {}),
           transport: trunk.transport,

@@ -16,7 +16,8 @@
  */
 import { normalizeFaxNumber, type NumberContext } from "../../numbers/normalize-number.ts";
 import type { FailureReasonCode } from "../../errors/failure-reasons.ts";
-import { formatHost, type TrunkConfig, type TrunkDialRule } from "./trunk-config.ts";
+import { isIP } from "node:net";
+import { formatHost, type HostPort, type TrunkConfig, type TrunkDialRule } from "./trunk-config.ts";
 
 /** The trunks a number may leave by: all that list its longest matching prefix, in file order. */
 export interface RouteMatch {
@@ -112,9 +113,19 @@ export function fromUriFor(trunk: TrunkConfig): string {
   return `sip:${trunk.callerNumber}@${trunk.domain}`;
 }
 
-/** Where the trunk's requests go, as host:port for the transport layer. */
+/** Where the trunk's requests go, as host:port for the transport layer (a host name alone when no port was written: DNS SRV first). */
 export function proxyAddressFor(trunk: TrunkConfig): string {
-  return `${formatHost(trunk.proxy.host)}:${trunk.proxy.port}`;
+  return hostPortAddress(trunk.proxy);
+}
+
+/**
+ * `host:port`, or the host name alone when the configuration wrote no port, so that the user
+ * agent looks it up by DNS SRV first and fails over between its targets (RFC 3263). An address
+ * literal keeps the default port.
+ */
+export function hostPortAddress(hp: HostPort): string {
+  if (hp.portGiven === false && isIP(hp.host) === 0) return hp.host;
+  return `${formatHost(hp.host)}:${hp.port}`;
 }
 
 export interface DialPlan {

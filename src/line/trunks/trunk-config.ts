@@ -43,6 +43,11 @@ export type DialFormat = (typeof DIAL_FORMATS)[number];
 export interface HostPort {
   host: string;
   port: number;
+  /**
+   * False when the text named no port (`port` is then the transport's default): a host name is
+   * then looked up by DNS SRV first (RFC 3263). (Default: true)
+   */
+  portGiven?: boolean;
 }
 
 export interface TrunkDialRule {
@@ -463,7 +468,7 @@ export function parseHostPort(text: string, defaultPort: number, fail: (what: st
       return fail(`${JSON.stringify(host)} is not a host name or IPv4 address; ${example}`);
     }
   }
-  if (portText === undefined) return { host, port: defaultPort };
+  if (portText === undefined) return { host, port: defaultPort, portGiven: false };
   if (!/^[0-9]{1,5}$/.test(portText) || Number(portText) < 1 || Number(portText) > 65535) {
     return fail(`port ${JSON.stringify(portText)} must be a number from 1 to 65535; ${example}`);
   }
