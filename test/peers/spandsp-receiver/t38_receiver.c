@@ -650,23 +650,10 @@ int main(int argc, char **argv)
         ppoll(&pfd, 1, &timeout, NULL);
 
         if (pfd.revents & POLLIN) {
-            for (;;) {
-                uint8_t buf[MAX_DATAGRAM];
-                struct sockaddr_in from;
-                socklen_t from_len = sizeof(from);
-                ssize_t n = recvfrom(sock, buf, sizeof(buf), 0, (struct sockaddr *) &from, &from_len);
-                if (n < 0)
-                    break;
-                if (started < 0) {
-                    /* The answering side's clock starts with the caller's first packet. */
-                    started = now_s();
-                    if (!opt.have_remote) {
-                        opt.remote = from;
-                        opt.have_remote = 1;
-                    }
-                }
-                receive_datagram(buf, (int) n);
-            }
+            drain_socket();
+            /* The answering side's clock starts with the caller's first packet. */
+            if (started < 0 && udptl.rx_datagrams > 0)
+                started = now_s();
         }
         if (started < 0)
             continue;
