@@ -129,11 +129,21 @@ for (const dialect of DIALECTS) describe(`${dialect}: fax images and preview (AP
     // The same header without the overlay. Its date and time are the preview's: two previews in
     // different minutes would differ on every page, so both use a header without them.
     const header = "%tz=Europe/Berlin;To: %#%rPage %P/%T";
-    const withOverlay = await client.post(`/${custNr}/fax/preview`, job({ recipients: [{ number: "+4989000002000" }], renderingOptions: { ...job().renderingOptions, header } }));
-    const without = await client.post(`/${custNr}/fax/preview`, job({
-      recipients: [{ number: "+4989000002000" }],
-      renderingOptions: { resolution: "LOW", coverpageTemplate: "coverpage-default.ftl.html", header },
-    }));
+    // The cover page shows the date to the minute: both previews must fall in one minute, so a
+    // pair that straddles a minute's end is taken again.
+    const previews = async () => {
+      const started = Date.now();
+      const withOverlay = await client.post(`/${custNr}/fax/preview`, job({ recipients: [{ number: "+4989000002000" }], renderingOptions: { ...job().renderingOptions, header } }));
+      const without = await client.post(`/${custNr}/fax/preview`, job({
+        recipients: [{ number: "+4989000002000" }],
+        renderingOptions: { resolution: "LOW", coverpageTemplate: "coverpage-default.ftl.html", header },
+      }));
+      return { withOverlay, without, oneMinute: Math.floor(started / 60_000) === Math.floor(Date.now() / 60_000) };
+    };
+    let pair = await previews();
+    if (!pair.oneMinute) pair = await previews();
+    assert.ok(pair.oneMinute, "two tries, each across a minute's end: the previews take far too long");
+    const { withOverlay, without } = pair;
     assert.equal(withOverlay.status, 200, JSON.stringify(withOverlay.body));
     assert.equal(without.status, 200, JSON.stringify(without.body));
     const ratios = (body: { pages: { blackRatio: number }[] }) => body.pages.map((p) => p.blackRatio);
