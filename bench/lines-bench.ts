@@ -58,11 +58,10 @@
 import { fork, spawn } from "node:child_process";
 import { readFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
-import { cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
+import { cpus, loadavg, platform, release, setPriority, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { setPriority } from "node:os";
 import { SpandspEngine } from "../src/line/fax-engine/spandsp-engine.ts";
 import { runSessions, summarizePacing, PACING_LIMIT_MS, TICK_MS, type GcRecorder, type PacingRecorder, type SessionsJob, type SessionsResult } from "./lines-sessions.ts";
 import { renderFaxJob } from "../src/render/render-fax-job.ts";
@@ -139,7 +138,7 @@ interface StepResult {
 
 /** Runs a job in a new media process (this script with --worker), on this process's CPUs. */
 function runSessionsInProcess(job: SessionsJob): Promise<SessionsResult> {
-  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx", ...(process.env.BENCH_MEDIA_NODE_FLAGS ?? "").split(" ").filter(Boolean)], serialization: "advanced" });
+  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx"], serialization: "advanced" });
   if (mediaNice !== 0) {
     try {
       setPriority(child.pid!, mediaNice);

@@ -16,6 +16,7 @@
  */
 import type dgram from "node:dgram";
 import { randomUUID } from "node:crypto";
+import { closeQuietly } from "../media/bind-udp.ts";
 import type { AudioSession, AudioSessionOptions, Engine, EngineEvent, PhaseEEvent, T38Session, T38SessionOptions, TransferStatistics } from "../fax-engine/engine.ts";
 import { runAudioSession } from "../fax-engine/run-audio-session.ts";
 import { runT38Session } from "../fax-engine/run-t38-session.ts";
@@ -205,10 +206,3 @@ function take(sockets: FaxMediaSockets, kind: keyof FaxMediaSockets): dgram.Sock
   return socket;
 }
 
-function closeQuietly(socket: dgram.Socket | undefined): void {
-  try {
-    socket?.close();
-  } catch {
-    // already closed
-  }
-}

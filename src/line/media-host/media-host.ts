@@ -20,6 +20,7 @@ import { fork, type ChildProcess } from "node:child_process";
 import type dgram from "node:dgram";
 import { setPriority } from "node:os";
 import { fileURLToPath } from "node:url";
+import { closeQuietly } from "../media/bind-udp.ts";
 import {
   MediaHostLostError,
   type FaxMediaClock,
@@ -229,10 +230,9 @@ export class MediaHost implements FaxMediaRunner {
       while (ending.some((id) => this.#pending.has(id)) && performance.now() < deadline && child.connected) await new Promise((r) => setTimeout(r, 10));
     }
     if (child !== null && child.exitCode === null && child.signalCode === null) {
-      const exited = new Promise<void>((resolve) => child.once("exit", () => resolve()));
       child.kill("SIGTERM");
       const timer = setTimeout(() => child.kill("SIGKILL"), 2000);
-      await exited;
+      await this.#exits.get(child);
       clearTimeout(timer);
     }
     this.#lose(child, "the media process was stopped");
@@ -410,10 +410,3 @@ export function mediaProcessesFor(calls: number): number {
   return Math.min(8, Math.max(1, Math.ceil(calls / 75)));
 }
 
-function closeQuietly(socket: dgram.Socket): void {
-  try {
-    socket.close();
-  } catch {
-    // closed already
-  }
-}

@@ -10,6 +10,7 @@
  * returns the pair to the pool.
  */
 import dgram from "node:dgram";
+import { closeQuietly } from "../media/bind-udp.ts";
 
 export interface PortRange {
   min: number;
@@ -68,13 +69,6 @@ function bind(address: string, port: number): Promise<dgram.Socket | null> {
   });
 }
 
-function closeQuietly(socket: dgram.Socket): void {
-  try {
-    socket.close();
-  } catch {
-    // already closed by its taker
-  }
-}
 
 export class MediaPortPool {
   readonly range: PortRange;
