@@ -1,7 +1,8 @@
 /**
  * The fax image file: TIFF-F structure of rendered jobs for every paper format and resolution
  * (pages encoded at once and pages drawn on later, by a cover page, header and overlay, alike),
- * the TIFF structure reader, the TIFF-F writer, lossless G4 encoding, and libtiff's own verdict
+ * the TIFF structure reader, the TIFF-F writer, the G4 encoder (the same code stream as libtiff's,
+ * lossless), and libtiff's own verdict
  * (`tiffinfo -D` decodes every page of every variant without a warning).
  */
 import { describe, it } from "node:test";
@@ -15,7 +16,7 @@ import { layoutText, textPageGeometry, type TextLayoutOptions } from "../../src/
 import { encodeG4Page } from "../../src/render/fax-image/encode-g4-page.ts";
 import { createTextPageRasterizer } from "../../src/render/fax-image/rasterize-text-page.ts";
 import { readTiffPages, TiffStructureError } from "../../src/render/fax-image/tiff-structure.ts";
-import { writeTiffF } from "../../src/render/fax-image/write-tiff-f.ts";
+import { writeTiffF, type G4Page } from "../../src/render/fax-image/write-tiff-f.ts";
 import type { DocumentInput, RenderLimits } from "../../src/render/pages/grey-page.ts";
 import { renderFaxJob, type FaxJobRenderInput } from "../../src/render/render-fax-job.ts";
 import { decodePage, renderedImages, renderOneImage } from "../support/fax-page-pixels.ts";
@@ -143,13 +144,96 @@ describe("renderFaxJob: TIFF-F structure", () => {
   });
 });
 
+/** libtiff's own G4 encoding of a page (through sharp), strips as it cuts them. */
+async function libtiffG4Page(pixels: Uint8Array, size: { width: number; height: number }): Promise<G4Page> {
+  const tiff = await sharp(pixels, { raw: { ...size, channels: 1 } })
+    .toColourspace("b-w")
+    .tiff({ compression: "ccittfax4", bitdepth: 1, miniswhite: true })
+    .toBuffer();
+  const [page] = readTiffPages(tiff);
+  assert.ok(page !== undefined);
+  return { ...size, rowsPerStrip: page.rowsPerStrip, strips: page.stripOffsets.map((offset, i) => tiff.subarray(offset, offset + page.stripByteCounts[i]!)) };
+}
+
+describe("encodeG4Page", () => {
+  // Pseudo-random pages that exercise every coding mode: long runs (make-up and extended make-up
+  // codes, runs past 2560), one- to eight-pixel runs, and lines that repeat the one above shifted by
+  // up to three pixels (vertical modes) or with runs the line above spans (pass mode).
+  let seed = 20261126;
+  const random = (): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
+  function randomPage(width: number, height: number, maxRun: number): Uint8Array {
+    const pixels = new Uint8Array(width * height).fill(255);
+    for (let y = 0; y < height; y++) {
+      const row = y * width;
+      if (y > 0 && random() < 0.4) {
+        const shift = Math.floor(random() * 7) - 3;
+        for (let x = 0; x < width; x++) pixels[row + x] = pixels[row - width + Math.min(width - 1, Math.max(0, x + shift))]!;
+        continue;
+      }
+      let black = random() < 0.5;
+      for (let x = 0; x < width; black = !black) {
+        const run = 1 + Math.floor(random() * maxRun);
+        pixels.fill(black ? 0 : 255, row + x, row + Math.min(width, x + run));
+        x += run;
+      }
+    }
+    return pixels;
+  }
+
+  it("writes the same code stream as libtiff and decodes back to the same pixels", async () => {
+    const cases = [
+      { width: 1728, height: 40, maxRun: 8 },
+      { width: 1728, height: 40, maxRun: 80 },
+      { width: 2432, height: 30, maxRun: 3000 },
+      { width: 6000, height: 12, maxRun: 6000 }, // runs past 2560: repeated extended make-up codes
+      { width: 13, height: 9, maxRun: 5 }, // rows not word-aligned
+      { width: 1728, height: 1, maxRun: 1 },
+    ];
+    for (const size of cases) {
+      const pixels = randomPage(size.width, size.height, size.maxRun);
+      const { g4 } = encodeG4Page(pixels, size);
+      const libtiff = await libtiffG4Page(pixels, size);
+      assert.deepEqual(Buffer.from(g4.strips[0]!), Buffer.concat(libtiff.strips), `${size.width} x ${size.height}, runs up to ${size.maxRun}`);
+      const decoded = await decodePage(writeTiffF([g4], { xDpi: 204, yDpi: 196 }), 0);
+      assert.ok(decoded.pixels.equals(Buffer.from(pixels.map((v) => (v < 128 ? 0 : 255)))));
+    }
+  });
+
+  it("codes white, black and one-pixel pages, and treats every value below 128 as black", async () => {
+    const size = { width: 1728, height: 4 };
+    const grey = new Uint8Array(size.width * size.height).map((_, i) => (i % 3 === 0 ? 127 : i % 3 === 1 ? 128 : 0));
+    for (const pixels of [new Uint8Array(size.width * size.height).fill(255), new Uint8Array(size.width * size.height), grey]) {
+      const decoded = await decodePage(writeTiffF([encodeG4Page(pixels, size).g4], { xDpi: 204, yDpi: 98 }), 0);
+      assert.ok(decoded.pixels.equals(Buffer.from(pixels.map((v) => (v < 128 ? 0 : 255)))));
+    }
+  });
+
+  it("counts the page's Modified Huffman bits and its black pixels from a scan line down", () => {
+    const size = { width: 64, height: 3 };
+    const pixels = new Uint8Array(64 * 3).fill(255);
+    pixels.fill(0, 0, 10); // row 0: black 10, white 54
+    pixels.fill(0, 64 + 60, 128); // row 1: white 60, black 4
+    const { counts } = encodeG4Page(pixels, size, 1);
+    // MH: row 0 white 0 (8) + black 10 (7) + white 54 (8); row 1 white 60 (8) + black 4 (3);
+    // row 2 white 64 (make-up 5 + terminating 0: 8); a 12-bit EOL per row and 6 for the RTC.
+    assert.equal(counts.mhBits, 8 + 7 + 8 + 8 + 3 + 5 + 8 + 12 * 3 + 12 * 6);
+    assert.equal(counts.blackPixels, 4);
+    assert.equal(counts.countedFrom, 1);
+  });
+
+  it("refuses a size that does not match its pixels", () => {
+    assert.throws(() => encodeG4Page(new Uint8Array(10), { width: 1728, height: 2 }), /expected 1728 x 2 bytes/);
+    assert.throws(() => encodeG4Page(new Uint8Array(10), { width: 0, height: 2 }), RangeError);
+  });
+});
+
 describe("writeTiffF", () => {
   it("copies the strips unchanged and points each page at them, several strips per page included", async () => {
     const width = 1728;
-    const height = 600; // sharp writes 256 rows per strip: 3 strips
+    const height = 600; // libtiff (through sharp) writes 256 rows per strip: 3 strips
     const pixels = new Uint8Array(width * height).fill(255);
     for (let y = 100; y < 500; y++) pixels.fill(0, y * width + 200, y * width + 260);
-    const page = await encodeG4Page(pixels, { width, height });
+    const page = await libtiffG4Page(pixels, { width, height });
     assert.equal(page.strips.length, 3);
     const tiff = writeTiffF([page, page], { xDpi: 204, yDpi: 98 });
     const pages = readTiffPages(tiff);
@@ -224,7 +308,7 @@ describe("readTiffPages", () => {
   });
 
   it("names what is wrong with a file that is not a readable TIFF", async () => {
-    const valid = writeTiffF([await encodeG4Page(new Uint8Array(1728 * 8).fill(255), { width: 1728, height: 8 })], { xDpi: 204, yDpi: 196 });
+    const valid = writeTiffF([encodeG4Page(new Uint8Array(1728 * 8).fill(255), { width: 1728, height: 8 }).g4], { xDpi: 204, yDpi: 196 });
     const firstIfd = valid.readUInt32LE(4);
     const stripByteCountsValue = firstIfd + 2 + 10 * 12 + 8; // the 11th entry, tag 279, one strip
     const cases: [string, Buffer, RegExp][] = [

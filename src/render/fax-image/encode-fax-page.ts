@@ -36,7 +36,7 @@
  * grow to minutes of transmission.
  */
 import type { GreyPage } from "../pages/grey-page.ts";
-import { encodeG4Page } from "./encode-g4-page.ts";
+import { encodeG4Page, type PageRunCounts } from "./encode-g4-page.ts";
 import type { G4Page } from "./write-tiff-f.ts";
 
 /** Pixels darker than this are black when thresholding. */
@@ -53,25 +53,32 @@ export const DITHER_BYTES_PER_SCAN_LINE = DITHER_BUDGET_TEXT_PAGES * TEXT_PAGE_B
 
 export interface EncodedFaxPage {
   g4: G4Page;
+  /** The page's MH size and black pixels, counted while encoding (encode-g4-page.ts). */
+  counts: PageRunCounts;
   /** The bilevel page: one byte per pixel, 0 black or 255 white. */
   pixels: Uint8Array;
   method: "threshold" | "dither" | "halftone";
 }
 
-/** Thresholds text pages; dithers photo pages where that stays within the size budget (see the module comment). */
-export async function encodeFaxPage(page: GreyPage): Promise<EncodedFaxPage> {
+/**
+ * Thresholds text pages; dithers photo pages where that stays within the size budget (see the
+ * module comment). Black pixels are counted from scan line `countBlackFrom` down (the preflight
+ * leaves the header band out). With `overwrite`, a thresholded page is written over the grey
+ * page's own pixels (for a caller that has no further use for them).
+ */
+export function encodeFaxPage(page: GreyPage, countBlackFrom = 0, options: { overwrite?: boolean } = {}): EncodedFaxPage {
   const size = { width: page.width, height: page.height };
   if (page.tone === "photo") {
-    const dithered = ditherPage(page);
-    const ditherG4 = await encodeG4Page(dithered, size);
     const budget = DITHER_BYTES_PER_SCAN_LINE * page.height;
-    if (g4Bytes(ditherG4) <= budget) return { g4: ditherG4, pixels: dithered, method: "dither" };
+    const dithered = ditherPage(page);
+    const ditherG4 = encodeG4Page(dithered, size, countBlackFrom);
+    if (g4Bytes(ditherG4.g4) <= budget) return { ...ditherG4, pixels: dithered, method: "dither" };
     const screened = halftonePage(page);
-    const halftoneG4 = await encodeG4Page(screened, size);
-    if (g4Bytes(halftoneG4) <= budget) return { g4: halftoneG4, pixels: screened, method: "halftone" };
+    const halftoneG4 = encodeG4Page(screened, size, countBlackFrom);
+    if (g4Bytes(halftoneG4.g4) <= budget) return { ...halftoneG4, pixels: screened, method: "halftone" };
   }
-  const thresholded = thresholdPage(page);
-  return { g4: await encodeG4Page(thresholded, size), pixels: thresholded, method: "threshold" };
+  const thresholded = options.overwrite === true ? thresholdInPlace(page) : thresholdPage(page);
+  return { ...encodeG4Page(thresholded, size, countBlackFrom), pixels: thresholded, method: "threshold" };
 }
 
 /** The G4 data size of a page (its strips). */
@@ -98,46 +105,68 @@ export const SHADE_DENSITY = 0.55;
  * are never flat in all four directions, so text is thresholded as before.
  */
 export function thresholdPage(page: GreyPage): Uint8Array {
+  return thresholdInPlace({ ...page, data: page.data.slice() });
+}
+
+/**
+ * thresholdPage, written over the page's own pixels (which are returned): for a page nobody needs
+ * grey any more, it saves allocating a page (on the machines measured, allocating and first
+ * touching 4 MB costs about as much as thresholding them). The neighbours the flatness test reads
+ * come from copies of the row above and of the current row, taken before they are overwritten.
+ */
+export function thresholdInPlace(page: GreyPage): Uint8Array {
   const { data, width, height } = page;
-  const out = new Uint8Array(data.length).fill(255);
   const lastRow = height - 1;
   const lastColumn = width - 1;
   // Most of a page is paper (255): skip it four pixels at a time where the bytes are aligned.
   const words = data.byteOffset % 4 === 0 && width % 4 === 0 ? new Uint32Array(data.buffer, data.byteOffset, data.length >> 2) : null;
+  let above = new Uint8Array(width);
+  let current = new Uint8Array(width);
   for (let y = 0; y < height; y++) {
     const row = y * width;
+    const done = above;
+    above = current;
+    current = done;
+    current.set(data.subarray(row, row + width));
     const cellRow = (y % HALFTONE_CELL) * HALFTONE_CELL;
     const inner = y > 0 && y < lastRow;
+    const rowWordsEnd = (row + width) >> 2;
     for (let x = 0; x < width; x++) {
+      if (words !== null && (x & 3) === 0) {
+        // Paper stays white and solid ink stays black: four pixels at a time.
+        let word = (row + x) >> 2;
+        for (let w = words[word]; word < rowWordsEnd && (w === 0xffffffff || w === 0); w = words[++word]);
+        x = (word << 2) - row;
+        if (x >= width) break;
+      }
       const i = row + x;
-      if (words !== null && (x & 3) === 0 && words[i >> 2] === 0xffffffff) {
-        x += 3;
-        continue;
-      }
-      const v = data[i]!;
+      const v = current[x]!;
       // Paper and ink are decided without looking further.
-      if (v > SHADE_LIGHTEST) continue;
-      if (v < SHADE_DARKEST) {
-        out[i] = 0;
+      if (v > SHADE_LIGHTEST) {
+        data[i] = 255;
         continue;
       }
-      if (inner && x > 0 && x < lastColumn && isFlat(data, i, width, v)) {
-        const shade = 255 - (255 - v) * SHADE_DENSITY;
-        if (shade <= HALFTONE_LEVELS[cellRow + (x % HALFTONE_CELL)]!) out[i] = 0;
-      } else if (v < BLACK_BELOW) {
-        out[i] = 0;
+      if (v < SHADE_DARKEST) {
+        data[i] = 0;
+        continue;
       }
+      let black = v < BLACK_BELOW;
+      if (inner && x > 0 && x < lastColumn && isFlat(current[x - 1]!, current[x + 1]!, above[x]!, data[i + width]!, v)) {
+        const shade = 255 - (255 - v) * SHADE_DENSITY;
+        black = shade <= HALFTONE_LEVELS[cellRow + (x % HALFTONE_CELL)]!;
+      }
+      data[i] = black ? 0 : 255;
     }
   }
-  return out;
+  return data;
 }
 
-function isFlat(data: Uint8Array, i: number, width: number, v: number): boolean {
+function isFlat(left: number, right: number, up: number, down: number, v: number): boolean {
   return (
-    Math.abs(data[i - 1]! - v) <= SHADE_FLATNESS &&
-    Math.abs(data[i + 1]! - v) <= SHADE_FLATNESS &&
-    Math.abs(data[i - width]! - v) <= SHADE_FLATNESS &&
-    Math.abs(data[i + width]! - v) <= SHADE_FLATNESS
+    Math.abs(left - v) <= SHADE_FLATNESS &&
+    Math.abs(right - v) <= SHADE_FLATNESS &&
+    Math.abs(up - v) <= SHADE_FLATNESS &&
+    Math.abs(down - v) <= SHADE_FLATNESS
   );
 }
 
@@ -155,7 +184,19 @@ const PAPER_SHARE = 0.25;
  */
 export function paperWhite(page: GreyPage): number {
   const histogram = new Uint32Array(256);
-  for (let i = 0; i < page.data.length; i++) histogram[page.data[i]!]!++;
+  const { data } = page;
+  const words = whiteWords(page);
+  for (let i = 0; i < data.length; i++) {
+    if (words !== null && (i & 3) === 0) {
+      let word = i >> 2;
+      const start = word;
+      while (word < words.length && words[word] === 0xffffffff) word++;
+      histogram[255]! += (word - start) * 4;
+      i = word << 2;
+      if (i >= data.length) break;
+    }
+    histogram[data[i]!]!++;
+  }
   let best = -1;
   let bestCount = 0;
   for (let level = PAPER_MIN; level <= PAPER_WHITE; level++) {
@@ -187,15 +228,21 @@ export function ditherPage(page: GreyPage): Uint8Array {
   const { width, height, data } = page;
   const levels = levelsTable(paperWhite(page));
   const out = new Uint8Array(width * height);
+  const words = whiteWords(page);
   // Error rows, indexed x + 1 so that the neighbours of both edges need no bounds checks.
   let current = new Int32Array(width + 2);
   let next = new Int32Array(width + 2);
   for (let y = 0; y < height; y++) {
     next.fill(0);
     const row = y * width;
+    // Paper at either end of the row is white and neither takes nor passes on error, so only the
+    // span between needs diffusing: the result is the same, and white rows cost next to nothing.
+    const [first, end] = inkSpan(data, words, row, width);
+    out.fill(255, row, row + first);
+    out.fill(255, row + end, row + width);
     const leftToRight = (y & 1) === 0;
     const step = leftToRight ? 1 : -1;
-    for (let n = 0, x = leftToRight ? 0 : width - 1; n < width; n++, x += step) {
+    for (let n = first, x = leftToRight ? first : end - 1; n < end; n++, x += step) {
       const level = levels[data[row + x]!]!;
       if (level === 255 || level === 0) {
         out[row + x] = level;
@@ -247,13 +294,40 @@ export function halftonePage(page: GreyPage): Uint8Array {
   const { width, height, data } = page;
   const levels = levelsTable(paperWhite(page));
   const out = new Uint8Array(width * height);
+  const words = whiteWords(page);
   for (let y = 0; y < height; y++) {
     const row = y * width;
     const cellRow = (y % HALFTONE_CELL) * HALFTONE_CELL;
-    for (let x = 0; x < width; x++) {
+    // Paper (255) is white whatever the cell: only the span between the row's white ends is screened.
+    const [first, end] = inkSpan(data, words, row, width);
+    out.fill(255, row, row + first);
+    out.fill(255, row + end, row + width);
+    for (let x = first; x < end; x++) {
       const level = levels[data[row + x]!]!;
       out[row + x] = level > HALFTONE_LEVELS[cellRow + (x % HALFTONE_CELL)]! ? 255 : 0;
     }
   }
   return out;
+}
+
+/** The page's pixels as 32-bit words, where its rows are word-aligned (for skipping paper). */
+function whiteWords(page: GreyPage): Uint32Array | null {
+  const { data, width } = page;
+  return data.byteOffset % 4 === 0 && width % 4 === 0 ? new Uint32Array(data.buffer, data.byteOffset, data.length >> 2) : null;
+}
+
+/**
+ * The part of row `row` (its first pixel index) between its leading and trailing paper (255):
+ * [first, end) in columns, to a word; [0, 0) for a white row, [0, width) without words.
+ */
+function inkSpan(data: Uint8Array, words: Uint32Array | null, row: number, width: number): [number, number] {
+  if (words === null) return [0, width];
+  const firstWord = row >> 2;
+  const endWord = (row + width) >> 2;
+  let from = firstWord;
+  while (from < endWord && words[from] === 0xffffffff) from++;
+  if (from === endWord) return [0, 0];
+  let to = endWord;
+  while (to > from && words[to - 1] === 0xffffffff) to--;
+  return [(from - firstWord) << 2, (to - firstWord) << 2];
 }

@@ -41,8 +41,9 @@
  *   fax machine supports, and the largest of MH, MR and MMR. It is typically 2–3 times the G4 size
  *   for text and far more for nearly empty pages (a white scan line costs 29 bits in MH but about
  *   1 bit in G4). Rather than apply a guessed factor to the G4 size, the MH size is counted exactly
- *   from the pixels in the same pass that counts black pixels: the T.4 code length of every run of
- *   every scan line, plus a 12-bit EOL per line and the 6-EOL RTC at the end (`modifiedHuffmanBits`).
+ *   from the pixels in the same pass that counts black pixels and codes the page in G4
+ *   (fax-image/encode-g4-page.ts): the T.4 code length of every run of every scan line, plus a
+ *   12-bit EOL per line and the 6-EOL RTC at the end (`modifiedHuffmanBits`).
  *
  * `estimatedSeconds = max(MH bits, G4 bits x 1.05) / lineBitsPerSecond` — conservative: it assumes
  * the far end may refuse ECM, which many do, and never estimates below what MMR would take. Not
@@ -60,6 +61,7 @@
  * (62 % black): it will take about 95 s to send and may be unreadable", "page 7 is large: it will
  * take about 80 s to send".
  */
+import { countPageRuns, type PageRunCounts } from "../fax-image/encode-g4-page.ts";
 
 export interface PagePreflight {
   /** Share of black pixels below the header band, 0–1. */
@@ -92,88 +94,13 @@ export const DARK_MIN_BLACK_RATIO = 0.4;
 /** Data sent with ECM and MMR per byte of G4: HDLC framing of 256-byte frames and bit stuffing. */
 export const ECM_OVERHEAD = 1.05;
 
-const EOL_BITS = 12;
-const RTC_EOLS = 6;
-
-// Code lengths in bits of T.4 Modified Huffman, tables 2 and 3 of ITU-T T.4.
-// Terminating codes, for runs 0–63.
-const WHITE_TERMINATING = [
-  8, 6, 4, 4, 4, 4, 4, 4, 5, 5, 5, 5, 6, 6, 6, 6, 6, 6, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 7, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
-  8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8, 8,
-];
-const BLACK_TERMINATING = [
-  10, 3, 2, 2, 3, 4, 4, 5, 6, 6, 7, 7, 7, 8, 8, 9, 10, 10, 10, 11, 11, 11, 11, 11, 11, 11, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
-  12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12,
-];
-// Make-up codes, index k for a run of 64·k (k = 1–27, 64–1728), then the extended make-up codes
-// common to both colours (k = 28–40, 1792–2560).
-const EXTENDED_MAKEUP = [11, 11, 11, 12, 12, 12, 12, 12, 12, 12, 12, 12, 12];
-const WHITE_MAKEUP = [0, 5, 5, 6, 7, 8, 8, 8, 8, 8, 8, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 9, 6, 9, ...EXTENDED_MAKEUP];
-const BLACK_MAKEUP = [0, 10, 12, 12, 12, 12, 12, 12, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, 13, ...EXTENDED_MAKEUP];
-const MAX_MAKEUP_RUN = 2560;
-
-/** MH code bits of one run of `run` pixels of one colour (0 white, 1 black). */
-function runBits(run: number, black: number): number {
-  const terminating = black ? BLACK_TERMINATING : WHITE_TERMINATING;
-  const makeup = black ? BLACK_MAKEUP : WHITE_MAKEUP;
-  let bits = 0;
-  while (run > MAX_MAKEUP_RUN) {
-    // Runs longer than 2560 are sent as 2560-makeups, the rest as usual (T.4 4.1.1.1).
-    bits += makeup[MAX_MAKEUP_RUN / 64]!;
-    run -= MAX_MAKEUP_RUN;
-  }
-  if (run >= 64) bits += makeup[run >> 6]!;
-  return bits + terminating[run & 63]!;
-}
-
-interface PageScan {
-  /** Black pixels in scan lines `fromRow` and below. */
-  blackBelow: number;
-  /** Bits of the page in T.4 Modified Huffman, EOLs and RTC included, no fill bits. */
-  mhBits: number;
-}
-
-function scanPage(pixels: Uint8Array, size: { width: number; height: number }, fromRow: number): PageScan {
-  const { width, height } = size;
-  if (pixels.length < width * height) throw new Error(`page pixels: expected ${width} x ${height} bytes, got ${pixels.length}`);
-  // White words (four pixels of 255) are skipped four at a time where the rows are word-aligned.
-  const words = pixels.byteOffset % 4 === 0 && width % 4 === 0 ? new Uint32Array(pixels.buffer, pixels.byteOffset, (width * height) >> 2) : null;
-  let blackBelow = 0;
-  let mhBits = EOL_BITS * (height + RTC_EOLS);
-  for (let y = 0; y < height; y++) {
-    const rowStart = y * width;
-    const rowEnd = rowStart + width;
-    let colour = 0; // every MH line starts with a white run, of length 0 if the line starts black
-    let runStart = rowStart;
-    let black = 0;
-    let i = rowStart;
-    while (i < rowEnd) {
-      if (colour === 0 && words !== null && (i & 3) === 0 && i + 4 <= rowEnd && words[i >> 2] === 0xffffffff) {
-        i += 4;
-        continue;
-      }
-      const isBlack = pixels[i]! < 128 ? 1 : 0;
-      if (isBlack !== colour) {
-        mhBits += runBits(i - runStart, colour);
-        colour = isBlack;
-        runStart = i;
-      }
-      black += isBlack;
-      i++;
-    }
-    mhBits += runBits(rowEnd - runStart, colour);
-    if (y >= fromRow) blackBelow += black;
-  }
-  return { blackBelow, mhBits };
-}
-
 /**
  * Bits of a bilevel page coded as T.4 one-dimensional Modified Huffman, the coding every fax
  * machine receives without ECM: the code of every run, a 12-bit EOL per scan line and the RTC.
  * Fill bits for a minimum scan-line time are not counted.
  */
 export function modifiedHuffmanBits(pixels: Uint8Array, size: { width: number; height: number }): number {
-  return scanPage(pixels, size, size.height).mhBits;
+  return countPageRuns(pixels, size, size.height).mhBits;
 }
 
 function percent(ratio: number): string {
@@ -186,9 +113,20 @@ function seconds(value: number): string {
   return `${Math.max(1, Math.round(value))} s`;
 }
 
+/** The preflight of a page from its pixels (one scan of its runs, as the G4 encoder makes). */
 export function preflightPage(pixels: Uint8Array, size: { width: number; height: number }, encodedBytes: number, options: PreflightOptions): PagePreflight {
-  const bandRows = Math.min(size.height, Math.max(0, Math.floor(options.headerBandPx)));
-  const { blackBelow, mhBits } = scanPage(pixels, size, bandRows);
+  const bandRows = headerBandRows(size, options);
+  return preflightFromCounts(countPageRuns(pixels, size, bandRows), size, encodedBytes, options);
+}
+
+/**
+ * The preflight of a page from the counts its G4 encoding made (encode-g4-page.ts), which must
+ * have counted black pixels from the header band's end (`countBlackFrom` = `headerBandPx`).
+ */
+export function preflightFromCounts(counts: PageRunCounts, size: { width: number; height: number }, encodedBytes: number, options: PreflightOptions): PagePreflight {
+  const bandRows = headerBandRows(size, options);
+  if (counts.countedFrom !== bandRows) throw new Error(`the page's black pixels were counted from scan line ${counts.countedFrom}, the preflight needs them from ${bandRows}`);
+  const { blackPixels: blackBelow, mhBits } = counts;
   const countedPixels = size.width * (size.height - bandRows);
   const blackRatio = countedPixels > 0 ? blackBelow / countedPixels : 0;
   const blank = blackRatio < BLANK_MAX_BLACK_RATIO;
@@ -202,4 +140,9 @@ export function preflightPage(pixels: Uint8Array, size: { width: number; height:
   else if (tooDark) warnings.push(`is very dark (${percent(blackRatio)} black) and may be unreadable`);
   else if (large) warnings.push(`is large: it will take about ${seconds(estimatedSeconds)} to send`);
   return { blackRatio, blank, tooDark, estimatedSeconds, large, warnings };
+}
+
+/** The header band's scan lines, within the page. */
+export function headerBandRows(size: { height: number }, options: Pick<PreflightOptions, "headerBandPx">): number {
+  return Math.min(size.height, Math.max(0, Math.floor(options.headerBandPx)));
 }
