@@ -32,11 +32,13 @@
  *          a crop at full resolution and the whole page at half size, Faxline and gs side by
  *          side — into DIR)  --seed N (corpus seed)
  *          --resolution HIGH|LOW|both (both)  --only name,name (letter, invoice, scan, scan-png,
- *          photo, photo-jpeg, report, corpus)
+ *          photo, photo-jpeg, report, long, corpus)  --page-threads N (render.pageThreads; 0, the
+ *          default: one per core)  --whole-process name,name (long: documents also timed as whole
+ *          `faxline render` processes, compiled, against gs; "" for none)
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
-import { cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
+import { availableParallelism, cpus, loadavg, platform, release, tmpdir, totalmem } from "node:os";
 import { basename, dirname, join } from "node:path";
 import { fileURLToPath } from "node:url";
 import { parseArgs } from "node:util";
@@ -63,6 +65,8 @@ interface ChildRequest {
   documents: { name: string; path: string }[];
   resolution: Resolution;
   reps: number;
+  /** Threads sharing a document's pages (render.pageThreads; 1: none). */
+  pageThreads: number;
   /** Where to write the TIFF of the last run. */
   out: string;
 }
@@ -84,6 +88,8 @@ interface ChildResult {
 
 async function child(request: ChildRequest): Promise<ChildResult> {
   const { renderFaxJob } = await import("../src/render/render-fax-job.ts");
+  const { PageHelperPool } = await import("../src/render/page-helpers/page-helper-pool.ts");
+  const pageHelpers = new PageHelperPool({ threads: request.pageThreads, memoryLimitMb: 1536 });
   const documents = request.documents.map((d) => ({ name: d.name, bytes: readFileSync(d.path) }));
   const render = () =>
     renderFaxJob({
@@ -95,7 +101,7 @@ async function child(request: ChildRequest): Promise<ChildResult> {
       overlay: null,
       recipients: [{ id: "bench", number: "+4989123456", properties: {} }],
       limits: { maxPages: 500, maxSourcePixels: 200_000_000, converterTimeoutMs: 120_000 },
-    });
+    }, { pageHelpers });
   const startRss = process.memoryUsage.rss();
   let sampledPeakRss = startRss;
   const sample = () => {
@@ -135,6 +141,7 @@ async function child(request: ChildRequest): Promise<ChildResult> {
     };
   } finally {
     clearInterval(sampler);
+    await pageHelpers.close();
   }
 }
 
@@ -150,13 +157,21 @@ function gsArgs(resolution: Resolution, out: string, files: string[]): string[] 
 
 /** One gs process: wall clock from spawn to exit, and its peak RSS in bytes. */
 function runGs(args: string[], work: string): Promise<{ seconds: number; peakRss: number }> {
+  return runProcess("gs", args, work);
+}
+
+/** The compiled CLI (npm run build), for the whole-process comparison. */
+const FAXLINE_BIN = join(ROOT, "bin", "faxline.js");
+
+/** One process: wall clock from spawn to exit, and its peak RSS in bytes. */
+function runProcess(program: string, args: string[], work: string, env: NodeJS.ProcessEnv = process.env): Promise<{ seconds: number; peakRss: number }> {
   return new Promise((resolve, reject) => {
-    const timeFile = join(work, "gs-time.txt");
-    const [command, argv] = HAVE_GNU_TIME ? ["/usr/bin/time", ["-f", "%M", "-o", timeFile, "gs", ...args]] : ["gs", args];
+    const timeFile = join(work, "process-time.txt");
+    const [command, argv] = HAVE_GNU_TIME ? ["/usr/bin/time", ["-f", "%M", "-o", timeFile, program, ...args]] : [program, args];
     let polledPeak = 0;
     let stderr = "";
     const t0 = performance.now();
-    const proc = spawn(command as string, argv as string[], { stdio: ["ignore", "ignore", "pipe"] });
+    const proc = spawn(command as string, argv as string[], { stdio: ["ignore", "ignore", "pipe"], env });
     proc.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString("utf8")));
     const poll = HAVE_GNU_TIME
       ? null
@@ -172,7 +187,7 @@ function runGs(args: string[], work: string): Promise<{ seconds: number; peakRss
     proc.on("exit", (code) => {
       const seconds = (performance.now() - t0) / 1000;
       if (poll) clearInterval(poll);
-      if (code !== 0) return reject(new Error(`gs exited with ${code}: ${stderr.trim()}`));
+      if (code !== 0) return reject(new Error(`${program} exited with ${code}: ${stderr.trim()}`));
       const peakRss = HAVE_GNU_TIME ? Number(readFileSync(timeFile, "utf8").trim().split("\n").at(-1)) * 1024 : polledPeak;
       resolve({ seconds, peakRss });
     });
@@ -266,12 +281,13 @@ function casesOf(items: CorpusItem[]): Case[] {
       cases.push({ name: `${item.name}-${kind}`, label: `${item.name} (${kind.toUpperCase()}, 1 p)`, documents: [{ name: basename(item.image), path: item.image }], gsFiles: null, crop });
     }
   }
-  const pages = items.reduce((s, i) => s + i.pages, 0);
+  const inCorpus = items.filter((i) => i.name !== "long");
+  const pages = inCorpus.reduce((s, i) => s + i.pages, 0);
   cases.push({
     name: "corpus",
-    label: `corpus (${items.length} PDFs, ${pages} p)`,
-    documents: items.map((i) => ({ name: basename(i.pdf), path: i.pdf })),
-    gsFiles: items.map((i) => i.pdf),
+    label: `corpus (${inCorpus.length} PDFs, ${pages} p)`,
+    documents: inCorpus.map((i) => ({ name: basename(i.pdf), path: i.pdf })),
+    gsFiles: inCorpus.map((i) => i.pdf),
     crop: topLeft,
   });
   return cases;
@@ -282,6 +298,8 @@ interface Row {
   fax: ChildResult;
   faxOut: Analysis;
   gs: { seconds: number[]; peakRss: number; out: Analysis } | null;
+  /** The whole `faxline render` process (compiled), where measured. */
+  cli: { seconds: number[]; peakRss: number } | null;
 }
 
 const median = (values: number[]) => {
@@ -311,13 +329,13 @@ function cpuModel(): string {
   return cpus()[0]?.model.trim() ?? "unknown CPU";
 }
 
-function printHeader(reps: number, seed: number): void {
+function printHeader(reps: number, seed: number, pageThreads: number): void {
   const gsVersion = spawnSync("gs", ["--version"], { encoding: "utf8" }).stdout?.trim() || "not found";
   console.log("Faxline bench:render");
   console.log(`date      ${new Date().toISOString()}`);
   console.log(`machine   ${cpuModel()}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()}, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   console.log(`runtime   Node ${process.version}; sharp ${versionOf("sharp")} (libvips ${sharp.versions.vips}), @hyzyla/pdfium ${versionOf("@hyzyla/pdfium")}, pdf-lib ${versionOf("pdf-lib")}; Ghostscript ${gsVersion}`);
-  console.log(`settings  A4, 1 warm-up + ${reps} runs per document (median shown), corpus seed ${seed}; gs peak RSS by ${HAVE_GNU_TIME ? "/usr/bin/time -f %M" : "polling /proc/PID/status VmHWM (lower bound)"}`);
+  console.log(`settings  A4, 1 warm-up + ${reps} runs per document (median shown), corpus seed ${seed}; Faxline renders a document's pages on ${pageThreads} thread${pageThreads === 1 ? "" : "s"} (render.pageThreads); gs peak RSS by ${HAVE_GNU_TIME ? "/usr/bin/time -f %M" : "polling /proc/PID/status VmHWM (lower bound)"}`);
   console.log(`          line time: preflight estimate per page, worse of MH without ECM and MMR with ECM, at ${LINE_BPS} bit/s`);
   console.log("");
 }
@@ -346,6 +364,19 @@ function printTables(resolution: Resolution, rows: Row[], gsStart: number): void
     );
   }
   console.log("");
+  const whole = rows.filter((r) => r.cli !== null && r.gs !== null);
+  if (whole.length > 0) {
+    console.log("Whole processes, start to exit: `faxline render --out OUT.tif FILE` (compiled, its render worker and page helpers included) against `gs`:");
+    console.log("");
+    console.log("| document | pages | faxline render s | gs s | faxline ÷ gs time | faxline peak RSS MiB | gs peak RSS MiB |");
+    console.log("|---|---:|---:|---:|---:|---:|---:|");
+    for (const { c, fax, gs, cli } of whole) {
+      const faxS = median(cli!.seconds);
+      const gsS = median(gs!.seconds);
+      console.log(`| ${c.label} | ${fax.pages} | ${fixed(faxS, 2)} | ${fixed(gsS, 2)} | ${fixed(faxS / gsS, 2)}x | ${mib(cli!.peakRss)} | ${mib(gs!.peakRss)} |`);
+    }
+    console.log("");
+  }
   console.log(`gs process start alone (one blank page, median): ${fixed(gsStart * 1000, 0)} ms — included in every gs figure above, as gs is run as a process per job.`);
   console.log("");
   for (const { c, fax, faxOut: f, gs } of rows) {
@@ -381,6 +412,8 @@ async function main(): Promise<void> {
       seed: { type: "string", default: "20261121" },
       resolution: { type: "string", default: "both" },
       only: { type: "string" },
+      "page-threads": { type: "string", default: "0" },
+      "whole-process": { type: "string", default: "long" },
       child: { type: "string" },
     },
   });
@@ -391,6 +424,8 @@ async function main(): Promise<void> {
   }
   const reps = Math.max(1, Number(opts.reps));
   const seed = Number(opts.seed);
+  const pageThreads = Number(opts["page-threads"]) > 0 ? Number(opts["page-threads"]) : availableParallelism();
+  const wholeProcess = opts["whole-process"] === "" ? [] : opts["whole-process"].split(",").map((s) => s.trim());
   const resolutions: Resolution[] = opts.resolution === "both" ? ["HIGH", "LOW"] : [opts.resolution === "LOW" ? "LOW" : "HIGH"];
   // Scratch files (gs's time output, the blank page) always go to a temporary directory; the
   // corpus and the outputs go to --keep DIR when given.
@@ -399,7 +434,7 @@ async function main(): Promise<void> {
   mkdirSync(work, { recursive: true });
 
   try {
-    printHeader(reps, seed);
+    printHeader(reps, seed, pageThreads);
     console.error("generating the corpus …");
     const items = await generateCorpus(join(work, "corpus"), seed);
     const only = opts.only?.split(",").map((s) => s.trim());
@@ -414,7 +449,7 @@ async function main(): Promise<void> {
       for (const c of cases) {
         console.error(`${resolution} ${c.label}: Faxline …`);
         const faxTiff = join(work, `${c.name}-${resolution}-faxline.tif`);
-        const request: ChildRequest = { documents: c.documents, resolution, reps, out: faxTiff };
+        const request: ChildRequest = { documents: c.documents, resolution, reps, pageThreads, out: faxTiff };
         const proc = spawnSync(process.execPath, [...process.execArgv, SELF, "--child", JSON.stringify(request)], {
           encoding: "utf8",
           stdio: ["ignore", "pipe", "inherit"],
@@ -458,7 +493,25 @@ async function main(): Promise<void> {
             writeFileSync(join(work, `${c.name}-${resolution}-page1-overview-faxline.png`), await overviewPng(faxBuffer, resolution));
           }
         }
-        rows.push({ c, fax, faxOut, gs });
+        let cli: Row["cli"] = null;
+        if (gs !== null && c.gsFiles !== null && wholeProcess.includes(c.name)) {
+          console.error(`${resolution} ${c.label}: faxline render (whole process) …`);
+          const cliTiff = join(scratch, `${c.name}-${resolution}-cli.tif`);
+          const args = [FAXLINE_BIN, "render", "--resolution", resolution, "--out", cliTiff, ...c.documents.map((d) => d.path)];
+          const env = { ...process.env, FAXLINE_RENDER_PAGE_THREADS: String(pageThreads) };
+          await runProcess(process.execPath, args, scratch, env);
+          const seconds: number[] = [];
+          let peakRss = 0;
+          for (let i = 0; i < reps; i++) {
+            const r = await runProcess(process.execPath, args, scratch, env);
+            seconds.push(r.seconds);
+            peakRss = Math.max(peakRss, r.peakRss);
+          }
+          const pages = readTiffPages(readFileSync(cliTiff)).length;
+          if (pages !== fax.pages) throw new Error(`faxline render wrote ${pages} pages, renderFaxJob ${fax.pages}`);
+          cli = { seconds, peakRss };
+        }
+        rows.push({ c, fax, faxOut, gs, cli });
       }
       printTables(resolution, rows, median(gsStartRuns.slice(1)));
     }

@@ -15,6 +15,8 @@
  *                 house, trees, grain): as JPEG (2000 x 1500), and wrapped in an A4 PDF.
  *  5. `report`  — a 20-page report (PDF): headings and text on every page, a table every four
  *                 pages, a vector bar-and-line chart every four pages, a grey photo every four pages.
+ *  6. `long`    — the same report made 200 pages long (issue 15's long document); not part of the
+ *                 25-page `corpus` job of the bench.
  *
  * Run alone to write the corpus: `node --import tsx bench/render-corpus.ts DIR [--seed N]`.
  */
@@ -26,7 +28,7 @@ import { PDFDocument, StandardFonts, rgb, grayscale, type PDFFont, type PDFPage,
 import sharp from "sharp";
 
 export interface CorpusItem {
-  /** Short name: letter, invoice, scan, photo, report. */
+  /** Short name: letter, invoice, scan, photo, report, long. */
   name: string;
   /** What the document is, for the bench's table. */
   title: string;
@@ -449,9 +451,9 @@ async function imagePdf(title: string, embed: (doc: PDFDocument) => Promise<PDFI
 }
 
 // ---------------------------------------------------------------------------------------------
-// 5. 20-page report
+// 5. 20-page report (6. the same, 200 pages)
 
-async function reportPdf(next: Random): Promise<Buffer> {
+async function reportPdf(next: Random, PAGES = 20): Promise<Buffer> {
   const doc = await newPdf("Quarterly report");
   const regular = await doc.embedFont(StandardFonts.TimesRoman);
   const bold = await doc.embedFont(StandardFonts.HelveticaBold);
@@ -464,7 +466,6 @@ async function reportPdf(next: Random): Promise<Buffer> {
   const photo = await doc.embedJpg(greyJpeg);
   const left = 25 * MM;
   const width = A4[0] - 2 * left;
-  const PAGES = 20;
 
   for (let n = 1; n <= PAGES; n++) {
     const page = doc.addPage(A4);
@@ -572,6 +573,7 @@ export async function generateCorpus(dir: string, seed = 20261121): Promise<Corp
     image: write("photo.jpg", photo),
   });
   items.push({ name: "report", title: "report, 20 pages: text, tables, vector charts, grey photos", pages: 20, pdf: write("report.pdf", await reportPdf(seededRandom(seed + 5))), image: null });
+  items.push({ name: "long", title: "the report at 200 pages", pages: 200, pdf: write("long.pdf", await reportPdf(seededRandom(seed + 6), 200)), image: null });
   return items;
 }
 

@@ -155,7 +155,7 @@ export async function faxSend(config: FaxlineConfig, request: FaxSendRequest): P
     if (!request.json) console.log(text);
   };
 
-  const worker = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory });
+  const worker = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: config.render.pageThreads });
   let rendered: FaxImageOutcome;
   try {
     rendered = await worker.render(input);

@@ -93,7 +93,7 @@ export async function renderFiles(config: FaxlineConfig, request: RenderFilesReq
     return 1;
   }
 
-  const faxImages = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory });
+  const faxImages = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: config.render.pageThreads });
   const started = performance.now();
   let outcome: FaxImageOutcome;
   try {

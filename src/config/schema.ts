@@ -68,6 +68,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "render.timeout", env: "FAXLINE_RENDER_TIMEOUT", type: "duration", default: "2m", description: "Time limit for rendering one job's fax image (rasterising and encoding all of its pages, in a worker thread). A job that takes longer fails with render_failed; keep it below scheduler.renderLease." }),
   k({ path: "render.concurrency", env: "FAXLINE_RENDER_CONCURRENCY", type: "integer", min: 1, default: 2, description: "Jobs one node renders at once, each in a worker thread of its own (with render.workerMemory each). A customer that is rendering a job gets a second slot only when no other customer's job waits, so one customer's long job never holds up the others." }),
   k({ path: "render.workerMemory", env: "FAXLINE_RENDER_WORKER_MEMORY", type: "integer", min: 64, default: 1536, description: "Heap limit of the render worker thread in MB. A document that needs more fails with render_failed and the node carries on." }),
+  k({ path: "render.pageThreads", env: "FAXLINE_RENDER_PAGE_THREADS", type: "integer", min: 0, max: 64, default: 0, description: "Threads that render the pages of one long document (a PDF, or an office, HTML or PostScript document converted to one, of 4 pages or more) at once: the render worker and render.pageThreads − 1 page helper threads, each with render.workerMemory. 0: one per core the process may use; 1: pages one after another." }),
   k({ path: "render.maxSourcePixels", env: "FAXLINE_RENDER_MAX_SOURCE_PIXELS", type: "integer", min: 1_000_000, default: 200_000_000, description: "Most pixels of one decoded image or rendered source page before it is scaled to the fax page (guards against decompression bombs); more fails the job with document_too_large." }),
   k({ path: "render.converterTimeout", env: "FAXLINE_RENDER_CONVERTER_TIMEOUT", type: "duration", default: "60s", description: "Time limit of one conversion of an office, HTML or PostScript document to PDF (LibreOffice, Ghostscript subprocess); a converter that takes longer is killed and the job fails with document_unreadable. Keep it below render.timeout." }),
   k({ path: "render.defaultTimeZone", env: "FAXLINE_RENDER_DEFAULT_TIME_ZONE", type: "string", default: "UTC", description: "IANA time zone of dates in header lines and cover pages when the header names none with %tz=." }),
@@ -144,7 +145,7 @@ export interface FaxlineConfig {
     deadlineGrace: number;
   };
   documents: { fetchTimeout: number; fetchMaxRedirects: number; fetchAllowPrivateTargets: boolean };
-  render: { timeout: number; concurrency: number; workerMemory: number; maxSourcePixels: number; converterTimeout: number; defaultTimeZone: string; largePageSeconds: number };
+  render: { timeout: number; concurrency: number; workerMemory: number; pageThreads: number; maxSourcePixels: number; converterTimeout: number; defaultTimeZone: string; largePageSeconds: number };
   scheduler: { pollInterval: number; renderLease: number; sendLease: number; renderAttempts: number };
   sender: { channels: number; callsPerNumber: number; csid: string };
   retry: {

@@ -23,16 +23,18 @@ import { coverPageProperties, fillCoverTemplate, formatCoverPageDate } from "./c
 import { defaultCoverProperties, defaultCoverTemplate } from "./cover/default-cover-template.ts";
 import { officeToPdf } from "./convert/libreoffice-to-pdf.ts";
 import { encodeG4Page } from "./fax-image/encode-g4-page.ts";
-import { encodeFaxPage, g4Bytes, thresholdPage } from "./fax-image/encode-fax-page.ts";
-import { packBilevel, unpackBilevel, type PackedBilevel } from "./fax-image/packed-bilevel.ts";
+import { encodeFaxPage, g4Bytes } from "./fax-image/encode-fax-page.ts";
+import { unpackBilevel, type PackedBilevel } from "./fax-image/packed-bilevel.ts";
 import { readTiffPages } from "./fax-image/tiff-structure.ts";
 import { writeTiffF, type G4Page } from "./fax-image/write-tiff-f.ts";
 import { drawHeaderLines } from "./header/draw-header-line.ts";
 import { formatHeader } from "./header/format-header.ts";
 import { headerPrints, parseHeaderTemplate, type HeaderTemplate } from "./header/header-template.ts";
 import { applyOverlay, overlaidPages, type OverlayMode } from "./overlay/overlay-pages.ts";
-import { documentPages } from "./pages/document-pages.ts";
-import { pdfPages } from "./pages/pdf-pages.ts";
+import { asPdf, documentPages } from "./pages/document-pages.ts";
+import { openPdfDocument, pdfPages } from "./pages/pdf-pages.ts";
+import type { PageHelperPool } from "./page-helpers/page-helper-pool.ts";
+import { preparePage, type PreparedPage, type PreparePageMode } from "./prepare-page.ts";
 import {
   DocumentRenderError,
   pageGeometry,
@@ -43,7 +45,7 @@ import {
   type RenderLimits,
   type Resolution,
 } from "./pages/grey-page.ts";
-import { preflightPage, type PagePreflight } from "./preflight/page-preflight.ts";
+import { headerBandRows, preflightFromCounts, type PagePreflight } from "./preflight/page-preflight.ts";
 import type { RenderFailureCode } from "./render-failure.ts";
 
 export interface HeaderSpec {
@@ -131,10 +133,16 @@ interface DocumentPage {
   preflight: PagePreflight | null;
 }
 
-export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRenderResult> {
+export interface RenderFaxJobOptions {
+  /** Threads that share the pages of long PDFs (page-helpers/); without, pages render one after another. */
+  pageHelpers?: PageHelperPool;
+}
+
+export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJobOptions = {}): Promise<FaxJobRenderResult> {
   if (input.recipients.length === 0) throw new RangeError("a fax job needs at least one recipient to render for");
   const geometry = pageGeometry(input.paperFormat, input.resolution);
   const preflightOptions = { headerBandPx: geometry.headerBandPx, ...(input.preflight ?? DEFAULT_PREFLIGHT) };
+  const bandRows = headerBandRows({ height: geometry.heightPx }, preflightOptions);
   const header = input.header === null ? null : parseHeaderOrThrow(input.header.template);
   const drawsLater = header !== null || input.overlay !== null;
   const coverPages = input.cover === null ? 0 : 1;
@@ -144,22 +152,18 @@ export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRend
     const pages: DocumentPage[] = [];
     for (const [documentIndex, doc] of input.documents.entries()) {
       current = doc.name;
-      for await (const grey of documentPages(doc, geometry, input.limits)) {
+      for await (const prepared of preparedPages(doc, geometry, input.limits, { drawsLater, bandRows }, options.pageHelpers)) {
         if (pages.length + coverPages + 1 > input.limits.maxPages) {
           throw new DocumentRenderError(
             "document_too_large",
             `${doc.name} brings the fax to more than the limit of ${input.limits.maxPages} ${input.limits.maxPages === 1 ? "page" : "pages"}`,
           );
         }
-        if (drawsLater) {
-          // Encoded in the second pass, with its header and overlay. A text page needs no trial
-          // encoding here; a photo's does, to choose between dither, halftone and threshold.
-          const pixels = grey.tone === "text" ? thresholdPage(grey) : (await encodeFaxPage(grey)).pixels;
-          pages.push({ documentIndex, g4: null, packed: packBilevel(pixels, grey.width, grey.height), preflight: null });
-        } else {
-          const encoded = await encodeFaxPage(grey);
-          pages.push({ documentIndex, g4: encoded.g4, packed: null, preflight: preflightPage(encoded.pixels, grey, g4Bytes(encoded.g4), preflightOptions) });
-        }
+        pages.push(
+          prepared.kind === "final"
+            ? { documentIndex, g4: prepared.g4, packed: null, preflight: preflightFromCounts(prepared.counts, prepared.g4, g4Bytes(prepared.g4), preflightOptions) }
+            : { documentIndex, g4: null, packed: prepared.packed, preflight: null },
+        );
       }
     }
 
@@ -182,13 +186,13 @@ export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRend
           const values = headerValues(input.header, variant.recipient, pageIndex + 1, totalPages);
           drawHeaderLines(page, formatHeader(header, values, { defaultTimeZone: input.header.timeZone }), geometry);
         }
-        const g4 = await encodeG4Page(page.data, { width: page.width, height: page.height });
+        const { g4, counts } = encodeG4Page(page.data, { width: page.width, height: page.height }, bandRows);
         encoded.push(g4);
-        preflight.push(preflightPage(page.data, page, g4Bytes(g4), preflightOptions));
+        preflight.push(preflightFromCounts(counts, page, g4Bytes(g4), preflightOptions));
       };
       if (variant.coverMarkup !== null && input.cover !== null) {
         const cover = await coverPage(input.cover.kind, variant.coverMarkup, geometry, input.limits);
-        const bilevel = await encodeFaxPage(cover);
+        const bilevel = encodeFaxPage(cover);
         await finish(bilevel.pixels, 0);
       }
       for (const [index, page] of pages.entries()) {
@@ -207,6 +211,32 @@ export async function renderFaxJob(input: FaxJobRenderInput): Promise<FaxJobRend
   } catch (err) {
     if (err instanceof DocumentRenderError) return { ok: false, reasonCode: err.reasonCode, documentName: current, message: err.message };
     throw err;
+  }
+}
+
+/**
+ * The prepared pages of one document (prepare-page.ts), in order. A PDF (or a document converted
+ * to one) is rendered page by page into one reused buffer, its pages shared with the page
+ * helpers where there are any; other documents page by page here.
+ */
+async function* preparedPages(
+  doc: DocumentInput,
+  geometry: PageGeometry,
+  limits: RenderLimits,
+  mode: PreparePageMode,
+  helpers: PageHelperPool | undefined,
+): AsyncGenerator<PreparedPage> {
+  const pdf = await asPdf(doc, limits);
+  if (pdf === null) {
+    for await (const grey of documentPages(doc, geometry, limits)) yield preparePage(grey, mode);
+    return;
+  }
+  const local = await openPdfDocument(pdf, geometry, limits);
+  try {
+    if (helpers !== undefined) yield* helpers.preparePages(pdf, local, geometry, limits, mode);
+    else for (let index = 0; index < local.pageCount; index++) yield local.usePage(index, (grey) => preparePage(grey, mode));
+  } finally {
+    local.close();
   }
 }
 
@@ -290,7 +320,7 @@ async function coverPage(kind: CoverSpec["kind"], markup: string, geometry: Page
 /** The overlay: the first page of its document, bilevel. */
 async function overlayPage(doc: DocumentInput, geometry: PageGeometry, limits: RenderLimits): Promise<GreyPage> {
   for await (const page of documentPages(doc, geometry, limits)) {
-    const { pixels } = await encodeFaxPage({ ...page, tone: "text" });
+    const { pixels } = encodeFaxPage({ ...page, tone: "text" });
     return { width: page.width, height: page.height, data: pixels, tone: "text" };
   }
   throw new DocumentRenderError("document_unreadable", `The overlay ${doc.name} has no page`);

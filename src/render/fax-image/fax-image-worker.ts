@@ -2,11 +2,11 @@
  * Runs fax job rendering (render-fax-job.ts) in a worker thread, so that a large or hostile job
  * never stalls the event loop that serves the API, with a time limit and a heap limit per worker.
  *
- * One long-lived worker renders the requests one at a time (the machine this was measured on
- * gives about one core, so more threads would not render faster); it is started on the first
- * request, because its start costs about 0.3 s under tsx. A request that exceeds `timeoutMs`
- * (counted from the moment it is handed to the worker, including a worker start) terminates
- * the worker; so does a worker that dies. Either way only that request fails, and the next one
+ * One long-lived worker renders the requests one at a time; it is started on the first request,
+ * because its start costs about 0.3 s under tsx. The pages of a long PDF are shared with page
+ * helper threads of the worker (page-helpers/, `pageThreads`), which end with it. A request that
+ * exceeds `timeoutMs` (counted from the moment it is handed to the worker, including a worker
+ * start) terminates the worker; so does a worker that dies. Either way only that request fails, and the next one
  * gets a fresh worker. A worker whose JavaScript heap outgrows `memoryLimitMb` is stopped by
  * Node (ERR_WORKER_OUT_OF_MEMORY) and counts as a dead worker: its request fails, the node
  * carries on. A document that cannot be rendered is not a worker failure: it is a result
@@ -18,17 +18,29 @@
  * so the tens of megabytes such a job made it hold would otherwise stay taken until it renders
  * again. Ordinary jobs keep the warm worker.
  *
- * Under tsx (tests, `node --import tsx`) this module is a .ts file. Node 20 does not start a
- * .ts worker even with `execArgv: ["--import", "tsx"]` (ERR_UNKNOWN_FILE_EXTENSION), so the
- * worker is started from a small evaluated script that registers tsx and then imports the
- * entry. Compiled (dist/), the entry is plain JavaScript and is started directly.
+ * The worker starts through lib/worker-thread.ts (under tsx and compiled alike).
  */
-import { Worker } from "node:worker_threads";
+import { availableParallelism } from "node:os";
+import type { Worker } from "node:worker_threads";
+import { startWorkerThread } from "../../lib/worker-thread.ts";
 import { formatDurationMs } from "../../lib/durations.ts";
 import type { FaxJobRenderInput, FaxJobRenderResult } from "../render-fax-job.ts";
 
 /** Documents larger than this in all end the worker after their job (see the module comment). */
 export const RECYCLE_AFTER_BYTES = 8 * 1024 * 1024;
+
+/** What the render worker thread is started with. */
+export interface RenderWorkerData {
+  /** Threads that share one long document's pages, the render thread included (1: no page helpers). */
+  pageThreads: number;
+  /** Heap limit of each page helper thread, MB. */
+  memoryLimitMb: number;
+}
+
+/** render.pageThreads: 0 is one thread per core the process may use. */
+export function pageThreadsFor(configured: number): number {
+  return configured > 0 ? configured : Math.max(1, availableParallelism());
+}
 
 export interface RenderRequest {
   id: number;
@@ -70,10 +82,13 @@ export class FaxImageWorker {
   #worker: Worker | null = null;
   #queue: Promise<unknown> = Promise.resolve();
   readonly #recycleAfterBytes: number;
+  readonly #pageThreads: number;
   #nextId = 1;
   #closed = false;
 
-  constructor(options: { timeoutMs: number; memoryLimitMb: number; recycleAfterBytes?: number }) {
+  /** `pageThreads`: render.pageThreads (0, the default: one per core). */
+  constructor(options: { timeoutMs: number; memoryLimitMb: number; recycleAfterBytes?: number; pageThreads?: number }) {
+    this.#pageThreads = pageThreadsFor(options.pageThreads ?? 0);
     this.#timeoutMs = options.timeoutMs;
     this.#memoryLimitMb = options.memoryLimitMb;
     this.#recycleAfterBytes = options.recycleAfterBytes ?? RECYCLE_AFTER_BYTES;
@@ -158,15 +173,8 @@ export class FaxImageWorker {
   }
 
   #start(): Worker {
-    const here = import.meta.url;
-    const resourceLimits = { maxOldGenerationSizeMb: this.#memoryLimitMb };
-    const worker = here.endsWith(".ts")
-      ? new Worker(
-          `import(${JSON.stringify(import.meta.resolve("tsx/esm/api"))})` +
-            `.then((tsx) => { tsx.register(); return import(${JSON.stringify(new URL("./render-worker.ts", here).href)}); })`,
-          { eval: true, resourceLimits },
-        )
-      : new Worker(new URL("./render-worker.js", here), { resourceLimits });
+    const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb };
+    const worker = startWorkerThread(import.meta.url, "./render-worker", { resourceLimits: { maxOldGenerationSizeMb: this.#memoryLimitMb }, workerData });
     // An idle worker must not keep the process alive; while a request runs, its timer does.
     worker.unref();
     // A worker that dies between requests is dropped and the next request starts a new one.

@@ -1,17 +1,22 @@
 /**
  * Entry point of the render worker thread (started by fax-image-worker.ts): renders one fax job
- * per request message and answers with the result (the TIFF files' memory transferred, not
+ * per request message (the pages of long PDFs shared with its page helper threads, page-helpers/)
+ * and answers with the result (the TIFF files' memory transferred, not
  * copied) or with the message of an internal error. Requests come one at a time.
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
+import { PageHelperPool } from "../page-helpers/page-helper-pool.ts";
 import { renderFaxJob } from "../render-fax-job.ts";
-import type { RenderReply, RenderRequest } from "./fax-image-worker.ts";
+import type { RenderReply, RenderRequest, RenderWorkerData } from "./fax-image-worker.ts";
 
 const port = parentPort;
 if (port === null) throw new Error("render-worker.ts runs only as a worker thread");
+const settings = workerData as RenderWorkerData;
+// The page helpers end with this thread (a terminated worker takes its own workers along).
+const pageHelpers = new PageHelperPool({ threads: settings.pageThreads, memoryLimitMb: settings.memoryLimitMb });
 
 port.on("message", (request: RenderRequest) => {
-  renderFaxJob(request.input).then(
+  renderFaxJob(request.input, { pageHelpers }).then(
     (result) => {
       const reply: RenderReply = { id: request.id, ok: true, result };
       // writeTiffF allocates each file in an ArrayBuffer of its own, so moving it moves nothing else.

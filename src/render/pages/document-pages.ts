@@ -17,21 +17,38 @@ export async function* documentPages(doc: DocumentInput, geometry: PageGeometry,
     case "text":
       yield* textPages(doc, geometry, limits);
       return;
-    case "pdf":
-      yield* pdfPages(doc, geometry, limits);
-      return;
     case "tiff":
     case "image":
       yield* imagePages(doc, geometry, limits);
       return;
+    case "pdf":
     case "office":
     case "html":
-      yield* pdfPages({ name: doc.name, bytes: await officeToPdf(doc, limits) }, geometry, limits);
-      return;
     case "postscript":
-      yield* pdfPages({ name: doc.name, bytes: await postscriptToPdf(doc, limits) }, geometry, limits);
+      yield* pdfPages(await pdfOf(doc, type, limits), geometry, limits);
       return;
     case null:
       throw new DocumentRenderError("document_type_unsupported", unknownTypeMessage(doc.name));
+  }
+}
+
+/**
+ * The document as a PDF, converted where it is not one (LibreOffice, Ghostscript); null for the
+ * types that are rendered without PDFium (text, images, TIFF) and for unknown ones.
+ */
+export async function asPdf(doc: DocumentInput, limits: RenderLimits): Promise<DocumentInput | null> {
+  const type = documentTypeFromName(doc.name);
+  return type === "pdf" || type === "office" || type === "html" || type === "postscript" ? pdfOf(doc, type, limits) : null;
+}
+
+async function pdfOf(doc: DocumentInput, type: "pdf" | "office" | "html" | "postscript", limits: RenderLimits): Promise<DocumentInput> {
+  switch (type) {
+    case "pdf":
+      return doc;
+    case "office":
+    case "html":
+      return { name: doc.name, bytes: await officeToPdf(doc, limits) };
+    case "postscript":
+      return { name: doc.name, bytes: await postscriptToPdf(doc, limits) };
   }
 }

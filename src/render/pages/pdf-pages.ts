@@ -94,21 +94,85 @@ function loadPdfium(): Promise<PdfiumApi> {
 }
 
 export async function* pdfPages(doc: DocumentInput, geometry: PageGeometry, limits: RenderLimits): AsyncGenerator<GreyPage> {
+  const pdf = await openPdfDocument(doc, geometry, limits);
+  try {
+    for (let index = 0; index < pdf.pageCount; index++) yield pdf.renderPage(index);
+  } finally {
+    pdf.close();
+  }
+}
+
+/** An open PDF whose pages can be rendered in any order (page-helpers.ts renders them on several threads). */
+export interface PdfDocument {
+  pageCount: number;
+  /** Renders page `index` (0-based); throws DocumentRenderError for a page that cannot be rendered. */
+  renderPage(index: number): GreyPage;
+  /**
+   * Renders page `index` into the document's page buffer in PDFium's memory and hands it to `use`,
+   * which may change its pixels but must not keep them: the buffer is reused for the next page.
+   * Saves allocating (and first touching) a page-sized buffer per page.
+   */
+  usePage<T>(index: number, use: (page: GreyPage) => T): T;
+  close(): void;
+}
+
+/** Opens a PDF and checks its page count against the limits. */
+export async function openPdfDocument(doc: DocumentInput, geometry: PageGeometry, limits: RenderLimits): Promise<PdfDocument> {
   const api = await loadPdfium();
   const pdf = openDocument(api, doc);
+  let closed = false;
+  /** The page buffer of usePage, allocated on first use. */
+  let pageBuffer = 0;
+  const close = (): void => {
+    if (closed) return;
+    closed = true;
+    if (pageBuffer !== 0) api.wasmExports.free(pageBuffer);
+    closeDocument(api, pdf);
+  };
   try {
     const pageCount = api._FPDF_GetPageCount(pdf.document);
     if (pageCount <= 0) throw new DocumentRenderError("document_unreadable", `${doc.name} has no pages`);
     if (pageCount > limits.maxPages) {
       throw new DocumentRenderError("document_too_large", `${doc.name} has ${pageCount} pages, more than the limit of ${limits.maxPages} pages`);
     }
-    for (let index = 0; index < pageCount; index++) {
-      const what = pageCount > 1 ? `page ${index + 1} of ${doc.name}` : doc.name;
-      yield renderPage(api, pdf, index, what, geometry, limits);
-    }
-  } finally {
-    closeDocument(api, pdf);
+    const what = (index: number): string => {
+      if (closed) throw new Error(`${doc.name} is closed`);
+      if (!Number.isInteger(index) || index < 0 || index >= pageCount) throw new RangeError(`${doc.name} has no page ${index}`);
+      return pageCount > 1 ? `page ${index + 1} of ${doc.name}` : doc.name;
+    };
+    return {
+      pageCount,
+      renderPage(index: number): GreyPage {
+        const name = what(index);
+        const buffer = allocatePage(api, geometry);
+        try {
+          const page = renderPage(api, pdf, index, name, geometry, limits, buffer);
+          return { ...page, data: page.data.slice() };
+        } finally {
+          api.wasmExports.free(buffer);
+        }
+      },
+      usePage<T>(index: number, use: (page: GreyPage) => T): T {
+        const name = what(index);
+        if (pageBuffer === 0) pageBuffer = allocatePage(api, geometry);
+        const page = renderPage(api, pdf, index, name, geometry, limits, pageBuffer);
+        // A view of PDFium's memory, taken anew (PDFium may have grown its memory, which replaces
+        // HEAPU8): valid until PDFium runs again, which it does not inside `use`.
+        return use({ ...page, data: api.HEAPU8.subarray(pageBuffer, pageBuffer + page.data.length) });
+      },
+      close,
+    };
+  } catch (err) {
+    close();
+    throw err;
   }
+}
+
+/** A page-sized grey buffer in PDFium's memory. */
+function allocatePage(api: PdfiumApi, geometry: PageGeometry): number {
+  const buffer = api.wasmExports.malloc(geometry.widthPx * geometry.heightPx);
+  if (buffer === 0) throw new Error(`PDFium cannot allocate a ${geometry.widthPx}x${geometry.heightPx} page bitmap`);
+  return buffer;
 }
 
 interface OpenPdf {
@@ -185,16 +249,15 @@ function pageSize(api: PdfiumApi, pdf: OpenPdf, index: number, what: string, geo
   }
 }
 
-function renderPage(api: PdfiumApi, pdf: OpenPdf, index: number, what: string, geometry: PageGeometry, limits: RenderLimits): GreyPage {
+/** Renders a page into `buffer` (page-sized, in PDFium's memory); the page's data is a view of it. */
+function renderPage(api: PdfiumApi, pdf: OpenPdf, index: number, what: string, geometry: PageGeometry, limits: RenderLimits, buffer: number): GreyPage {
   const size = pageSize(api, pdf, index, what, geometry, limits);
   const placement = planPlacement({ width: size.width / POINTS_PER_INCH, height: size.height / POINTS_PER_INCH, enlarge: true }, geometry);
   const page = api._FPDF_LoadPage(pdf.document, index);
   if (page === 0) throw new DocumentRenderError("document_unreadable", `${what} cannot be read: PDFium error ${api._FPDF_GetLastError()}`);
   const { widthPx, heightPx } = geometry;
-  const buffer = api.wasmExports.malloc(widthPx * heightPx);
   let bitmap = 0;
   try {
-    if (buffer === 0) throw new Error(`PDFium cannot allocate a ${widthPx}x${heightPx} page bitmap`);
     bitmap = api._FPDFBitmap_CreateEx(widthPx, heightPx, FPDFBITMAP_GRAY, buffer, widthPx);
     if (bitmap === 0) throw new Error(`PDFium cannot make a ${widthPx}x${heightPx} page bitmap`);
     api._FPDFBitmap_FillRect(bitmap, 0, 0, widthPx, heightPx, WHITE);
@@ -207,12 +270,12 @@ function renderPage(api: PdfiumApi, pdf: OpenPdf, index: number, what: string, g
       api._FPDF_FFLDraw(form, bitmap, page, left, top, width, height, rotate, FPDF_GRAYSCALE);
       api._FORM_OnBeforeClosePage(page, form);
     }
-    const data = api.HEAPU8.slice(buffer, buffer + widthPx * heightPx);
+    // Taken after rendering: PDFium may have grown its memory, which replaces HEAPU8.
+    const data = api.HEAPU8.subarray(buffer, buffer + widthPx * heightPx);
     const grey = { width: widthPx, height: heightPx, data };
     return { ...grey, tone: contentTone(grey, placement) };
   } finally {
     if (bitmap !== 0) api._FPDFBitmap_Destroy(bitmap);
-    if (buffer !== 0) api.wasmExports.free(buffer);
     api._FPDF_ClosePage(page);
   }
 }

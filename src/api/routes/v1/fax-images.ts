@@ -65,7 +65,7 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
   const { config } = deps;
   const errors = { 401: ApiErrorBodySchema, 404: ApiErrorBodySchema };
   // Previews render in a worker of their own, so that they never wait behind the scheduler's jobs.
-  const previews = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory });
+  const previews = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: config.render.pageThreads });
   root.addHook("onClose", async () => previews.close());
 
   async function requireJob(request: FastifyRequest, jobId: string) {

@@ -1,0 +1,208 @@
+/**
+ * Renders the pages of one long PDF on several cores: the render thread (which runs
+ * render-fax-job.ts) and `threads − 1` page helper threads (page-helper-thread.ts) render and
+ * prepare (prepare-page.ts) pages of the same document at once, and the pages come out in order.
+ *
+ * Each helper opens the document itself (its own PDFium instance) and is handed page numbers as
+ * it finishes them, LOOKAHEAD at a time, so a helper never waits for the render thread. The
+ * render thread takes the pages nobody holds: while the page it must hand on next is still with a
+ * helper, it renders the next unassigned one itself. At most MAX_AHEAD prepared pages wait to be
+ * handed on, so a 500-page document never holds more than a few page bitmaps; the pages handed on
+ * are G4-encoded (final) or packed at 1 bit per pixel (for a header or overlay), as in the
+ * sequential path.
+ *
+ * Helpers start on the first document long enough to share (PARALLEL_MIN_PAGES) and stay for the
+ * next; they hold the event loop only while a document is being shared. A helper that dies (a
+ * crash, or its heap outgrowing the limit) leaves its pages to the render thread, and a new one
+ * starts with the next document. A page that cannot be rendered fails the document when its turn
+ * comes, as it would sequentially; a fault in a helper is an internal error of the render.
+ */
+import type { Worker } from "node:worker_threads";
+import { startWorkerThread } from "../../lib/worker-thread.ts";
+import { DocumentRenderError, type DocumentInput, type PageGeometry, type RenderLimits } from "../pages/grey-page.ts";
+import type { PdfDocument } from "../pages/pdf-pages.ts";
+import { preparePage, type PreparedPage, type PreparePageMode } from "../prepare-page.ts";
+import type { HelperPageResult, HelperReply, HelperRequest } from "./page-helper-protocol.ts";
+
+/** Documents with fewer pages are rendered by the render thread alone: sharing would not pay. */
+export const PARALLEL_MIN_PAGES = 4;
+/** Page numbers a helper holds at once. */
+const LOOKAHEAD = 2;
+
+class Helper {
+  readonly worker: Worker;
+  /** Pages of the current document the helper has been asked for and not answered. */
+  readonly assigned = new Set<number>();
+  dead = false;
+  onReply: ((reply: HelperReply) => void) | null = null;
+  onDeath: (() => void) | null = null;
+
+  constructor(memoryLimitMb: number, onGone: (helper: Helper) => void) {
+    this.worker = startWorkerThread(import.meta.url, "./page-helper-thread", { resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb } });
+    this.worker.unref();
+    this.worker.on("message", (reply: HelperReply) => this.onReply?.(reply));
+    const gone = (): void => {
+      if (this.dead) return;
+      this.dead = true;
+      onGone(this);
+      this.onDeath?.();
+    };
+    // 'error' (an uncaught exception, out of memory) is followed by 'exit'; either ends the helper.
+    this.worker.on("error", gone).on("exit", gone);
+  }
+
+  send(request: HelperRequest): void {
+    if (!this.dead) this.worker.postMessage(request);
+  }
+}
+
+export class PageHelperPool {
+  readonly #helperCount: number;
+  readonly #memoryLimitMb: number;
+  readonly #maxAhead: number;
+  #helpers: Helper[] = [];
+  #nextDocumentId = 1;
+  #busy = false;
+
+  /** `threads`: threads that render one document's pages, the render thread included (1: no helpers). */
+  constructor(options: { threads: number; memoryLimitMb: number }) {
+    this.#helperCount = Math.max(0, Math.floor(options.threads) - 1);
+    this.#memoryLimitMb = options.memoryLimitMb;
+    this.#maxAhead = (this.#helperCount + 1) * LOOKAHEAD + 2;
+  }
+
+  /** The number of helper threads the pool runs when it shares a document. */
+  get helperCount(): number {
+    return this.#helperCount;
+  }
+
+  /** The running helper threads (for tests and diagnostics). */
+  get helperWorkers(): readonly Worker[] {
+    return this.#helpers.map((helper) => helper.worker);
+  }
+
+  /**
+   * The prepared pages of `doc`, a PDF that this thread has opened as `local`, in page order;
+   * the helpers render pages of the same document meanwhile.
+   */
+  async *preparePages(doc: DocumentInput, local: PdfDocument, geometry: PageGeometry, limits: RenderLimits, mode: PreparePageMode): AsyncGenerator<PreparedPage> {
+    const pageCount = local.pageCount;
+    if (this.#busy || this.#helperCount === 0 || pageCount < PARALLEL_MIN_PAGES) {
+      for (let index = 0; index < pageCount; index++) yield local.usePage(index, (grey) => preparePage(grey, mode));
+      return;
+    }
+    this.#busy = true;
+    const documentId = this.#nextDocumentId++;
+    const helpers = this.#running();
+    const results = new Map<number, HelperPageResult>();
+    /** Pages of helpers that died before answering: nobody holds them now. */
+    const orphans: number[] = [];
+    let next = 0; // the first page not yet given to anyone
+    let wake: (() => void) | null = null;
+    const notify = (): void => {
+      const resume = wake;
+      wake = null;
+      resume?.();
+    };
+    const give = (helper: Helper): void => {
+      while (!helper.dead && helper.assigned.size < LOOKAHEAD && next < pageCount) {
+        const index = next++;
+        helper.assigned.add(index);
+        helper.send({ type: "page", documentId, index });
+      }
+    };
+    for (const helper of helpers) {
+      helper.onReply = (reply) => {
+        if (reply.documentId !== documentId || !helper.assigned.delete(reply.index)) return;
+        results.set(reply.index, reply.result);
+        give(helper);
+        notify();
+      };
+      helper.onDeath = () => {
+        orphans.push(...helper.assigned);
+        helper.assigned.clear();
+        notify();
+      };
+      helper.worker.ref();
+      helper.send({ type: "open", documentId, name: doc.name, bytes: doc.bytes, geometry, limits, mode });
+      give(helper);
+    }
+    try {
+      for (let index = 0; index < pageCount; index++) {
+        let result = results.get(index);
+        while (result === undefined) {
+          const orphan = orphans.indexOf(index);
+          if (orphan >= 0 || index >= next) {
+            // Nobody holds this page: render it here.
+            if (orphan >= 0) orphans.splice(orphan, 1);
+            else next = index + 1;
+            result = prepareHere(local, index, mode);
+          } else if (results.size < this.#maxAhead && (orphans.length > 0 || next < pageCount)) {
+            // The page is with a helper: render one nobody holds meanwhile, then let replies in.
+            orphans.sort((a, b) => a - b);
+            const ahead = orphans.length > 0 ? orphans.shift()! : next++;
+            results.set(ahead, prepareHere(local, ahead, mode));
+            await new Promise<void>((resolve) => setImmediate(resolve));
+            result = results.get(index);
+          } else {
+            await new Promise<void>((resolve) => {
+              wake = resolve;
+            });
+            result = results.get(index);
+          }
+        }
+        results.delete(index);
+        yield unwrap(result);
+      }
+    } finally {
+      for (const helper of helpers) {
+        helper.onReply = null;
+        helper.onDeath = null;
+        helper.assigned.clear();
+        helper.send({ type: "close", documentId });
+        if (!helper.dead) helper.worker.unref();
+      }
+      this.#busy = false;
+    }
+  }
+
+  /** Stops the helpers. */
+  async close(): Promise<void> {
+    const helpers = this.#helpers;
+    this.#helpers = [];
+    await Promise.all(helpers.map((helper) => helper.worker.terminate()));
+  }
+
+  /** The helpers, started where missing. */
+  #running(): Helper[] {
+    while (this.#helpers.length < this.#helperCount) {
+      this.#helpers.push(
+        new Helper(this.#memoryLimitMb, (gone) => {
+          this.#helpers = this.#helpers.filter((helper) => helper !== gone);
+        }),
+      );
+    }
+    return [...this.#helpers];
+  }
+}
+
+/** Renders and prepares a page on this thread; a page that cannot be rendered is its document's failure. */
+function prepareHere(local: PdfDocument, index: number, mode: PreparePageMode): HelperPageResult {
+  try {
+    return { kind: "page", page: local.usePage(index, (grey) => preparePage(grey, mode)) };
+  } catch (err) {
+    if (err instanceof DocumentRenderError) return { kind: "document_error", reasonCode: err.reasonCode, message: err.message };
+    throw err;
+  }
+}
+
+function unwrap(result: HelperPageResult): PreparedPage {
+  switch (result.kind) {
+    case "page":
+      return result.page;
+    case "document_error":
+      throw new DocumentRenderError(result.reasonCode, result.message);
+    case "internal_error":
+      throw new Error(`a page helper thread failed: ${result.message}`);
+  }
+}
