@@ -18,16 +18,13 @@
  * The header's date and time are those of `header.time` (the moment the job is rendered), the
  * same on every page and on every attempt, so a retry sends the same pages.
  */
-import { renderSvgCoverPage } from "./cover/render-cover-page.ts";
 import { coverPageProperties, fillCoverTemplate, formatCoverPageDate } from "./cover/cover-template.ts";
-import { defaultCoverProperties, defaultCoverTemplate } from "./cover/default-cover-template.ts";
 import { officeToPdf } from "./convert/libreoffice-to-pdf.ts";
 import { encodeG4Page } from "./fax-image/encode-g4-page.ts";
 import { encodeFaxPage, g4Bytes } from "./fax-image/encode-fax-page.ts";
 import { unpackBilevel, type PackedBilevel } from "./fax-image/packed-bilevel.ts";
 import { readTiffPages } from "./fax-image/tiff-structure.ts";
 import { writeTiffF, type G4Page } from "./fax-image/write-tiff-f.ts";
-import { drawHeaderLines } from "./header/draw-header-line.ts";
 import { formatHeader } from "./header/format-header.ts";
 import { headerPrints, parseHeaderTemplate, type HeaderTemplate } from "./header/header-template.ts";
 import { applyOverlay, overlaidPages, type OverlayMode } from "./overlay/overlay-pages.ts";
@@ -175,7 +172,11 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
 
     const images: FaxImageVariant[] = [];
     current = "the cover page";
-    for (const variant of variantsOf(input, header, totalPages)) {
+    // The cover page and header line draw with the canvas (and SVG covers with sharp), loaded
+    // only for jobs that have them.
+    const coverDefaults = input.cover === null ? null : await import("./cover/default-cover-template.ts");
+    const headerDrawing = header === null ? null : await import("./header/draw-header-line.ts");
+    for (const variant of variantsOf(input, header, totalPages, coverDefaults)) {
       current = "the cover page";
       const encoded: G4Page[] = [];
       const preflight: PagePreflight[] = [];
@@ -184,7 +185,7 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
         if (overlay !== null && overlaid?.[pageIndex] === true) applyOverlay(page, overlay);
         if (header !== null && input.header !== null) {
           const values = headerValues(input.header, variant.recipient, pageIndex + 1, totalPages);
-          drawHeaderLines(page, formatHeader(header, values, { defaultTimeZone: input.header.timeZone }), geometry);
+          headerDrawing!.drawHeaderLines(page, formatHeader(header, values, { defaultTimeZone: input.header.timeZone }), geometry);
         }
         const { g4, counts } = encodeG4Page(page.data, { width: page.width, height: page.height }, bandRows);
         encoded.push(g4);
@@ -267,12 +268,12 @@ interface Variant {
 }
 
 /** Groups the recipients by what their pages show. */
-function variantsOf(input: FaxJobRenderInput, header: HeaderTemplate | null, totalPages: number): Variant[] {
+function variantsOf(input: FaxJobRenderInput, header: HeaderTemplate | null, totalPages: number, coverDefaults: CoverDefaults | null): Variant[] {
   const byKey = new Map<string, Variant>();
   const printsNumber = header !== null && headerPrints(header, "#");
   const printsPersonalisation = header !== null && headerPrints(header, "K");
   for (const recipient of input.recipients) {
-    const coverMarkup = input.cover === null ? null : fillCover(input.cover, recipient, input.paperFormat, totalPages);
+    const coverMarkup = input.cover === null || coverDefaults === null ? null : fillCover(input.cover, recipient, input.paperFormat, totalPages, coverDefaults);
     const key = JSON.stringify([
       coverMarkup,
       printsNumber ? recipient.number : null,
@@ -290,7 +291,9 @@ function variantsOf(input: FaxJobRenderInput, header: HeaderTemplate | null, tot
  * and the renderer-supplied keys (cover/cover-template.ts coverPageProperties: `Date`, `Pages`,
  * `ToFaxNum`). The built-in default template gets its values fitted to its boxes first.
  */
-function fillCover(cover: CoverSpec, recipient: RecipientSpec, paperFormat: PaperFormat, totalPages: number): string {
+type CoverDefaults = typeof import("./cover/default-cover-template.ts");
+
+function fillCover(cover: CoverSpec, recipient: RecipientSpec, paperFormat: PaperFormat, totalPages: number, { defaultCoverProperties, defaultCoverTemplate }: CoverDefaults): string {
   const submitted = Object.entries(recipient.properties).map(([key, value]) => ({ key, value }));
   const properties = coverPageProperties(submitted, {
     recipientNumber: recipient.number,
@@ -307,7 +310,7 @@ function fillCover(cover: CoverSpec, recipient: RecipientSpec, paperFormat: Pape
 async function coverPage(kind: CoverSpec["kind"], markup: string, geometry: PageGeometry, limits: RenderLimits): Promise<GreyPage> {
   if (kind === "svg") {
     try {
-      return await renderSvgCoverPage(markup, geometry);
+      return await (await import("./cover/render-cover-page.ts")).renderSvgCoverPage(markup, geometry);
     } catch (err) {
       throw new DocumentRenderError("document_unreadable", `The cover page template cannot be rendered: ${err instanceof Error ? err.message : String(err)}`);
     }

@@ -24,7 +24,6 @@
 import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
-import { PDFDocument } from "pdf-lib";
 import { formatDurationMs } from "../../lib/durations.ts";
 import { fileNameExtension } from "../document-types.ts";
 import { DocumentRenderError, type DocumentInput, type RenderLimits } from "../pages/grey-page.ts";
@@ -121,6 +120,8 @@ function printable(line: string): string {
 
 async function countPages(pdf: Uint8Array): Promise<number> {
   try {
+    // pdf-lib loads on first use (about 0.2 s): only PostScript documents need it here.
+    const { PDFDocument } = await import("pdf-lib");
     return (await PDFDocument.load(pdf, { ignoreEncryption: true, updateMetadata: false })).getPageCount();
   } catch {
     return 0;

@@ -1,25 +1,24 @@
 /**
  * One entry point for every input kind: the pages of a document, by the type its file name
  * names (document-types.ts). Office documents and HTML go through LibreOffice, PostScript through
- * Ghostscript, each to PDF, and then through the PDF renderer like any PDF.
+ * Ghostscript, each to PDF, and then through the PDF renderer like any PDF. The text and image
+ * renderers load on first use: they bring the canvas and sharp, which a job of PDFs never needs.
  */
 import { documentTypeFromName, unknownTypeMessage } from "../document-types.ts";
 import { officeToPdf } from "../convert/libreoffice-to-pdf.ts";
 import { postscriptToPdf } from "../convert/ghostscript-to-pdf.ts";
 import { DocumentRenderError, type DocumentInput, type GreyPage, type PageGeometry, type RenderLimits } from "./grey-page.ts";
-import { imagePages } from "./image-pages.ts";
 import { pdfPages } from "./pdf-pages.ts";
-import { textPages } from "./text-pages.ts";
 
 export async function* documentPages(doc: DocumentInput, geometry: PageGeometry, limits: RenderLimits): AsyncGenerator<GreyPage> {
   const type = documentTypeFromName(doc.name);
   switch (type) {
     case "text":
-      yield* textPages(doc, geometry, limits);
+      yield* (await import("./text-pages.ts")).textPages(doc, geometry, limits);
       return;
     case "tiff":
     case "image":
-      yield* imagePages(doc, geometry, limits);
+      yield* (await import("./image-pages.ts")).imagePages(doc, geometry, limits);
       return;
     case "pdf":
     case "office":

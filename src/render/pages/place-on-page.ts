@@ -23,7 +23,7 @@
  *
  * `contentTone` tells photo-like content from text and line art (see there).
  */
-import sharp, { type Sharp } from "sharp";
+import type { Sharp } from "sharp";
 import { contentBox, type GreyPage, type PageGeometry, type PageTone } from "./grey-page.ts";
 
 /** Where content goes on the page, in page pixels, and whether it is turned first. */
@@ -91,7 +91,8 @@ export function planPlacement(extent: ContentExtent, geometry: PageGeometry): Pl
  */
 export async function placeOnPage(image: GreyImage | Sharp, extent: ContentExtent, geometry: PageGeometry): Promise<GreyPage> {
   const placement = planPlacement(extent, geometry);
-  const pipeline = isGreyImage(image) ? sharp(image.data, { raw: { width: image.width, height: image.height, channels: 1 } }) : image;
+  // sharp loads on first use: a job of PDFs and text never needs it.
+  const pipeline = isGreyImage(image) ? (await import("sharp")).default(image.data, { raw: { width: image.width, height: image.height, channels: 1 } }) : image;
   if (placement.rotate) pipeline.rotate(270);
   const { data, info } = await pipeline
     .resize(placement.width, placement.height, { fit: "fill" })
