@@ -1,8 +1,9 @@
 /**
  * Bilevel conversion and G4 encoding of grey pages (src/render/fax-image/encode-fax-page.ts):
  * the threshold, Floyd–Steinberg dithering that keeps grey shades as dot densities and paper
- * white, the choice between them by tone and size budget, and that the G4 data decodes to
- * exactly the bilevel pixels returned.
+ * white, the clustered-dot halftone, the pictures of photo pages screened and their text
+ * thresholded, the choice between them by tone and size, and that the G4 data decodes to exactly
+ * the bilevel pixels returned.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -135,32 +136,81 @@ describe("encodeFaxPage", () => {
     assert.deepEqual(await decodeG4(result, LOW), result.pixels);
   });
 
-  it("a photo page is dithered when that stays within the size budget", async () => {
-    // A 4 x 5 inch photo (a grey ramp, every shade dithered) on an A4 HIGH page.
-    const photo = { left: 400, top: 600, width: 816, height: 980 };
+  /** Whether all pixels of the rectangle are equal in `a` and `b`. */
+  function sameIn(a: Uint8Array, b: Uint8Array, width: number, r: { left: number; top: number; width: number; height: number }): boolean {
+    for (let y = r.top; y < r.top + r.height; y++) for (let x = r.left; x < r.left + r.width; x++) if (a[y * width + x] !== b[y * width + x]) return false;
+    return true;
+  }
+
+  it("a photo page's picture gets the clustered-dot halftone, its text and flat shading stay as on a text page", async () => {
+    // A 4 x 5 inch textured ramp (the picture), black bars above it (text), and a flat grey box
+    // with black bars on it (a shaded table row) below it, on an A4 HIGH page.
+    const photo = { left: 448, top: 608, width: 832, height: 960 };
     const inPhoto = (x: number, y: number): boolean => x >= photo.left && x < photo.left + photo.width && y >= photo.top && y < photo.top + photo.height;
-    const grey = page(HIGH.widthPx, HIGH.heightPx, (x, y) => (inPhoto(x, y) ? 30 + Math.round((190 * (x - photo.left)) / photo.width) : 255), "photo");
+    const text = { left: 192, top: 256, width: 1280, height: 224 };
+    const box = { left: 192, top: 1760, width: 1280, height: 192 };
+    const inside = (r: typeof text, x: number, y: number): boolean => x >= r.left && x < r.left + r.width && y >= r.top && y < r.top + r.height;
+    const grey = page(
+      HIGH.widthPx,
+      HIGH.heightPx,
+      (x, y) =>
+        inPhoto(x, y)
+          ? 30 + Math.round((190 * (x - photo.left)) / photo.width) + ((x * 7 + y * 13) % 9)
+          : inside(text, x, y)
+            ? (y % 32 < 20 && x % 24 < 14 ? 0 : 255)
+            : inside(box, x, y)
+              ? (y % 64 > 20 && y % 64 < 44 && x % 24 < 14 ? 0 : 190)
+              : 255,
+      "photo",
+    );
     const result = encodeFaxPage(grey);
-    assert.equal(result.method, "dither");
-    assert.deepEqual(result.pixels, ditherPage(grey));
-    assert.ok(g4Bytes(result.g4) <= DITHER_BYTES_PER_SCAN_LINE * HIGH.heightPx);
+    assert.equal(result.method, "halftone");
+    const inner = { left: photo.left + 32, top: photo.top + 32, width: photo.width - 64, height: photo.height - 64 };
+    assert.ok(sameIn(result.pixels, halftonePage(grey), HIGH.widthPx, inner), "the picture is screened");
+    const thresholded = thresholdPage(grey);
+    assert.ok(sameIn(result.pixels, thresholded, HIGH.widthPx, text), "the text is thresholded");
+    assert.ok(sameIn(result.pixels, thresholded, HIGH.widthPx, box), "the shaded box is screened as on a text page, its bars solid");
+    assert.ok(g4Bytes(result.g4) < g4Bytes(encodeG4Page(ditherPage(grey), grey).g4) / 2, "far lighter than error diffusion");
     assert.deepEqual(await decodeG4(result, HIGH), result.pixels);
   });
 
-  it("a photo page whose dither would blow up the G4 size is thresholded after all", async () => {
-    // Mid-grey noise everywhere: the dither is dots on every scan line, far beyond the budget.
+  it("a small picture is error-diffused, where that costs little more than the halftone", async () => {
+    // A 64 x 64 pixel textured ramp beside a page of dense "text" (bars): diffusing the picture costs
+    // a few KB on a page of tens.
+    const picture = { left: 1408, top: 1408, width: 64, height: 64 };
+    const text = { left: 128, top: 192, width: 1216, height: 1920 };
+    const inside = (r: typeof text, x: number, y: number): boolean => x >= r.left && x < r.left + r.width && y >= r.top && y < r.top + r.height;
+    const grey = page(
+      HIGH.widthPx,
+      HIGH.heightPx,
+      (x, y) =>
+        inside(picture, x, y)
+          ? 40 + Math.round((170 * (x - picture.left)) / picture.width) + ((x * 7 + y * 13) % 9)
+          : inside(text, x, y) && y % 28 < 18 && (x * 5 + (y >> 5) * 3) % 17 < 7
+            ? 0
+            : 255,
+      "photo",
+    );
+    const result = encodeFaxPage(grey);
+    assert.equal(result.method, "dither");
+    assert.ok(sameIn(result.pixels, ditherPage(grey), HIGH.widthPx, picture), "the picture is diffused");
+    assert.ok(sameIn(result.pixels, thresholdPage(grey), HIGH.widthPx, text), "the text is thresholded");
+    assert.deepEqual(await decodeG4(result, HIGH), result.pixels);
+  });
+
+  it("a photo page whose screen would blow up the G4 size is thresholded after all", async () => {
+    // Mid-grey noise everywhere: every block is picture, and its halftone is dots on every scan line, far beyond the budget.
     let seed = 1;
     const random = (): number => ((seed = (seed * 1103515245 + 12345) & 0x7fffffff) / 0x7fffffff);
     const noise = page(LOW.widthPx, LOW.heightPx, () => 60 + Math.floor(random() * 140), "photo");
-    const dithered = ditherPage(noise);
-    const ditherSize = g4Bytes(encodeG4Page(dithered, noise).g4);
-    assert.ok(ditherSize > DITHER_BYTES_PER_SCAN_LINE * LOW.heightPx, `the dither takes ${ditherSize} bytes`);
+    const halftoneSize = g4Bytes(encodeG4Page(halftonePage(noise), noise).g4);
+    assert.ok(halftoneSize > DITHER_BYTES_PER_SCAN_LINE * LOW.heightPx, `the halftone takes ${halftoneSize} bytes`);
     const result = encodeFaxPage(noise);
     assert.equal(result.method, "threshold");
     assert.deepEqual(result.pixels, thresholdPage(noise));
   });
 
-  it("a page-filling photo at HIGH whose error diffusion exceeds the budget gets a clustered-dot halftone", async () => {
+  it("a page-filling photo at HIGH gets the clustered-dot halftone, within the budget where error diffusion is not", async () => {
     // A full-page ramp with a mild texture: Floyd–Steinberg breaks every run, the halftone keeps dots round.
     const photo = page(HIGH.widthPx, HIGH.heightPx, (x, y) => (y < HIGH.headerBandPx ? 255 : 40 + Math.round((170 * x) / HIGH.widthPx) + ((x * 7 + y * 13) % 9)), "photo");
     const budget = DITHER_BYTES_PER_SCAN_LINE * HIGH.heightPx;

@@ -4,36 +4,28 @@
  * Text and line art (`tone: "text"`) are thresholded: pixels darker than BLACK_BELOW (160, as
  * rasterize-text-page.ts explains: thin strokes at 98 lines per inch stay whole) become black.
  *
- * Photos (`tone: "photo"`) are dithered with Floyd–Steinberg error diffusion, so grey shades
- * become dot densities instead of solid black or white blobs. First a levels step makes paper
- * pure white (PAPER_WHITE and lighter, or from just below the page's own paper grey where it has
- * one: `paperWhite`) and ink pure black (INK_BLACK and darker), stretching the tones in between;
- * pure white and pure black pixels then neither take nor pass on diffused error. Without this,
- * the grain and grey of scanned paper turn into dot noise all over the page, which is ugly and
- * costs many G4 bytes (a scan of 82 %-grey paper: 112 KiB dithered with it, the same as the
- * scan of white paper). Rows are scanned in alternating directions (serpentine), which avoids
- * the diagonal "worms" of one-way diffusion.
+ * Photo pages (`tone: "photo"`) have their pictures screened and the rest thresholded like a text
+ * page: `pictureBlocks` finds the pictures in blocks of PICTURE_BLOCK pixels (mid-grey, spread over
+ * many levels, unlike text and flat shading). First a levels step makes paper pure white
+ * (PAPER_WHITE and lighter, or from just below the page's own paper grey where it has one:
+ * `paperWhite`) and ink pure black (INK_BLACK and darker), stretching the tones in between. Then
+ * the pictures get a clustered-dot halftone (`halftonePage`): an ordered threshold that grows round
+ * dots from the centre of each HALFTONE_CELL-pixel cell, like newsprint (about 34 lines per inch).
+ * Clustered dots make long runs, which G4 codes compactly: measured at A4 HIGH, a full-page photo
+ * 142 KB, where Floyd–Steinberg error diffusion (`ditherPage`, serpentine, pure white and black
+ * taking no error) makes 479 KB and Ghostscript's tiffg4 233 KB. Fax transmission time grows with
+ * the G4 size (at 14400 bit/s, 100 KiB take about a minute), so error diffusion, which keeps finer
+ * tones but breaks every run, is used only where it pays: pictures on at most
+ * DITHER_MAX_PICTURE_SHARE of the page, and the diffused page at most DITHER_PAYS times the
+ * halftone's bytes (a small photo or logo on a page of text).
  *
- * Dithering makes pages bigger: G4 codes runs of equal pixels, and dither dots break them up.
- * Fax transmission time grows with the G4 size (at 14400 bit/s, 100 KiB take about a minute), so
- * a dithered page is kept only if its G4 data is at most DITHER_BYTES_PER_SCAN_LINE bytes per
- * scan line; otherwise the page is thresholded after all. That budget is DITHER_BUDGET_TEXT_PAGES
- * (8) times a dense page of text (TEXT_PAGE_BYTES_PER_SCAN_LINE: 64 lines of 10 pt text measured
- * 65 KiB at A4 HIGH, 29 bytes per scan line): 519 KiB at A4 HIGH, 260 KiB at A4 LOW, about 4.9
- * and 2.5 minutes at 14400 bit/s. Measured at A4 HIGH: full-page photos dither to 190–210 bytes
- * per scan line (425–470 KiB) and are kept; a photo of dense fine detail (a circuit board)
- * needs 347 and is thresholded.
- * A photo whose error-diffused page exceeds the budget (fine detail everywhere, or a page-filling
- * picture at HIGH) gets a clustered-dot halftone instead (`halftonePage`): the same levels, then an
- * ordered threshold that grows round dots from the centre of each HALFTONE_CELL-pixel cell, like
- * newsprint. Clustered dots make long runs, so G4 codes them compactly (measured: about 300 KiB at
- * A4 HIGH for a page that error diffusion made 1 MiB), at the cost of a coarser screen (about
- * 34 lines per inch). Only if even that exceeds the budget is the page thresholded.
- * The budget is absolute, not a multiple of the thresholded page's size, because thresholding a
- * photo leaves a few black and white silhouettes that cost almost nothing (4–28 KiB): every
- * photo measured dithered to 20 to 70 times its threshold, so a "3 times the threshold" rule
- * would never dither a photo, while it would allow a thresholded page that is already big to
- * grow to minutes of transmission.
+ * A screened page may take at most DITHER_BYTES_PER_SCAN_LINE G4 bytes per scan line; otherwise
+ * the page is thresholded after all (mid-grey noise everywhere). That budget is
+ * DITHER_BUDGET_TEXT_PAGES (8) times a dense page of text (TEXT_PAGE_BYTES_PER_SCAN_LINE: 64 lines
+ * of 10 pt text measured 65 KiB at A4 HIGH, 29 bytes per scan line): 519 KiB at A4 HIGH, 260 KiB
+ * at A4 LOW, about 4.9 and 2.5 minutes at 14400 bit/s. The budget is absolute, not a multiple of
+ * the thresholded page's size, because thresholding a photo leaves a few black and white
+ * silhouettes that cost almost nothing (4–28 KiB).
  */
 import type { GreyPage } from "../pages/grey-page.ts";
 import { encodeG4Page, type PageRunCounts } from "./encode-g4-page.ts";
@@ -61,24 +53,156 @@ export interface EncodedFaxPage {
 }
 
 /**
- * Thresholds text pages; dithers photo pages where that stays within the size budget (see the
- * module comment). Black pixels are counted from scan line `countBlackFrom` down (the preflight
- * leaves the header band out). With `overwrite`, a thresholded page is written over the grey
- * page's own pixels (for a caller that has no further use for them).
+ * Text pages are thresholded. On photo pages only the pictures are screened: the page is judged in
+ * blocks (`pictureBlocks`), the picture blocks get the clustered-dot halftone, or error diffusion
+ * where that costs at most DITHER_PAYS times the halftone's G4 bytes (small pictures, see the
+ * module comment), and the rest of the page (its text) is thresholded like a text page. A page
+ * whose screened version exceeds the size budget is thresholded. Black pixels are counted from scan
+ * line `countBlackFrom` down (the preflight leaves the header band out). With `overwrite`, a
+ * thresholded page is written over the grey page's own pixels (for a caller that has no further use
+ * for them).
  */
 export function encodeFaxPage(page: GreyPage, countBlackFrom = 0, options: { overwrite?: boolean } = {}): EncodedFaxPage {
   const size = { width: page.width, height: page.height };
   if (page.tone === "photo") {
     const budget = DITHER_BYTES_PER_SCAN_LINE * page.height;
-    const dithered = ditherPage(page);
-    const ditherG4 = encodeG4Page(dithered, size, countBlackFrom);
-    if (g4Bytes(ditherG4.g4) <= budget) return { ...ditherG4, pixels: dithered, method: "dither" };
-    const screened = halftonePage(page);
-    const halftoneG4 = encodeG4Page(screened, size, countBlackFrom);
-    if (g4Bytes(halftoneG4.g4) <= budget) return { ...halftoneG4, pixels: screened, method: "halftone" };
+    const pictures = pictureBlocks(page);
+    if (pictures.count > 0) {
+      const text = thresholdPage(page);
+      const screened = withPictures(text, halftonePage(page), pictures, page);
+      const halftoneG4 = encodeG4Page(screened, size, countBlackFrom);
+      const halftoneBytes = g4Bytes(halftoneG4.g4);
+      if (pictures.count <= DITHER_MAX_PICTURE_SHARE * pictures.total) {
+        const dithered = withPictures(text, ditherPage(page), pictures, page);
+        const ditherG4 = encodeG4Page(dithered, size, countBlackFrom);
+        const ditherBytes = g4Bytes(ditherG4.g4);
+        if (ditherBytes <= DITHER_PAYS * halftoneBytes && ditherBytes <= budget) return { ...ditherG4, pixels: dithered, method: "dither" };
+      }
+      if (halftoneBytes <= budget) return { ...halftoneG4, pixels: screened, method: "halftone" };
+    }
   }
   const thresholded = options.overwrite === true ? thresholdInPlace(page) : thresholdPage(page);
   return { ...encodeG4Page(thresholded, size, countBlackFrom), pixels: thresholded, method: "threshold" };
+}
+
+/** Error diffusion is used for a page's pictures when its G4 bytes are at most this many times the halftone's. */
+export const DITHER_PAYS = 1.25;
+/** Above this share of picture blocks, error diffusion cannot pay (it takes 2.5–3.5 times the halftone's bytes per picture area), and is not tried. */
+const DITHER_MAX_PICTURE_SHARE = 0.1;
+/** Side of the square blocks a photo page is judged in, pixels (about 4 mm across at 204 dpi). */
+export const PICTURE_BLOCK = 32;
+/** A block is a picture when at least this share of its pixels is mid-grey … */
+const PICTURE_MID_GREY_SHARE = 0.3;
+/** … and they are spread over the greys: less than this share of them lie within ±PEAK_SPREAD of their commonest level (flat shading, with or without text on it, has most of them there). */
+const PICTURE_PEAK_SHARE = 0.9;
+const PEAK_SPREAD = 2;
+/** A block next to a picture block is picture too when this share of its pixels is mid-grey (a picture's edge). */
+const PICTURE_EDGE_SHARE = 0.05;
+const MID_GREY_MIN = 40;
+const MID_GREY_MAX = 215;
+
+export interface PictureBlocks {
+  /** One byte per block, row by row: 1 where the block is part of a picture. */
+  mask: Uint8Array;
+  columns: number;
+  rows: number;
+  count: number;
+  total: number;
+}
+
+/**
+ * The blocks of PICTURE_BLOCK pixels that hold pictures: at least PICTURE_MID_GREY_SHARE of their
+ * pixels mid-grey (40–215), spread over the greys (PICTURE_PEAK_SHARE), the blocks beside those with
+ * some mid-grey (the picture's edges), and blocks enclosed by picture blocks (its highlights and
+ * shadows). Text is black and white with anti-aliased edges (a few percent mid-grey); flat shading
+ * is mid-grey on one or two levels (text on it adds a few pixels of others); a photo spreads.
+ */
+export function pictureBlocks(page: GreyPage): PictureBlocks {
+  const { width, height, data } = page;
+  const columns = Math.ceil(width / PICTURE_BLOCK);
+  const rows = Math.ceil(height / PICTURE_BLOCK);
+  const midGrey = new Uint32Array(columns * rows);
+  const strong = new Uint8Array(columns * rows);
+  const words = whiteWords(page);
+  // Grey-level histograms of one row of blocks at a time.
+  const histograms = new Uint16Array(columns * 256);
+  const blockPixels = (block: number): number => {
+    const bx = block % columns;
+    const by = (block / columns) | 0;
+    return (Math.min(width, (bx + 1) * PICTURE_BLOCK) - bx * PICTURE_BLOCK) * (Math.min(height, (by + 1) * PICTURE_BLOCK) - by * PICTURE_BLOCK);
+  };
+  for (let by = 0; by < rows; by++) {
+    histograms.fill(0);
+    for (let y = by * PICTURE_BLOCK; y < Math.min(height, (by + 1) * PICTURE_BLOCK); y++) {
+      const row = y * width;
+      const [first, end] = inkSpan(data, words, row, width);
+      for (let x = first; x < end; x++) {
+        const v = data[row + x]!;
+        if (v < MID_GREY_MIN || v > MID_GREY_MAX) continue;
+        histograms[((x / PICTURE_BLOCK) | 0) * 256 + v]!++;
+      }
+    }
+    for (let bx = 0; bx < columns; bx++) {
+      const block = by * columns + bx;
+      const histogram = histograms.subarray(bx * 256, bx * 256 + 256);
+      let mid = 0;
+      for (let v = MID_GREY_MIN; v <= MID_GREY_MAX; v++) mid += histogram[v]!;
+      midGrey[block] = mid;
+      if (mid === 0 || mid < PICTURE_MID_GREY_SHARE * blockPixels(block)) continue;
+      let peak = 0;
+      let window = 0;
+      for (let v = MID_GREY_MIN; v <= MID_GREY_MAX; v++) {
+        window += histogram[v]! - (v - 2 * PEAK_SPREAD - 1 >= MID_GREY_MIN ? histogram[v - 2 * PEAK_SPREAD - 1]! : 0);
+        if (window > peak) peak = window;
+      }
+      if (peak < PICTURE_PEAK_SHARE * mid) strong[block] = 1;
+    }
+  }
+  const mask = new Uint8Array(columns * rows);
+  let count = 0;
+  for (let by = 0; by < rows; by++) {
+    for (let bx = 0; bx < columns; bx++) {
+      const block = by * columns + bx;
+      const besidePicture =
+        (bx > 0 && strong[block - 1] === 1) || (bx < columns - 1 && strong[block + 1] === 1) || (by > 0 && strong[block - columns] === 1) || (by < rows - 1 && strong[block + columns] === 1);
+      if (strong[block] === 1 || (besidePicture && midGrey[block]! >= PICTURE_EDGE_SHARE * blockPixels(block))) {
+        mask[block] = 1;
+        count++;
+      }
+    }
+  }
+  // Holes in a picture (its brightest and darkest parts, which have little mid-grey) belong to it:
+  // a block with three or four picture neighbours joins, twice over.
+  for (let pass = 0; pass < 2; pass++) {
+    const joining: number[] = [];
+    for (let by = 0; by < rows; by++) {
+      for (let bx = 0; bx < columns; bx++) {
+        const block = by * columns + bx;
+        if (mask[block] === 1) continue;
+        const neighbours =
+          (bx > 0 ? mask[block - 1]! : 0) + (bx < columns - 1 ? mask[block + 1]! : 0) + (by > 0 ? mask[block - columns]! : 0) + (by < rows - 1 ? mask[block + columns]! : 0);
+        if (neighbours >= 3) joining.push(block);
+      }
+    }
+    for (const block of joining) mask[block] = 1;
+    count += joining.length;
+  }
+  return { mask, columns, rows, count, total: columns * rows };
+}
+
+/** `text` with the picture blocks' pixels taken from `screened` (a new page). */
+function withPictures(text: Uint8Array, screened: Uint8Array, pictures: PictureBlocks, size: { width: number; height: number }): Uint8Array {
+  const out = text.slice();
+  const { width, height } = size;
+  for (let by = 0; by < pictures.rows; by++) {
+    for (let bx = 0; bx < pictures.columns; bx++) {
+      if (pictures.mask[by * pictures.columns + bx] !== 1) continue;
+      const x0 = bx * PICTURE_BLOCK;
+      const x1 = Math.min(width, x0 + PICTURE_BLOCK);
+      for (let y = by * PICTURE_BLOCK; y < Math.min(height, (by + 1) * PICTURE_BLOCK); y++) out.set(screened.subarray(y * width + x0, y * width + x1), y * width + x0);
+    }
+  }
+  return out;
 }
 
 /** The G4 data size of a page (its strips). */
