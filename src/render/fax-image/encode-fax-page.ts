@@ -69,10 +69,12 @@ export function encodeFaxPage(page: GreyPage, countBlackFrom = 0, options: { ove
     const pictures = pictureBlocks(page);
     if (pictures.count > 0) {
       const text = thresholdPage(page);
-      const screened = withPictures(text, halftonePage(page), pictures, page);
+      const tryDither = pictures.count <= DITHER_MAX_PICTURE_SHARE * pictures.total;
+      // The halftone is written over the thresholded page where only it is needed.
+      const screened = halftonePictures(page, tryDither ? text.slice() : text, pictures);
       const halftoneG4 = encodeG4Page(screened, size, countBlackFrom);
       const halftoneBytes = g4Bytes(halftoneG4.g4);
-      if (pictures.count <= DITHER_MAX_PICTURE_SHARE * pictures.total) {
+      if (tryDither) {
         const dithered = withPictures(text, ditherPage(page), pictures, page);
         const ditherG4 = encodeG4Page(dithered, size, countBlackFrom);
         const ditherBytes = g4Bytes(ditherG4.g4);
@@ -91,6 +93,7 @@ export const DITHER_PAYS = 1.25;
 const DITHER_MAX_PICTURE_SHARE = 0.1;
 /** Side of the square blocks a photo page is judged in, pixels (about 4 mm across at 204 dpi). */
 export const PICTURE_BLOCK = 32;
+const PICTURE_BLOCK_SHIFT = 5;
 /** A block is a picture when at least this share of its pixels is mid-grey … */
 const PICTURE_MID_GREY_SHARE = 0.3;
 /** … and they are spread over the greys: less than this share of them lie within ±PEAK_SPREAD of their commonest level (flat shading, with or without text on it, has most of them there). */
@@ -139,7 +142,7 @@ export function pictureBlocks(page: GreyPage): PictureBlocks {
       for (let x = first; x < end; x++) {
         const v = data[row + x]!;
         if (v < MID_GREY_MIN || v > MID_GREY_MAX) continue;
-        histograms[((x / PICTURE_BLOCK) | 0) * 256 + v]!++;
+        histograms[(x >> PICTURE_BLOCK_SHIFT) * 256 + v]!++;
       }
     }
     for (let bx = 0; bx < columns; bx++) {
@@ -188,6 +191,26 @@ export function pictureBlocks(page: GreyPage): PictureBlocks {
     count += joining.length;
   }
   return { mask, columns, rows, count, total: columns * rows };
+}
+
+/** Writes the clustered-dot halftone of the picture blocks over `out` (the same as halftonePage there); returns `out`. */
+function halftonePictures(page: GreyPage, out: Uint8Array, pictures: PictureBlocks): Uint8Array {
+  const { width, height, data } = page;
+  const levels = levelsTable(paperWhite(page));
+  for (let by = 0; by < pictures.rows; by++) {
+    const y1 = Math.min(height, (by + 1) * PICTURE_BLOCK);
+    for (let bx = 0; bx < pictures.columns; bx++) {
+      if (pictures.mask[by * pictures.columns + bx] !== 1) continue;
+      const x0 = bx * PICTURE_BLOCK;
+      const x1 = Math.min(width, x0 + PICTURE_BLOCK);
+      for (let y = by * PICTURE_BLOCK; y < y1; y++) {
+        const row = y * width;
+        const cellRow = (y % HALFTONE_CELL) * HALFTONE_CELL;
+        for (let x = x0; x < x1; x++) out[row + x] = levels[data[row + x]!]! > HALFTONE_LEVELS[cellRow + (x % HALFTONE_CELL)]! ? 255 : 0;
+      }
+    }
+  }
+  return out;
 }
 
 /** `text` with the picture blocks' pixels taken from `screened` (a new page). */
