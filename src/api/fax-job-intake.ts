@@ -12,6 +12,7 @@ import { normalizeCharset } from "../render/decode-text.ts";
 import { checkReferenceUrl } from "../documents/fetch-reference.ts";
 import { parseHeaderTemplate } from "../render/header/header-template.ts";
 import { OVERLAY_MODES } from "../render/overlay/overlay-pages.ts";
+import { TONE_MODES, type ToneMode } from "../render/fax-image/tone-mode.ts";
 import { missingConverterMessage } from "../render/convert/converter-availability.ts";
 import { normalizeStatusReportOptions, type StoredStatusReportOptions } from "../notifications/report-snapshot.ts";
 import type { FaxJobRequest } from "./schemas/fax-job-request.ts";
@@ -44,6 +45,8 @@ export interface NewFaxJob {
   header: string | null;
   coverpageTemplate: string | null;
   overlay: { name: string; mode: string } | null;
+  /** renderingOptions.toneMode (Faxline extension), AUTO when absent. */
+  toneMode: ToneMode;
   reference: { customerDefinedId: string | null; billingCode: string | null; billingInfo: string | null };
   customerReference: string | null;
   /** Normalised (enums matched, blanks dropped); null when the request gave none. */
@@ -316,6 +319,7 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
     header,
     coverpageTemplate,
     overlay,
+    toneMode: matchEnum(rendering?.toneMode, TONE_MODES, "renderingOptions.toneMode") ?? "AUTO",
     reference: {
       customerDefinedId: body.reference?.customerDefinedId ?? null,
       billingCode: body.reference?.billingCode ?? null,

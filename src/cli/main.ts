@@ -31,7 +31,7 @@
  *                                                                      (src/cli/store-commands.ts)
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
  *                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
- *                  [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
+ *                  [--tone-mode AUTO|TEXT|PHOTO|THRESHOLD] [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
  *   faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off]
  *                  [--csid CSID] [--json] and the page options of render (src/cli/fax-send.ts)
  *
@@ -50,6 +50,7 @@ import type { FaxlineConfig } from "../config/schema.ts";
 import type { NotificationSettings } from "../accounts/notification-settings.ts";
 import type { Store } from "../store/store.ts";
 import type { RenderFilesRequest } from "./render-files.ts";
+import type { ToneMode } from "../render/fax-image/tone-mode.ts";
 import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
 import type { FaxBitRateCap } from "../line/fax-engine/engine.ts";
 
@@ -82,7 +83,7 @@ const USAGE = `Usage:
   faxline datacenter adopt --from DE1 --to DE2
   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
-                 [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
+                 [--tone-mode AUTO|TEXT|PHOTO|THRESHOLD] [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
   faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off] [--max-rate 14400|9600|4800] [--csid CSID] [--json]
                  [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET] [--header TEXT] [--cover default|TEMPLATE]
                  [--overlay FILE [--overlay-mode MODE]] [--property KEY=VALUE]...
@@ -184,6 +185,7 @@ export async function main(argv: string[]): Promise<number> {
       cover: { type: "string" },
       overlay: { type: "string" },
       "overlay-mode": { type: "string" },
+      "tone-mode": { type: "string" },
       to: { type: "string" },
       property: { type: "string", multiple: true },
       csid: { type: "string" },
@@ -441,7 +443,11 @@ export async function main(argv: string[]): Promise<number> {
       });
     }
     case "render": {
-      const [{ OVERLAY_MODES }, { renderFiles }] = await Promise.all([import("../render/overlay/overlay-pages.ts"), import("./render-files.ts")]);
+      const [{ OVERLAY_MODES }, { TONE_MODES }, { renderFiles }] = await Promise.all([
+        import("../render/overlay/overlay-pages.ts"),
+        import("../render/fax-image/tone-mode.ts"),
+        import("./render-files.ts"),
+      ]);
       const files = positionals.slice(1);
       const paper = (values.paper ?? "A4").toUpperCase();
       if (paper !== "A4" && paper !== "LETTER") throw new UsageError(`--paper must be A4 or LETTER, not "${values.paper}"`);
@@ -450,6 +456,8 @@ export async function main(argv: string[]): Promise<number> {
       if (files.length === 0 && values.cover === undefined) throw new UsageError("faxline render needs at least one FILE (or --cover)");
       const overlayMode = (values["overlay-mode"] ?? "ALL_PAGES").toUpperCase();
       if (!(OVERLAY_MODES as readonly string[]).includes(overlayMode)) throw new UsageError(`--overlay-mode must be one of ${OVERLAY_MODES.join(", ")}`);
+      const toneMode = (values["tone-mode"] ?? "AUTO").toUpperCase();
+      if (!(TONE_MODES as readonly string[]).includes(toneMode)) throw new UsageError(`--tone-mode must be one of ${TONE_MODES.join(", ")}`);
       const properties: Record<string, string> = {};
       for (const pair of values.property ?? []) {
         const eq = pair.indexOf("=");
@@ -465,6 +473,7 @@ export async function main(argv: string[]): Promise<number> {
         header: values.header ?? null,
         cover: values.cover ?? null,
         overlay: values.overlay === undefined ? null : { file: values.overlay, mode: overlayMode as OverlayMode },
+        toneMode: toneMode as ToneMode,
         recipient: { number: values.to ?? "+4989123456789", properties },
         csid: values.csid ?? config.sender.csid,
       });

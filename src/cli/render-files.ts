@@ -15,6 +15,7 @@ import { FaxImageWorker, faxImageFailureDetail, type FaxImageOutcome } from "../
 import { parseHeaderTemplate } from "../render/header/header-template.ts";
 import { coverKindOf } from "../render/installed-templates.ts";
 import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
+import type { ToneMode } from "../render/fax-image/tone-mode.ts";
 import type { DocumentInput, PaperFormat, Resolution } from "../render/pages/grey-page.ts";
 import type { FaxJobRenderInput } from "../render/render-fax-job.ts";
 import { renderLimits } from "../scheduler/render-setup.ts";
@@ -30,6 +31,8 @@ export interface RenderFilesRequest {
   /** `default` for the built-in cover page, else the path of an SVG or HTML template; null: none. */
   cover: string | null;
   overlay: { file: string; mode: OverlayMode } | null;
+  /** How pages become black and white (renderingOptions.toneMode); AUTO when absent. */
+  toneMode?: ToneMode;
   /** The recipient the header and cover page are filled for. */
   recipient: { number: string; properties: Record<string, string> };
   csid: string;
@@ -77,6 +80,7 @@ export function renderInputForFiles(config: FaxlineConfig, request: RenderFilesR
     cover,
     overlay: request.overlay === null ? null : { document: readDocument(request.overlay.file, null), mode: request.overlay.mode },
     recipients: [{ id: "cli", number: request.recipient.number, properties: request.recipient.properties }],
+    toneMode: request.toneMode ?? "AUTO",
     limits: renderLimits(config),
     preflight: { lineBitsPerSecond: 14_400, largePageSeconds: config.render.largePageSeconds },
   };

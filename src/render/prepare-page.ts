@@ -10,12 +10,15 @@ import type { PageRunCounts } from "./fax-image/encode-g4-page.ts";
 import { packBilevel, type PackedBilevel } from "./fax-image/packed-bilevel.ts";
 import type { G4Page } from "./fax-image/write-tiff-f.ts";
 import type { GreyPage } from "./pages/grey-page.ts";
+import type { ToneMode } from "./fax-image/tone-mode.ts";
 
 export interface PreparePageMode {
   /** A header or overlay is drawn onto the pages in the second pass. */
   drawsLater: boolean;
   /** Scan lines of the header band, left out of the preflight's black share. */
   bandRows: number;
+  /** renderingOptions.toneMode. */
+  toneMode: ToneMode;
 }
 
 export type PreparedPage =
@@ -27,9 +30,10 @@ export function preparePage(grey: GreyPage, mode: PreparePageMode): PreparedPage
   if (mode.drawsLater) {
     // Encoded in the second pass, with its header and overlay. A text page needs no trial
     // encoding here; a photo's does, to choose between dither, halftone and threshold.
-    const pixels = grey.tone === "text" ? thresholdInPlace(grey) : encodeFaxPage(grey, 0, { overwrite: true }).pixels;
+    const asText = grey.tone === "text" ? mode.toneMode === "AUTO" || mode.toneMode === "TEXT" : mode.toneMode === "TEXT";
+    const pixels = asText ? thresholdInPlace(grey) : encodeFaxPage(grey, 0, { overwrite: true, toneMode: mode.toneMode }).pixels;
     return { kind: "packed", packed: packBilevel(pixels, grey.width, grey.height) };
   }
-  const { g4, counts } = encodeFaxPage(grey, mode.bandRows, { overwrite: true });
+  const { g4, counts } = encodeFaxPage(grey, mode.bandRows, { overwrite: true, toneMode: mode.toneMode });
   return { kind: "final", g4, counts };
 }

@@ -44,6 +44,7 @@ import {
 } from "./pages/grey-page.ts";
 import { headerBandRows, preflightFromCounts, type PagePreflight } from "./preflight/page-preflight.ts";
 import type { RenderFailureCode } from "./render-failure.ts";
+import type { ToneMode } from "./fax-image/tone-mode.ts";
 
 export interface HeaderSpec {
   /** renderingOptions.header (or the account's default header), already checked at intake. */
@@ -94,6 +95,8 @@ export interface FaxJobRenderInput {
   recipients: RecipientSpec[];
   limits: RenderLimits;
   preflight?: PreflightOptions;
+  /** renderingOptions.toneMode; AUTO when absent. */
+  toneMode?: ToneMode;
 }
 
 export interface FaxImageVariant {
@@ -149,7 +152,7 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
     const pages: DocumentPage[] = [];
     for (const [documentIndex, doc] of input.documents.entries()) {
       current = doc.name;
-      for await (const prepared of preparedPages(doc, geometry, input.limits, { drawsLater, bandRows }, options.pageHelpers)) {
+      for await (const prepared of preparedPages(doc, geometry, input.limits, { drawsLater, bandRows, toneMode: input.toneMode ?? "AUTO" }, options.pageHelpers)) {
         if (pages.length + coverPages + 1 > input.limits.maxPages) {
           throw new DocumentRenderError(
             "document_too_large",

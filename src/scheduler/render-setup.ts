@@ -9,6 +9,7 @@
  * page. Overlays (`renderingOptions.overlay.name`) must be installed (intake refuses unknown
  * names); one removed since the job was accepted fails the job with document_unreadable.
  */
+import { TONE_MODES, type ToneMode } from "../render/fax-image/tone-mode.ts";
 import type { FailureReasonCode } from "../errors/failure-reasons.ts";
 import type { FaxlineConfig } from "../config/schema.ts";
 import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
@@ -33,6 +34,11 @@ export function propertiesRecord(json: string | null): Record<string, string> {
   return Object.fromEntries(list.map((p) => [p.key, p.value ?? ""]));
 }
 
+/** A stored tone mode; null (jobs from before it was kept) and anything unknown are AUTO. */
+export function toneModeOf(stored: string | null): ToneMode {
+  return (TONE_MODES as readonly string[]).includes(stored ?? "") ? (stored as ToneMode) : "AUTO";
+}
+
 /** What a render needs to know about a job (a stored one, or a request being previewed). */
 export interface RenderSpec {
   custNr: string;
@@ -43,6 +49,8 @@ export interface RenderSpec {
   csid: string | null;
   coverpageTemplate: string | null;
   overlay: { name: string; mode: string } | null;
+  /** renderingOptions.toneMode. */
+  toneMode: ToneMode;
   recipients: { id: string; number: string; properties: Record<string, string> }[];
 }
 
@@ -62,6 +70,7 @@ export async function renderSetup(ctx: NodeContext, job: JobRow): Promise<Render
     csid: job.csid,
     coverpageTemplate: job.coverpage_template,
     overlay: job.overlay_name !== null && job.overlay_mode !== null ? { name: job.overlay_name, mode: job.overlay_mode } : null,
+    toneMode: toneModeOf(job.tone_mode),
     recipients: recipients.map((r) => ({ id: r.id, number: r.number, properties: propertiesRecord(r.properties) })),
   });
 }
@@ -116,6 +125,7 @@ export async function renderSetupFor(db: Kysely<Database>, config: FaxlineConfig
       cover,
       overlay,
       recipients: spec.recipients,
+      toneMode: spec.toneMode,
       limits: renderLimits(config),
       preflight: { lineBitsPerSecond: 14_400, largePageSeconds: config.render.largePageSeconds },
     },

@@ -158,6 +158,8 @@ export interface JobsTable {
   coverpage_template: string | null;
   overlay_name: string | null;
   overlay_mode: string | null;
+  /** renderingOptions.toneMode (AUTO, TEXT, PHOTO, THRESHOLD); null: AUTO (jobs from before migration 0009). */
+  tone_mode: string | null;
   customer_defined_id: string | null;
   billing_code: string | null;
   billing_info: string | null;

@@ -89,6 +89,16 @@ for (const dialect of DIALECTS) describe(`${dialect}: api: send a fax job`, () =
       assert.equal(report.pages, 1);
     });
 
+    it("keeps renderingOptions.toneMode (Faxline extension, any letter case; AUTO when absent), and the jobs complete", async () => {
+      const photo = await expect201(job({ renderingOptions: { toneMode: "photo" } }));
+      const plain = await expect201(job());
+      const rows = await node.node.context.store.db.selectFrom("jobs").select(["id", "tone_mode"]).where("id", "in", [photo, plain]).execute();
+      assert.deepEqual(Object.fromEntries(rows.map((r) => [r.id, r.tone_mode])), { [photo]: "PHOTO", [plain]: "AUTO" });
+      const [photoReport, plainReport] = await Promise.all([waitForFinalReport(client, creds.custNr, photo), waitForFinalReport(client, creds.custNr, plain)]);
+      assert.equal(photoReport.recipientStatus[0].status, "OK");
+      assert.equal(plainReport.recipientStatus[0].status, "OK");
+    });
+
     it("accepts documents: null together with a cover page template", async () => {
       await expect201({ recipients: [{ number: NUMBER }], documents: null, renderingOptions: { coverpageTemplate: "coverpage-default.ftl.html" } });
     });
@@ -229,6 +239,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: api: send a fax job`, () =
       await expect400(job({ renderingOptions: { paperFormat: "A5" } }), "enum_value_invalid", /renderingOptions\.paperFormat/, /A5/, /A4/);
       await expect400(job({ renderingOptions: { resolution: "ULTRA" } }), "enum_value_invalid", /renderingOptions\.resolution/);
       await expect400(job({ renderingOptions: { overlay: { name: "o", mode: "SOMETIMES" } } }), "enum_value_invalid", /overlay\.mode/);
+      await expect400(job({ renderingOptions: { toneMode: "SEPIA" } }), "enum_value_invalid", /renderingOptions\.toneMode/, /THRESHOLD/);
       await expect400(
         job({ statusReportOptions: { reportMail: { attachedFaxImageMode: "MAYBE" } } }),
         "enum_value_invalid",

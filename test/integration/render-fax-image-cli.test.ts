@@ -149,7 +149,7 @@ describe("faxline render", () => {
     assert.ok(blackPixels(await decodePage(tiff, 0)) > 10_000, "the cover page has content");
   });
 
-  it("needs --out, a known paper format, overlay mode and header, and KEY=VALUE properties", async () => {
+  it("needs --out, a known paper format, overlay mode, tone mode and header, and KEY=VALUE properties", async () => {
     const noOut = await runFaxlineCli(["render", file("letter.txt")], {});
     assert.equal(noOut.code, 2);
     assert.match(noOut.stderr, /--out is required/);
@@ -159,6 +159,9 @@ describe("faxline render", () => {
     const mode = await runFaxlineCli(["render", file("letter.txt"), "--overlay", file("stamp.png"), "--overlay-mode", "SOMETIMES", "--out", "x.tif"], {});
     assert.equal(mode.code, 2);
     assert.match(mode.stderr, /--overlay-mode must be one of ALL_PAGES, /);
+    const tone = await runFaxlineCli(["render", file("letter.txt"), "--tone-mode", "sepia", "--out", "x.tif"], {});
+    assert.equal(tone.code, 2);
+    assert.match(tone.stderr, /--tone-mode must be one of AUTO, TEXT, PHOTO, THRESHOLD/);
     const property = await runFaxlineCli(["render", file("letter.txt"), "--property", "ToName", "--out", "x.tif"], {});
     assert.equal(property.code, 2);
     assert.match(property.stderr, /--property takes KEY=VALUE, got "ToName"/);

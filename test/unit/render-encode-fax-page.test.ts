@@ -17,6 +17,7 @@ import {
   halftonePage,
   paperWhite,
   PAPER_WHITE,
+  plainThreshold,
   thresholdPage,
 } from "../../src/render/fax-image/encode-fax-page.ts";
 import { encodeG4Page } from "../../src/render/fax-image/encode-g4-page.ts";
@@ -196,6 +197,28 @@ describe("encodeFaxPage", () => {
     assert.ok(sameIn(result.pixels, ditherPage(grey), HIGH.widthPx, picture), "the picture is diffused");
     assert.ok(sameIn(result.pixels, thresholdPage(grey), HIGH.widthPx, text), "the text is thresholded");
     assert.deepEqual(await decodeG4(result, HIGH), result.pixels);
+  });
+
+  it("renderingOptions.toneMode sets the way for every page: TEXT, PHOTO, THRESHOLD", async () => {
+    // A text page with a flat grey box and a grey ramp: AUTO and TEXT threshold it (the box
+    // screened lighter), PHOTO screens the whole page, THRESHOLD screens nothing.
+    const grey = page(LOW.widthPx, LOW.heightPx, (x, y) => (y > 100 && y < 300 && x > 100 && x < 700 ? 120 : y > 400 && y < 600 ? 40 + Math.round((170 * x) / LOW.widthPx) : 255), "text");
+    const auto = encodeFaxPage(grey);
+    assert.equal(auto.method, "threshold");
+    assert.deepEqual(auto.pixels, thresholdPage(grey));
+    assert.deepEqual(encodeFaxPage(grey, 0, { toneMode: "TEXT" }).pixels, auto.pixels);
+    const photo = encodeFaxPage(grey, 0, { toneMode: "PHOTO" });
+    assert.equal(photo.method, "halftone");
+    assert.deepEqual(photo.pixels, halftonePage(grey));
+    const plain = encodeFaxPage(grey, 0, { toneMode: "THRESHOLD" });
+    assert.equal(plain.method, "threshold");
+    assert.deepEqual(plain.pixels, plainThreshold(grey));
+    assert.equal(plain.pixels[200 * LOW.widthPx + 400], 0, "the grey box is solid black");
+    assert.notDeepEqual(plain.pixels, auto.pixels);
+    // TEXT on a photo page: thresholded, no picture screened.
+    const asText = encodeFaxPage({ ...grey, tone: "photo" }, 0, { toneMode: "TEXT" });
+    assert.deepEqual(asText.pixels, thresholdPage(grey));
+    assert.deepEqual(await decodeG4(photo, LOW), photo.pixels);
   });
 
   it("a photo page whose screen would blow up the G4 size is thresholded after all", async () => {

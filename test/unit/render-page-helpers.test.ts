@@ -71,6 +71,13 @@ describe("page helpers", () => {
       assert.deepEqual(shared.images[0]!.preflight, alone.images[0]!.preflight);
     }
     assert.equal(helpers.helperWorkers.length, 2, "two helper threads started");
+    // The job's tone mode reaches the helpers: PHOTO screens the pages whole, on one thread or three.
+    const photoAlone = await renderFaxJob({ ...job(bytes, false), toneMode: "PHOTO" });
+    const photoShared = await renderFaxJob({ ...job(bytes, false), toneMode: "PHOTO" }, { pageHelpers: helpers });
+    assert.ok(photoAlone.ok && photoShared.ok);
+    assert.ok(photoShared.images[0]!.tiff.equals(photoAlone.images[0]!.tiff));
+    const auto = await renderFaxJob(job(bytes, false));
+    assert.ok(auto.ok && !auto.images[0]!.tiff.equals(photoAlone.images[0]!.tiff), "PHOTO renders differently from AUTO");
   });
 
   it("fail the job at the page that cannot be rendered, as one thread does", async () => {
@@ -86,7 +93,7 @@ describe("page helpers", () => {
   it("leave a dead helper's pages to the render thread", async () => {
     const bytes = await longPdf(12);
     const geometry = pageGeometry("A4", "LOW");
-    const mode = { drawsLater: false, bandRows: geometry.headerBandPx };
+    const mode = { drawsLater: false, bandRows: geometry.headerBandPx, toneMode: "AUTO" as const };
     const helpers = pool(2);
     const local = await openPdfDocument({ name: "long.pdf", bytes }, geometry, LIMITS);
     const pages = [];

@@ -255,6 +255,8 @@ export interface operations {
                         } | null;
                         /** @description Header line with % placeholders */
                         header?: string | null;
+                        /** @description Faxline extension: how pages become black and white. AUTO (default): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening */
+                        toneMode?: string | null;
                     } | null;
                     statusReportOptions?: {
                         /** @description Accepted and ignored, as by the provider */
@@ -1483,6 +1485,8 @@ export interface operations {
                         } | null;
                         /** @description Header line with % placeholders */
                         header?: string | null;
+                        /** @description Faxline extension: how pages become black and white. AUTO (default): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening */
+                        toneMode?: string | null;
                     } | null;
                     statusReportOptions?: {
                         /** @description Accepted and ignored, as by the provider */

@@ -74,6 +74,12 @@ export const FaxJobRequestSchema = Type.Object(
           }),
         ),
         header: Nullable(Type.String({ maxLength: 1000, description: "Header line with % placeholders" })),
+        toneMode: Nullable(
+          Type.String({
+            description:
+              "Faxline extension: how pages become black and white. AUTO (default): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening",
+          }),
+        ),
       }),
     ),
     statusReportOptions: Nullable(

@@ -1,6 +1,10 @@
 /**
  * Makes a grey fax page bilevel and encodes it as CCITT G4 (encode-g4-page.ts).
  *
+ * renderingOptions.toneMode (tone-mode.ts) can set the way for every page of a job: TEXT treats
+ * each page as text, PHOTO screens each page whole with the halftone (within the size budget
+ * below), THRESHOLD thresholds plainly (`plainThreshold`). AUTO, the default, decides per page:
+ *
  * Text and line art (`tone: "text"`) are thresholded: pixels darker than BLACK_BELOW (160, as
  * rasterize-text-page.ts explains: thin strokes at 98 lines per inch stay whole) become black.
  *
@@ -28,6 +32,7 @@
  * silhouettes that cost almost nothing (4–28 KiB).
  */
 import type { GreyPage } from "../pages/grey-page.ts";
+import type { ToneMode } from "./tone-mode.ts";
 import { encodeG4Page, type PageRunCounts } from "./encode-g4-page.ts";
 import type { G4Page } from "./write-tiff-f.ts";
 
@@ -62,9 +67,19 @@ export interface EncodedFaxPage {
  * thresholded page is written over the grey page's own pixels (for a caller that has no further use
  * for them).
  */
-export function encodeFaxPage(page: GreyPage, countBlackFrom = 0, options: { overwrite?: boolean } = {}): EncodedFaxPage {
+export function encodeFaxPage(page: GreyPage, countBlackFrom = 0, options: { overwrite?: boolean; toneMode?: ToneMode } = {}): EncodedFaxPage {
   const size = { width: page.width, height: page.height };
-  if (page.tone === "photo") {
+  const toneMode = options.toneMode ?? "AUTO";
+  if (toneMode === "THRESHOLD") {
+    const plain = plainThreshold(page, options.overwrite === true);
+    return { ...encodeG4Page(plain, size, countBlackFrom), pixels: plain, method: "threshold" };
+  }
+  if (toneMode === "PHOTO") {
+    const screened = halftonePage(page);
+    const halftoneG4 = encodeG4Page(screened, size, countBlackFrom);
+    if (g4Bytes(halftoneG4.g4) <= DITHER_BYTES_PER_SCAN_LINE * page.height) return { ...halftoneG4, pixels: screened, method: "halftone" };
+  }
+  if (toneMode === "AUTO" && page.tone === "photo") {
     const budget = DITHER_BYTES_PER_SCAN_LINE * page.height;
     const pictures = pictureBlocks(page);
     if (pictures.count > 0) {
@@ -85,6 +100,14 @@ export function encodeFaxPage(page: GreyPage, countBlackFrom = 0, options: { ove
   }
   const thresholded = options.overwrite === true ? thresholdInPlace(page) : thresholdPage(page);
   return { ...encodeG4Page(thresholded, size, countBlackFrom), pixels: thresholded, method: "threshold" };
+}
+
+/** Plain threshold (renderingOptions.toneMode THRESHOLD): darker than BLACK_BELOW is black, nothing screened; over the page's own pixels with `overwrite`. */
+export function plainThreshold(page: GreyPage, overwrite = false): Uint8Array {
+  const { data } = page;
+  const out = overwrite ? data : new Uint8Array(data.length);
+  for (let i = 0; i < data.length; i++) out[i] = data[i]! < BLACK_BELOW ? 0 : 255;
+  return out;
 }
 
 /** Error diffusion is used for a page's pictures when its G4 bytes are at most this many times the halftone's. */

@@ -56,6 +56,7 @@ export async function insertJob(
       coverpage_template: job.coverpageTemplate,
       overlay_name: job.overlay?.name ?? null,
       overlay_mode: job.overlay?.mode ?? null,
+      tone_mode: job.toneMode,
       customer_defined_id: job.reference.customerDefinedId,
       billing_code: job.reference.billingCode,
       billing_info: job.reference.billingInfo,

@@ -228,6 +228,7 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
         csid: job.csid,
         coverpageTemplate: job.coverpageTemplate,
         overlay: job.overlay,
+        toneMode: job.toneMode,
         recipients: [{ id: "preview", number: first.number, properties }],
       });
       if (!setup.ok) throw new ApiError("preview_failed", setup.message, { reason: setup.reasonCode });
