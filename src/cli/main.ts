@@ -50,7 +50,7 @@ import type { FaxlineConfig } from "../config/schema.ts";
 import type { NotificationSettings } from "../accounts/notification-settings.ts";
 import type { Store } from "../store/store.ts";
 import type { RenderFilesRequest } from "./render-files.ts";
-import type { ToneMode } from "../render/fax-image/tone-mode.ts";
+import { TONE_MODES, type ToneMode } from "../render/fax-image/tone-mode.ts";
 import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
 import type { FaxBitRateCap } from "../line/fax-engine/engine.ts";
 
@@ -86,7 +86,7 @@ const USAGE = `Usage:
                  [--tone-mode AUTO|TEXT|PHOTO|THRESHOLD] [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
   faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off] [--max-rate 14400|9600|4800] [--csid CSID] [--json]
                  [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET] [--header TEXT] [--cover default|TEMPLATE]
-                 [--overlay FILE [--overlay-mode MODE]] [--property KEY=VALUE]...
+                 [--overlay FILE [--overlay-mode MODE]] [--tone-mode MODE] [--property KEY=VALUE]...
 
 Configuration: --config FILE (YAML or JSON) or FAXLINE_CONFIG, and FAXLINE_* variables (docs/config.md).`;
 
@@ -443,37 +443,14 @@ export async function main(argv: string[]): Promise<number> {
       });
     }
     case "render": {
-      const [{ OVERLAY_MODES }, { TONE_MODES }, { renderFiles }] = await Promise.all([
-        import("../render/overlay/overlay-pages.ts"),
-        import("../render/fax-image/tone-mode.ts"),
-        import("./render-files.ts"),
-      ]);
+      const [{ OVERLAY_MODES }, { renderFiles }] = await Promise.all([import("../render/overlay/overlay-pages.ts"), import("./render-files.ts")]);
       const files = positionals.slice(1);
-      const paper = (values.paper ?? "A4").toUpperCase();
-      if (paper !== "A4" && paper !== "LETTER") throw new UsageError(`--paper must be A4 or LETTER, not "${values.paper}"`);
-      const resolution = (values.resolution ?? "HIGH").toUpperCase();
-      if (resolution !== "HIGH" && resolution !== "LOW") throw new UsageError(`--resolution must be HIGH or LOW, not "${values.resolution}"`);
       if (files.length === 0 && values.cover === undefined) throw new UsageError("faxline render needs at least one FILE (or --cover)");
-      const overlayMode = (values["overlay-mode"] ?? "ALL_PAGES").toUpperCase();
-      if (!(OVERLAY_MODES as readonly string[]).includes(overlayMode)) throw new UsageError(`--overlay-mode must be one of ${OVERLAY_MODES.join(", ")}`);
-      const toneMode = (values["tone-mode"] ?? "AUTO").toUpperCase();
-      if (!(TONE_MODES as readonly string[]).includes(toneMode)) throw new UsageError(`--tone-mode must be one of ${TONE_MODES.join(", ")}`);
-      const properties: Record<string, string> = {};
-      for (const pair of values.property ?? []) {
-        const eq = pair.indexOf("=");
-        if (eq <= 0) throw new UsageError(`--property takes KEY=VALUE, got "${pair}"`);
-        properties[pair.slice(0, eq)] = pair.slice(eq + 1);
-      }
+      const { render, properties } = pageOptions(values, OVERLAY_MODES);
       return renderFiles(config, {
+        ...render,
         files,
         out: requireOption(values, "out"),
-        paperFormat: paper,
-        resolution,
-        charset: values.charset ?? null,
-        header: values.header ?? null,
-        cover: values.cover ?? null,
-        overlay: values.overlay === undefined ? null : { file: values.overlay, mode: overlayMode as OverlayMode },
-        toneMode: toneMode as ToneMode,
         recipient: { number: values.to ?? "+4989123456789", properties },
         csid: values.csid ?? config.sender.csid,
       });
@@ -510,7 +487,7 @@ export async function main(argv: string[]): Promise<number> {
   }
 }
 
-/** The page options of `fax send`, read as `render` reads them. */
+/** The page options of `render` and `fax send`. */
 function pageOptions(
   values: {
   paper?: string;
@@ -520,6 +497,7 @@ function pageOptions(
   cover?: string;
   overlay?: string;
   "overlay-mode"?: string;
+  "tone-mode"?: string;
   property?: string[];
   },
   OVERLAY_MODES: readonly string[],
@@ -530,6 +508,8 @@ function pageOptions(
   if (resolution !== "HIGH" && resolution !== "LOW") throw new UsageError(`--resolution must be HIGH or LOW, not "${values.resolution}"`);
   const overlayMode = (values["overlay-mode"] ?? "ALL_PAGES").toUpperCase();
   if (!OVERLAY_MODES.includes(overlayMode)) throw new UsageError(`--overlay-mode must be one of ${OVERLAY_MODES.join(", ")}`);
+  const toneMode = (values["tone-mode"] ?? "AUTO").toUpperCase();
+  if (!(TONE_MODES as readonly string[]).includes(toneMode)) throw new UsageError(`--tone-mode must be one of ${TONE_MODES.join(", ")}`);
   const properties: Record<string, string> = {};
   for (const pair of values.property ?? []) {
     const eq = pair.indexOf("=");
@@ -544,6 +524,7 @@ function pageOptions(
       header: values.header ?? null,
       cover: values.cover ?? null,
       overlay: values.overlay === undefined ? null : { file: values.overlay, mode: overlayMode as OverlayMode },
+      toneMode: toneMode as ToneMode,
     },
     properties,
   };

@@ -5,7 +5,7 @@
  * (1 bit per pixel) for the second pass. Pure and synchronous, so that page helper threads
  * (page-helpers/) do the same work as the render thread.
  */
-import { encodeFaxPage, thresholdInPlace } from "./fax-image/encode-fax-page.ts";
+import { encodeFaxPage, plainThreshold, thresholdInPlace } from "./fax-image/encode-fax-page.ts";
 import type { PageRunCounts } from "./fax-image/encode-g4-page.ts";
 import { packBilevel, type PackedBilevel } from "./fax-image/packed-bilevel.ts";
 import type { G4Page } from "./fax-image/write-tiff-f.ts";
@@ -31,7 +31,11 @@ export function preparePage(grey: GreyPage, mode: PreparePageMode): PreparedPage
     // Encoded in the second pass, with its header and overlay. A text page needs no trial
     // encoding here; a photo's does, to choose between dither, halftone and threshold.
     const asText = grey.tone === "text" ? mode.toneMode === "AUTO" || mode.toneMode === "TEXT" : mode.toneMode === "TEXT";
-    const pixels = asText ? thresholdInPlace(grey) : encodeFaxPage(grey, 0, { overwrite: true, toneMode: mode.toneMode }).pixels;
+    const pixels = asText
+      ? thresholdInPlace(grey)
+      : mode.toneMode === "THRESHOLD"
+        ? plainThreshold(grey, true)
+        : encodeFaxPage(grey, 0, { overwrite: true, toneMode: mode.toneMode }).pixels;
     return { kind: "packed", packed: packBilevel(pixels, grey.width, grey.height) };
   }
   const { g4, counts } = encodeFaxPage(grey, mode.bandRows, { overwrite: true, toneMode: mode.toneMode });

@@ -196,7 +196,7 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
       };
       if (variant.coverMarkup !== null && input.cover !== null) {
         const cover = await coverPage(input.cover.kind, variant.coverMarkup, geometry, input.limits);
-        const bilevel = encodeFaxPage(cover);
+        const bilevel = encodeFaxPage(cover, 0, { toneMode: input.toneMode ?? "AUTO" });
         await finish(bilevel.pixels, 0);
       }
       for (const [index, page] of pages.entries()) {

@@ -24,7 +24,7 @@ import { coerceError } from "../errors/internal-error.ts";
 import { fetchReference } from "../documents/fetch-reference.ts";
 import { failureReason, type FailureReasonCode } from "../errors/failure-reasons.ts";
 import type { DocumentInput } from "../render/pages/grey-page.ts";
-import { FaxImageWorker, faxImageFailureDetail } from "../render/fax-image/fax-image-worker.ts";
+import { FaxImageWorker, faxImageFailureDetail, pageThreadsFor } from "../render/fax-image/fax-image-worker.ts";
 import type { FaxImageVariant } from "../render/render-fax-job.ts";
 import { renderSetup } from "../scheduler/render-setup.ts";
 import type { Database, JobRow } from "../store/database.ts";
@@ -349,7 +349,7 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
   const interval = ctx.config.scheduler.pollInterval;
   // render.concurrency slots, each a loop with a worker thread of its own. Which job a free slot
   // takes is the claim's choice: a customer with nothing rendering first (store claims).
-  const workers = Array.from({ length: ctx.config.render.concurrency }, () => new FaxImageWorker({ timeoutMs: ctx.config.render.timeout, memoryLimitMb: ctx.config.render.workerMemory, pageThreads: ctx.config.render.pageThreads }));
+  const workers = Array.from({ length: ctx.config.render.concurrency }, () => new FaxImageWorker({ timeoutMs: ctx.config.render.timeout, memoryLimitMb: ctx.config.render.workerMemory, pageThreads: pageThreadsFor(ctx.config.render.pageThreads, ctx.config.render.concurrency) }));
 
   const renderErrors = loopErrors(ctx, "render loop");
   const sweepErrors = loopErrors(ctx, "sweep");

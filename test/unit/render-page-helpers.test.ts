@@ -11,7 +11,7 @@ import { PDFDocument, StandardFonts, rgb } from "pdf-lib";
 import sharp from "sharp";
 import { PageHelperPool, PARALLEL_MIN_PAGES } from "../../src/render/page-helpers/page-helper-pool.ts";
 import { openPdfDocument } from "../../src/render/pages/pdf-pages.ts";
-import { pageGeometry, type RenderLimits } from "../../src/render/pages/grey-page.ts";
+import { DocumentRenderError, pageGeometry, type GreyPage, type RenderLimits } from "../../src/render/pages/grey-page.ts";
 import { renderFaxJob, type FaxJobRenderInput } from "../../src/render/render-fax-job.ts";
 
 const LIMITS: RenderLimits = { maxPages: 100, maxSourcePixels: 200_000_000, converterTimeoutMs: 10_000 };
@@ -88,6 +88,36 @@ describe("page helpers", () => {
     assert.equal(alone.ok, false);
     assert.deepEqual(shared, alone);
     assert.ok(!shared.ok && shared.reasonCode === "document_too_large" && /page 7 of long\.pdf/.test(shared.message), JSON.stringify(shared));
+  });
+
+  it("fail at the earliest failing page even when a later page fails first on the render thread", async () => {
+    // Page 3 cannot be rendered (too large); page 5 throws an internal error whenever this thread
+    // renders it (ahead of its turn, while it waits for a helper's page). The document must fail
+    // with page 3's reason after pages 1 and 2, whichever thread renders what.
+    const bytes = await longPdf(10, 2);
+    const geometry = pageGeometry("A4", "LOW");
+    const limits = { ...LIMITS, maxSourcePixels: 20_000_000 };
+    const mode = { drawsLater: false, bandRows: geometry.headerBandPx, toneMode: "AUTO" as const };
+    const local = await openPdfDocument({ name: "long.pdf", bytes }, geometry, limits);
+    const faulty = {
+      ...local,
+      usePage<T>(index: number, use: (page: GreyPage) => T): T {
+        if (index === 4) throw new Error("a fault on page 5");
+        return local.usePage(index, use);
+      },
+    };
+    let handedOn = 0;
+    try {
+      await assert.rejects(
+        async () => {
+          for await (const _ of pool(2).preparePages({ name: "long.pdf", bytes }, faulty, geometry, limits, mode)) handedOn++;
+        },
+        (err: unknown) => err instanceof DocumentRenderError && err.reasonCode === "document_too_large" && /page 3 of long\.pdf/.test(err.message),
+      );
+    } finally {
+      local.close();
+    }
+    assert.equal(handedOn, 2);
   });
 
   it("leave a dead helper's pages to the render thread", async () => {

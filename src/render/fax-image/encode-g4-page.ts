@@ -89,10 +89,10 @@ class BitWriter {
     this.put(terminating.bits, terminating.length);
   }
 
-  /** The bytes written, the last one padded with zero bits. */
+  /** The bytes written, the last one padded with zero bits, in a buffer of their own (pages are kept until their job's file is written). */
   finish(): Uint8Array {
     if (this.#pendingBits > 0) this.put(0, 8 - this.#pendingBits);
-    return this.#bytes.subarray(0, this.#at);
+    return this.#bytes.slice(0, this.#at);
   }
 
   #grow(): void {

@@ -37,9 +37,12 @@ export interface RenderWorkerData {
   memoryLimitMb: number;
 }
 
-/** render.pageThreads: 0 is one thread per core the process may use. */
-export function pageThreadsFor(configured: number): number {
-  return configured > 0 ? configured : Math.max(1, availableParallelism());
+/**
+ * The page threads of one render worker: render.pageThreads, or for 0 the cores the process may
+ * use shared among the `workers` render workers that may render at once (at least 1: no helpers).
+ */
+export function pageThreadsFor(configured: number, workers: number): number {
+  return configured > 0 ? configured : Math.max(1, Math.floor(availableParallelism() / Math.max(1, workers)));
 }
 
 export interface RenderRequest {
@@ -86,9 +89,9 @@ export class FaxImageWorker {
   #nextId = 1;
   #closed = false;
 
-  /** `pageThreads`: render.pageThreads (0, the default: one per core). */
+  /** `pageThreads`: threads for one document's pages (pageThreadsFor; 1, the default: no page helpers). */
   constructor(options: { timeoutMs: number; memoryLimitMb: number; recycleAfterBytes?: number; pageThreads?: number }) {
-    this.#pageThreads = pageThreadsFor(options.pageThreads ?? 0);
+    this.#pageThreads = Math.max(1, options.pageThreads ?? 1);
     this.#timeoutMs = options.timeoutMs;
     this.#memoryLimitMb = options.memoryLimitMb;
     this.#recycleAfterBytes = options.recycleAfterBytes ?? RECYCLE_AFTER_BYTES;

@@ -6,16 +6,18 @@
  * Each helper opens the document itself (its own PDFium instance) and is handed page numbers as
  * it finishes them, LOOKAHEAD at a time, so a helper never waits for the render thread. The
  * render thread takes the pages nobody holds: while the page it must hand on next is still with a
- * helper, it renders the next unassigned one itself. At most MAX_AHEAD prepared pages wait to be
- * handed on, so a 500-page document never holds more than a few page bitmaps; the pages handed on
- * are G4-encoded (final) or packed at 1 bit per pixel (for a header or overlay), as in the
+ * helper, it renders the next unassigned one itself. No page more than `maxAhead` (a few per
+ * thread) past the one to be handed on next is given out or rendered, so few prepared pages ever
+ * wait, and helpers do not run far past a page that fails; a page holds no bitmap, only its G4
+ * encoding (final) or its pixels packed at 1 bit per pixel (for a header or overlay), as in the
  * sequential path.
  *
  * Helpers start on the first document long enough to share (PARALLEL_MIN_PAGES) and stay for the
  * next; they hold the event loop only while a document is being shared. A helper that dies (a
  * crash, or its heap outgrowing the limit) leaves its pages to the render thread, and a new one
  * starts with the next document. A page that cannot be rendered fails the document when its turn
- * comes, as it would sequentially; a fault in a helper is an internal error of the render.
+ * comes, as it would sequentially (also when the render thread met it ahead of its turn); a page a
+ * helper failed on for another reason is rendered again by the render thread at its turn.
  */
 import type { Worker } from "node:worker_threads";
 import { startWorkerThread } from "../../lib/worker-thread.ts";
@@ -87,17 +89,18 @@ export class PageHelperPool {
    */
   async *preparePages(doc: DocumentInput, local: PdfDocument, geometry: PageGeometry, limits: RenderLimits, mode: PreparePageMode): AsyncGenerator<PreparedPage> {
     const pageCount = local.pageCount;
-    if (this.#busy || this.#helperCount === 0 || pageCount < PARALLEL_MIN_PAGES) {
+    const helpers = this.#busy || this.#helperCount === 0 || pageCount < PARALLEL_MIN_PAGES ? [] : this.#running();
+    if (helpers.length === 0) {
       for (let index = 0; index < pageCount; index++) yield local.usePage(index, (grey) => preparePage(grey, mode));
       return;
     }
     this.#busy = true;
     const documentId = this.#nextDocumentId++;
-    const helpers = this.#running();
-    const results = new Map<number, HelperPageResult>();
+    const results = new Map<number, PageResult>();
     /** Pages of helpers that died before answering: nobody holds them now. */
     const orphans: number[] = [];
     let next = 0; // the first page not yet given to anyone
+    let handingOn = 0; // the page to hand on next: no page from MAX_AHEAD past it is given out
     let wake: (() => void) | null = null;
     const notify = (): void => {
       const resume = wake;
@@ -105,30 +108,33 @@ export class PageHelperPool {
       resume?.();
     };
     const give = (helper: Helper): void => {
-      while (!helper.dead && helper.assigned.size < LOOKAHEAD && next < pageCount) {
+      while (!helper.dead && helper.assigned.size < LOOKAHEAD && next < pageCount && next < handingOn + this.#maxAhead) {
         const index = next++;
         helper.assigned.add(index);
         helper.send({ type: "page", documentId, index });
       }
     };
-    for (const helper of helpers) {
-      helper.onReply = (reply) => {
-        if (reply.documentId !== documentId || !helper.assigned.delete(reply.index)) return;
-        results.set(reply.index, reply.result);
-        give(helper);
-        notify();
-      };
-      helper.onDeath = () => {
-        orphans.push(...helper.assigned);
-        helper.assigned.clear();
-        notify();
-      };
-      helper.worker.ref();
-      helper.send({ type: "open", documentId, name: doc.name, bytes: doc.bytes, geometry, limits, mode });
-      give(helper);
-    }
     try {
+      // The helper is sent a copy of the document's own bytes, not of a larger buffer they may sit in.
+      const bytes = doc.bytes.byteOffset === 0 && doc.bytes.byteLength === doc.bytes.buffer.byteLength ? doc.bytes : doc.bytes.slice();
+      for (const helper of helpers) {
+        helper.onReply = (reply) => {
+          if (reply.documentId !== documentId || !helper.assigned.delete(reply.index)) return;
+          results.set(reply.index, reply.result);
+          give(helper);
+          notify();
+        };
+        helper.onDeath = () => {
+          orphans.push(...helper.assigned);
+          helper.assigned.clear();
+          notify();
+        };
+        helper.worker.ref();
+        helper.send({ type: "open", documentId, name: doc.name, bytes, geometry, limits, mode });
+      }
       for (let index = 0; index < pageCount; index++) {
+        handingOn = index;
+        for (const helper of helpers) give(helper);
         let result = results.get(index);
         while (result === undefined) {
           const orphan = orphans.indexOf(index);
@@ -137,7 +143,7 @@ export class PageHelperPool {
             if (orphan >= 0) orphans.splice(orphan, 1);
             else next = index + 1;
             result = prepareHere(local, index, mode);
-          } else if (results.size < this.#maxAhead && (orphans.length > 0 || next < pageCount)) {
+          } else if (results.size < this.#maxAhead && (orphans.length > 0 || (next < pageCount && next < index + this.#maxAhead))) {
             // The page is with a helper: render one nobody holds meanwhile, then let replies in.
             orphans.sort((a, b) => a - b);
             const ahead = orphans.length > 0 ? orphans.shift()! : next++;
@@ -152,6 +158,9 @@ export class PageHelperPool {
           }
         }
         results.delete(index);
+        // A fault of the helper (its own PDFium, say) is not the page's: this thread renders it, and
+        // a fault of the page itself then fails the job as it would on one thread.
+        if (result.kind === "internal_error") result = prepareHere(local, index, mode);
         yield unwrap(result);
       }
     } finally {
@@ -173,30 +182,40 @@ export class PageHelperPool {
     await Promise.all(helpers.map((helper) => helper.worker.terminate()));
   }
 
-  /** The helpers, started where missing. */
+  /** The helpers, started where missing; those that started, if a start fails (the document then renders with fewer). */
   #running(): Helper[] {
-    while (this.#helpers.length < this.#helperCount) {
-      this.#helpers.push(
-        new Helper(this.#memoryLimitMb, (gone) => {
-          this.#helpers = this.#helpers.filter((helper) => helper !== gone);
-        }),
-      );
+    try {
+      while (this.#helpers.length < this.#helperCount) {
+        this.#helpers.push(
+          new Helper(this.#memoryLimitMb, (gone) => {
+            this.#helpers = this.#helpers.filter((helper) => helper !== gone);
+          }),
+        );
+      }
+    } catch {
+      // A thread that cannot start (out of memory, a thread limit) leaves the pages to the others.
     }
     return [...this.#helpers];
   }
 }
 
-/** Renders and prepares a page on this thread; a page that cannot be rendered is its document's failure. */
-function prepareHere(local: PdfDocument, index: number, mode: PreparePageMode): HelperPageResult {
+/** A page's outcome: as a helper answers it, or an error thrown rendering it here (kept for its turn). */
+type PageResult = HelperPageResult | { kind: "thrown"; error: unknown };
+
+/**
+ * Renders and prepares a page on this thread. Whatever goes wrong is kept as the page's result, to
+ * be thrown at its turn: a page rendered ahead must not fail the job before the pages before it.
+ */
+function prepareHere(local: PdfDocument, index: number, mode: PreparePageMode): PageResult {
   try {
     return { kind: "page", page: local.usePage(index, (grey) => preparePage(grey, mode)) };
   } catch (err) {
     if (err instanceof DocumentRenderError) return { kind: "document_error", reasonCode: err.reasonCode, message: err.message };
-    throw err;
+    return { kind: "thrown", error: err };
   }
 }
 
-function unwrap(result: HelperPageResult): PreparedPage {
+function unwrap(result: PageResult): PreparedPage {
   switch (result.kind) {
     case "page":
       return result.page;
@@ -204,5 +223,7 @@ function unwrap(result: HelperPageResult): PreparedPage {
       throw new DocumentRenderError(result.reasonCode, result.message);
     case "internal_error":
       throw new Error(`a page helper thread failed: ${result.message}`);
+    case "thrown":
+      throw result.error;
   }
 }

@@ -147,7 +147,8 @@ export async function openPdfDocument(doc: DocumentInput, geometry: PageGeometry
         const buffer = allocatePage(api, geometry);
         try {
           const page = renderPage(api, pdf, index, name, geometry, limits, buffer);
-          return { ...page, data: page.data.slice() };
+          // Copied from a view taken anew: PDFium ran again (closing the page) after renderPage took its own.
+          return { ...page, data: api.HEAPU8.slice(buffer, buffer + geometry.widthPx * geometry.heightPx) };
         } finally {
           api.wasmExports.free(buffer);
         }
@@ -158,7 +159,7 @@ export async function openPdfDocument(doc: DocumentInput, geometry: PageGeometry
         const page = renderPage(api, pdf, index, name, geometry, limits, pageBuffer);
         // A view of PDFium's memory, taken anew (PDFium may have grown its memory, which replaces
         // HEAPU8): valid until PDFium runs again, which it does not inside `use`.
-        return use({ ...page, data: api.HEAPU8.subarray(pageBuffer, pageBuffer + page.data.length) });
+        return use({ ...page, data: api.HEAPU8.subarray(pageBuffer, pageBuffer + geometry.widthPx * geometry.heightPx) });
       },
       close,
     };

@@ -19,7 +19,7 @@ import { Type } from "typebox";
 import { ApiError } from "../../../errors/api-errors.ts";
 import { failureReason } from "../../../errors/failure-reasons.ts";
 import { fetchReference } from "../../../documents/fetch-reference.ts";
-import { FaxImageWorker, faxImageFailureDetail } from "../../../render/fax-image/fax-image-worker.ts";
+import { FaxImageWorker, faxImageFailureDetail, pageThreadsFor } from "../../../render/fax-image/fax-image-worker.ts";
 /** Page PNGs need sharp: loaded on the first page asked for, not with the API. */
 const faxPagePng = async (tiff: Uint8Array, pageIndex: number) => (await import("../../../render/fax-image/fax-page-png.ts")).faxPagePng(tiff, pageIndex);
 import type { DocumentInput } from "../../../render/pages/grey-page.ts";
@@ -65,7 +65,7 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
   const { config } = deps;
   const errors = { 401: ApiErrorBodySchema, 404: ApiErrorBodySchema };
   // Previews render in a worker of their own, so that they never wait behind the scheduler's jobs.
-  const previews = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: config.render.pageThreads });
+  const previews = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, config.render.concurrency + 1) });
   root.addHook("onClose", async () => previews.close());
 
   async function requireJob(request: FastifyRequest, jobId: string) {
