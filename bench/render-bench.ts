@@ -32,8 +32,8 @@
  *          a crop at full resolution and the whole page at half size, Faxline and gs side by
  *          side — into DIR)  --seed N (corpus seed)
  *          --resolution HIGH|LOW|both (both)  --only name,name (letter, invoice, scan, scan-png,
- *          photo, photo-jpeg, report, long, corpus)  --page-threads N (render.pageThreads; 0, the
- *          default: one per core)  --whole-process name,name (long: documents also timed as whole
+ *          photo, photo-jpeg, report, long, corpus)  --page-threads N (threads for one document's pages;
+ *          0, the default: one per core)  --whole-process name,name (long: documents also timed as whole
  *          `faxline render` processes, compiled, against gs; "" for none)
  */
 import { spawn, spawnSync } from "node:child_process";
