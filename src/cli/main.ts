@@ -55,6 +55,7 @@ import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
 import type { FaxBitRateCap } from "../line/fax-engine/engine.ts";
 
 const USAGE = `Usage:
+  faxline --version | --help
   faxline serve [--config FILE]
   faxline accounts create --customer CUSTNR --login LOGIN --password PASSWORD [--test] [--admin] [--manager] [--allow-ip CIDR]... [--retention-days N]
   faxline accounts set-admin --login LOGIN [--off]
@@ -204,9 +205,15 @@ export async function main(argv: string[]): Promise<number> {
       from: { type: "string" },
       detach: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
+      version: { type: "boolean", short: "v", default: false },
     },
   });
   const [command, sub, arg] = positionals;
+  if (values.version) {
+    const { faxlineVersion } = await import("../lib/version.ts");
+    console.log(`faxline ${faxlineVersion()}`);
+    return 0;
+  }
   if (values.help || !command) {
     console.log(USAGE);
     return command || values.help ? 0 : 2;

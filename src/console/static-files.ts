@@ -9,12 +9,12 @@
  */
 import { existsSync, readdirSync, readFileSync, statSync } from "node:fs";
 import { extname, join } from "node:path";
-import { fileURLToPath } from "node:url";
 import type { FastifyInstance, FastifyReply } from "fastify";
 import { ApiError } from "../errors/api-errors.ts";
+import { packageRoot } from "../lib/code-location.ts";
 
-/** packages/console/dist, from src/console/ and from dist/console/ alike. */
-export const CONSOLE_DIST = fileURLToPath(new URL("../../packages/console/dist/", import.meta.url));
+/** packages/console/dist below Faxline's package root. */
+export const CONSOLE_DIST = join(packageRoot(), "packages", "console", "dist");
 
 const TYPES: Record<string, string> = {
   ".html": "text/html; charset=utf-8",

@@ -1,12 +1,14 @@
-/** Faxline's version, from package.json (two levels up from src/lib and from dist/lib). */
+/** Faxline's version, from its package.json. */
 import { readFileSync } from "node:fs";
+import { join } from "node:path";
+import { packageRoot } from "./code-location.ts";
 
 let cached: string | undefined;
 
 export function faxlineVersion(): string {
   if (cached === undefined) {
     try {
-      cached = (JSON.parse(readFileSync(new URL("../../package.json", import.meta.url), "utf8")) as { version?: string }).version ?? "unknown";
+      cached = (JSON.parse(readFileSync(join(packageRoot(), "package.json"), "utf8")) as { version?: string }).version ?? "unknown";
     } catch {
       cached = "unknown";
     }

@@ -4,8 +4,8 @@
  * SIGKILL in the middle of the work, a restart on the same data directory, the start-up checks
  * of the real command.
  *
- * `startChildNode()` picks a free port, spawns `node --import tsx src/cli/main.ts serve` with
- * FAXLINE_* variables only from its options (the parent's FAXLINE_* variables are not passed
+ * `startChildNode()` picks a free port, spawns the compiled `faxline serve` (the bundle of the
+ * current source, test/support/compiled-faxline.ts) with FAXLINE_* variables only from its options (the parent's FAXLINE_* variables are not passed
  * on), and resolves once GET /health answers. Standard output and error are kept (the last
  * 256 KB of each) for diagnostics: `withChildLogs()` appends them to the message of a failing
  * test. Every child started here is tracked; `stopAllChildNodes()` (call it from an `after`
@@ -18,11 +18,11 @@ import { spawn, type ChildProcess } from "node:child_process";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
-import { dirname, join, resolve } from "node:path";
+import { dirname, resolve } from "node:path";
 import { fileURLToPath } from "node:url";
+import { COMPILED_NODE_OPTIONS, compiledCli } from "./compiled-faxline.ts";
 
 export const REPO_ROOT = resolve(dirname(fileURLToPath(import.meta.url)), "..", "..");
-const CLI_ENTRY = join(REPO_ROOT, "src", "cli", "main.ts");
 const OUTPUT_LIMIT = 256 * 1024;
 
 /** A TCP port that was free a moment ago (listen on port 0, read it, close). */
@@ -273,7 +273,7 @@ export class ChildNode {
   }
 }
 
-function spawnServe(options: ChildNodeOptions, port: number): ChildNode {
+function spawnServe(options: ChildNodeOptions, port: number, cli: string): ChildNode {
   const host = "127.0.0.1";
   const env = childEnv({
     FAXLINE_DATA_DIR: options.dataDir,
@@ -288,7 +288,7 @@ function spawnServe(options: ChildNodeOptions, port: number): ChildNode {
     // A node whose start is seen in its log must log at info at least.
     ...(options.ready === "log" && !["info", "debug", "trace"].includes(options.env?.FAXLINE_LOG_LEVEL ?? options.logLevel ?? "warn") ? { FAXLINE_LOG_LEVEL: "info" } : {}),
   });
-  const argv = [process.execPath, "--import", "tsx", CLI_ENTRY, "serve"];
+  const argv = [process.execPath, ...COMPILED_NODE_OPTIONS, cli, "serve"];
   if (options.pidNamespace) argv.unshift("unshare", "--pid", "--fork", "--kill-child", "--mount-proc");
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: REPO_ROOT,
@@ -339,7 +339,7 @@ async function waitForHealth(node: ChildNode, timeoutMs: number): Promise<void> 
 export async function startChildNode(options: ChildNodeOptions): Promise<ChildNode> {
   for (let attempt = 1; ; attempt++) {
     const port = await freePort();
-    const node = spawnServe(options, port);
+    const node = spawnServe(options, port, await compiledCli());
     try {
       if (options.ready === "log") await waitForStartedLog(node, options.readyTimeoutMs ?? 30_000);
       else await waitForHealth(node, options.readyTimeoutMs ?? 30_000);
@@ -357,7 +357,7 @@ export async function runFaxlineCli(
   env: Record<string, string>,
   timeoutMs = 30_000,
 ): Promise<{ code: number | null; signal: NodeJS.Signals | null; stdout: string; stderr: string }> {
-  const child = spawn(process.execPath, ["--import", "tsx", CLI_ENTRY, ...args], {
+  const child = spawn(process.execPath, [...COMPILED_NODE_OPTIONS, await compiledCli(), ...args], {
     cwd: REPO_ROOT,
     env: childEnv(env),
     stdio: ["ignore", "pipe", "pipe"],

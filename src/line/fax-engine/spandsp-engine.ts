@@ -11,7 +11,6 @@
  */
 import { createRequire } from "node:module";
 import { existsSync } from "node:fs";
-import { fileURLToPath } from "node:url";
 import path from "node:path";
 import {
   ALL_COMPRESSIONS,
@@ -29,6 +28,7 @@ import {
   type TransferStatistics,
 } from "./engine.ts";
 import { t30ErrName } from "./t30-completion-codes.ts";
+import { packageRoot } from "../../lib/code-location.ts";
 
 /** `T30_SUPPORT_*_COMPRESSION` bits of SpanDSP's t30.h. */
 const COMPRESSION_BITS: Readonly<Record<FaxCompression, number>> = { "T.4 1-D": 0x02, "T.4 2-D": 0x04, "T.6": 0x08 };
@@ -105,11 +105,11 @@ export class SpandspAddonError extends Error {
   }
 }
 
-/** Where the addon is: the repository root is three levels up from src/line/fax-engine and from dist/line/fax-engine. */
+/** Where the addon is: below Faxline's package root (native/, built by scripts/build-native.sh). */
 function addonCandidates(): string[] {
   const fromEnv = process.env.FAXLINE_SPANDSP_ADDON;
   if (fromEnv) return [path.resolve(fromEnv)];
-  return [path.resolve(path.dirname(fileURLToPath(import.meta.url)), "../../..", ADDON_RELATIVE)];
+  return [path.join(packageRoot(), ADDON_RELATIVE)];
 }
 
 /** Loaded addons by path: Node loads a native module once per process anyway. */

@@ -19,7 +19,7 @@
 import { fork, type ChildProcess } from "node:child_process";
 import type dgram from "node:dgram";
 import { setPriority } from "node:os";
-import { fileURLToPath } from "node:url";
+import { entryPath, runningFromSource } from "../../lib/code-location.ts";
 import { closeQuietly } from "../media/bind-udp.ts";
 import {
   MediaHostLostError,
@@ -240,10 +240,8 @@ export class MediaHost implements FaxMediaRunner {
 
   #spawn(): void {
     this.#lastStart = performance.now();
-    const here = import.meta.url;
-    const entry = fileURLToPath(new URL(here.endsWith(".ts") ? "./media-host-process.ts" : "./media-host-process.js", here));
-    const child = fork(entry, [], {
-      execArgv: here.endsWith(".ts") ? ["--import", "tsx"] : [],
+    const child = fork(entryPath("line/media-host/media-host-process"), [], {
+      execArgv: runningFromSource ? ["--import", "tsx"] : [],
       serialization: "advanced",
       stdio: ["ignore", "inherit", "inherit", "ipc"],
     });

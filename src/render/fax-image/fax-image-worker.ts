@@ -177,7 +177,7 @@ export class FaxImageWorker {
 
   #start(): Worker {
     const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb };
-    const worker = startWorkerThread(import.meta.url, "./render-worker", { resourceLimits: { maxOldGenerationSizeMb: this.#memoryLimitMb }, workerData });
+    const worker = startWorkerThread("render/fax-image/render-worker", { resourceLimits: { maxOldGenerationSizeMb: this.#memoryLimitMb }, workerData });
     // An idle worker must not keep the process alive; while a request runs, its timer does.
     worker.unref();
     // A worker that dies between requests is dropped and the next request starts a new one.

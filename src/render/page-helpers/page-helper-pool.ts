@@ -40,7 +40,7 @@ class Helper {
   onDeath: (() => void) | null = null;
 
   constructor(memoryLimitMb: number, onGone: (helper: Helper) => void) {
-    this.worker = startWorkerThread(import.meta.url, "./page-helper-thread", { resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb } });
+    this.worker = startWorkerThread("render/page-helpers/page-helper-thread", { resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb } });
     this.worker.unref();
     this.worker.on("message", (reply: HelperReply) => this.onReply?.(reply));
     const gone = (): void => {

@@ -1,0 +1,65 @@
+/**
+ * Builds the compiled Faxline (ADR 0012): one esbuild bundle of src/ and the pure-JavaScript
+ * packages it uses, split into chunks so that each command and role loads only what it imports
+ * (the lazy `await import(...)`s of the source stay lazy). Entries keep their path below src/:
+ *
+ *   cli/main.js                              the `faxline` command (bin/faxline.js runs it)
+ *   render/fax-image/render-worker.js        a render worker thread
+ *   render/page-helpers/page-helper-thread.js a page helper thread
+ *   line/media-host/media-host-process.js    a media process
+ *
+ * and src/lib/code-location.ts finds them through the marker file written beside them. Packages
+ * with native code or files of their own (a WebAssembly module, static assets, a package.json read
+ * at run time) stay outside the bundle and load from node_modules.
+ *
+ *   node --import tsx scripts/bundle.ts [OUTDIR]     (default dist/; npm run build)
+ */
+import { rmSync, writeFileSync } from "node:fs";
+import { join, resolve } from "node:path";
+import { build } from "esbuild";
+import { BUNDLE_MARKER } from "../src/lib/code-location.ts";
+
+export const BUNDLE_ENTRIES = ["cli/main", "render/fax-image/render-worker", "render/page-helpers/page-helper-thread", "line/media-host/media-host-process"];
+
+/** Loaded from node_modules, not bundled: native addons, and packages that read their own files. */
+export const BUNDLE_EXTERNAL = [
+  "better-sqlite3",
+  "sharp",
+  "@napi-rs/canvas",
+  "@hyzyla/pdfium",
+  "pg-native",
+  "@fastify/swagger-ui",
+  "tsx",
+  "tsx/*",
+];
+
+const ROOT = resolve(import.meta.dirname, "..");
+
+/** Writes the bundle into `outdir` (emptied first). */
+export async function bundleFaxline(outdir: string, options: { quiet?: boolean } = {}): Promise<void> {
+  rmSync(outdir, { recursive: true, force: true });
+  const result = await build({
+    absWorkingDir: ROOT,
+    entryPoints: BUNDLE_ENTRIES.map((entry) => `src/${entry}.ts`),
+    outbase: "src",
+    outdir,
+    bundle: true,
+    splitting: true,
+    format: "esm",
+    platform: "node",
+    target: "node20",
+    chunkNames: "chunks/[name]-[hash]",
+    external: BUNDLE_EXTERNAL,
+    sourcemap: "linked",
+    // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
+    banner: { js: "import { createRequire as __faxlineRequire } from 'node:module'; const require = __faxlineRequire(import.meta.url);" },
+    logLevel: options.quiet === true ? "error" : "warning",
+    metafile: false,
+  });
+  if (result.errors.length > 0) throw new Error(`bundling failed: ${result.errors.map((e) => e.text).join("; ")}`);
+  writeFileSync(join(outdir, BUNDLE_MARKER), `${JSON.stringify({ entries: BUNDLE_ENTRIES.map((e) => `${e}.js`) }, null, 2)}\n`);
+}
+
+if (process.argv[1] !== undefined && resolve(process.argv[1]) === resolve(ROOT, "scripts", "bundle.ts")) {
+  await bundleFaxline(resolve(ROOT, process.argv[2] ?? "dist"));
+}
