@@ -54,7 +54,7 @@ export async function bundleFaxline(outdir: string, options: { quiet?: boolean }
     // CommonJS packages inside an ES module bundle still call require() for Node's own modules.
     banner: { js: "import { createRequire as __faxlineRequire } from 'node:module'; const require = __faxlineRequire(import.meta.url);" },
     logLevel: options.quiet === true ? "error" : "warning",
-    metafile: false,
+    // Not minified: a stack trace of an internal error stays readable without the source maps.
   });
   if (result.errors.length > 0) throw new Error(`bundling failed: ${result.errors.map((e) => e.text).join("; ")}`);
   writeFileSync(join(outdir, BUNDLE_MARKER), `${JSON.stringify({ entries: BUNDLE_ENTRIES.map((e) => `${e}.js`) }, null, 2)}\n`);

@@ -144,7 +144,8 @@ function checkCrossKeyRules(config: FaxlineConfig): void {
     }
   }
   try {
-    new Intl.DateTimeFormat("en", { timeZone: config.render.defaultTimeZone });
+    // UTC, the default, is always known; checking it would cost every command ICU's first load (~20 ms).
+    if (config.render.defaultTimeZone !== "UTC") new Intl.DateTimeFormat("en", { timeZone: config.render.defaultTimeZone });
   } catch {
     throw new ConfigError(`Invalid configuration render.defaultTimeZone: expected an IANA time zone such as Europe/Berlin or UTC, got ${JSON.stringify(config.render.defaultTimeZone)}`);
   }
