@@ -9,7 +9,7 @@
  * page. Overlays (`renderingOptions.overlay.name`) must be installed (intake refuses unknown
  * names); one removed since the job was accepted fails the job with document_unreadable.
  */
-import { TONE_MODES, type ToneMode } from "../render/fax-image/tone-mode.ts";
+import { toneModeOf, type ToneMode } from "../render/fax-image/tone-mode.ts";
 import type { FailureReasonCode } from "../errors/failure-reasons.ts";
 import type { FaxlineConfig } from "../config/schema.ts";
 import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
@@ -32,11 +32,6 @@ export function renderLimits(config: FaxlineConfig): FaxJobRenderInput["limits"]
 export function propertiesRecord(json: string | null): Record<string, string> {
   const list = json === null ? [] : (JSON.parse(json) as { key: string; value: string | null }[] | null) ?? [];
   return Object.fromEntries(list.map((p) => [p.key, p.value ?? ""]));
-}
-
-/** A stored tone mode; null (jobs from before it was kept) and anything unknown are AUTO. */
-export function toneModeOf(stored: string | null): ToneMode {
-  return (TONE_MODES as readonly string[]).includes(stored ?? "") ? (stored as ToneMode) : "AUTO";
 }
 
 /** What a render needs to know about a job (a stored one, or a request being previewed). */

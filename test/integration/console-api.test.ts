@@ -257,6 +257,7 @@ for (const dialect of DIALECTS) {
       assert.equal(detail.body.state, "completed");
       assert.equal(detail.body.local, true);
       assert.equal(detail.body.images.length, 1);
+      assert.equal(detail.body.options.toneMode, "AUTO", "a job that names no tone mode");
       // Documents go soon after the job is final (retention); the pages stay.
       if (detail.body.documentsPurged) assert.deepEqual(detail.body.documents, []);
       else assert.deepEqual(detail.body.documents.map((d: any) => d.name), ["test.txt"]);
@@ -272,6 +273,9 @@ for (const dialect of DIALECTS) {
       assert.equal(wrong.tries[0].reason.retryClass, "never");
       assert.ok(wrong.tries[0].rawCause, "the raw cause is shown");
       assert.equal((await b.request("GET", "/console/api/jobs/FJNOSUCHJOB")).status, 404);
+      const plain = await client.post(`/${alice.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC], renderingOptions: { toneMode: "threshold" } });
+      assert.equal(plain.status, 201, JSON.stringify(plain.body));
+      assert.equal((await b.request("GET", `/console/api/jobs/${plain.body.jobId}`)).body.options.toneMode, "THRESHOLD", "the job's tone mode, as the API took it");
 
       const pdf = await fetch(`${node.url}/rest/v1/${alice.custNr}/fax/reports/${res.body.jobId}/fax-images/${detail.body.images[0].imageId}?format=pdf`, { headers: { cookie: b.cookie } });
       assert.equal(pdf.status, 200);

@@ -17,6 +17,7 @@ import { failureReason, isFailureReasonCode } from "../../errors/failure-reasons
 import { toIsoSeconds } from "../../lib/clock.ts";
 import { consoleJobChanges, getConsoleJob, listConsoleJobs, type ConsoleJobStatus } from "../../store/queries/console-jobs.ts";
 import type { ConsoleDeps } from "../console-deps.ts";
+import { toneModeOf } from "../../render/fax-image/tone-mode.ts";
 
 const STATUSES: readonly ConsoleJobStatus[] = ["open", "delivered", "failed"];
 const PAGE_SIZES = [10, 25, 50, 100];
@@ -115,6 +116,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: ConsoleDeps): void
       options: {
         resolution: job.resolution,
         paperFormat: job.paper_format,
+        toneMode: toneModeOf(job.tone_mode),
         header: job.header,
         coverpageTemplate: job.coverpage_template,
         express: job.is_express === 1,

@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call, rest, type Account } from "../api.ts";
 import { DeliveryLog, Notice, PageTitle, Section, StatusBadge } from "../components.tsx";
-import { formatTime, hasText, t, useLanguage } from "../i18n.ts";
+import { formatTime, hasText, t, useLanguage, type TextKey } from "../i18n.ts";
 import { useJobChanges } from "../live.ts";
 import { linkTo, navigate } from "../router.ts";
 
@@ -22,7 +22,7 @@ interface JobDetail {
   completedTs: string | null;
   validUntilTs: string;
   pages: number | null;
-  options: { resolution: string; paperFormat: string; header: string | null; coverpageTemplate: string | null; express: boolean; csid: string | null };
+  options: { resolution: string; paperFormat: string; toneMode: string; header: string | null; coverpageTemplate: string | null; express: boolean; csid: string | null };
   reference: { customerDefinedId: string | null; customerReference: string | null; billingCode: string | null; billingInfo: string | null };
   failure: (Reason & { detail: string | null }) | null;
   documentsPurged: boolean;
@@ -180,6 +180,8 @@ export function JobPage({ account, jobId }: { account: Account; jobId: string })
             <dd>{job.options.resolution}</dd>
             <dt>{t("send.paper")}</dt>
             <dd>{job.options.paperFormat}</dd>
+            <dt>{t("send.toneMode")}</dt>
+            <dd data-testid="job-tone-mode">{t(`send.toneMode.${job.options.toneMode}` as TextKey)}</dd>
             <dt>{t("send.header")}</dt>
             <dd>{job.options.header ?? "–"}</dd>
             <dt>{t("send.cover")}</dt>

@@ -1,8 +1,11 @@
 import { useEffect, useRef, useState } from "preact/hooks";
 import { ApiFailure, call, rest, type Account } from "../api.ts";
 import { Notice, PageTitle, Section } from "../components.tsx";
-import { t, useLanguage } from "../i18n.ts";
+import { t, useLanguage, type TextKey } from "../i18n.ts";
 import { navigate } from "../router.ts";
+
+/** renderingOptions.toneMode (docs/api.md): how pages become black and white. */
+const TONE_MODES = ["AUTO", "TEXT", "PHOTO", "THRESHOLD"] as const;
 
 interface NumberRow {
   id: number;
@@ -39,6 +42,7 @@ export function SendPage({ account }: { account: Account }) {
   const [numbers, setNumbers] = useState<NumberRow[]>([{ id: 1, value: "", check: null }]);
   const [resolution, setResolution] = useState("HIGH");
   const [paper, setPaper] = useState("A4");
+  const [toneMode, setToneMode] = useState("AUTO");
   const [header, setHeader] = useState("");
   const [cover, setCover] = useState("");
   const [covers, setCovers] = useState<string[]>([]);
@@ -87,7 +91,7 @@ export function SendPage({ account }: { account: Account }) {
     return {
       recipients: numbers.filter((n) => n.value.trim() !== "").map((n) => ({ number: n.value.trim() })),
       documents,
-      renderingOptions: { resolution, paperFormat: paper, header: header.trim() || null, coverpageTemplate: cover || null },
+      renderingOptions: { resolution, paperFormat: paper, toneMode, header: header.trim() || null, coverpageTemplate: cover || null },
       transportOptions: { isExpress: express },
       reference: reference.trim() ? { customerDefinedId: reference.trim() } : null,
       meta: validity ? { jobValid: { end: validity } } : null,
@@ -218,6 +222,14 @@ export function SendPage({ account }: { account: Account }) {
               <select name="paper" value={paper} onChange={(e) => setPaper((e.target as HTMLSelectElement).value)}>
                 <option value="A4">A4</option>
                 <option value="LETTER">Letter</option>
+              </select>
+            </label>
+            <label>
+              {t("send.toneMode")}
+              <select name="toneMode" value={toneMode} onChange={(e) => setToneMode((e.target as HTMLSelectElement).value)}>
+                {TONE_MODES.map((mode) => (
+                  <option value={mode}>{t(`send.toneMode.${mode}` as TextKey)}</option>
+                ))}
               </select>
             </label>
             <label>
