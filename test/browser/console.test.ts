@@ -107,7 +107,7 @@ describe("web console in Chromium", () => {
     await page.locator('[data-recipient="+49 0000 0020"] .badge[data-status="OK"]').waitFor({ timeout: 30_000 });
     assert.equal(await page.evaluate(() => (globalThis as unknown as { stillTheSamePage?: boolean }).stillTheSamePage), true, "no reload");
     await page.getByTestId("job-state").filter({ hasText: "Completed" }).waitFor();
-    assert.equal(await page.getByTestId("job-tone-mode").textContent(), "Photo (every page screened)", "the tone mode chosen in the form");
+    assert.equal(await page.getByTestId("job-tone-mode").textContent(), "Photo (screened)", "the tone mode chosen in the form");
     await page.getByRole("cell", { name: /TEST/ }).first().waitFor();
 
     // The pages as previews, and the downloads.
