@@ -334,11 +334,18 @@ async function startReceiver(binary: string, extraArgs: string[], cpus?: string,
  * for the records given (no upstream, no /etc/hosts). `srv`: `_sip._udp.trunk.test` → targets;
  * `hosts`: name → address. Resolves once it answers.
  */
-export async function startDnsmasq(records: { srv: { name: string; target: string; port: number; priority: number; weight: number }[]; hosts: Record<string, string> }): Promise<{ server: string; kill(): void }> {
+export async function startDnsmasq(records: {
+  srv: { name: string; target: string; port: number; priority: number; weight: number }[];
+  hosts: Record<string, string>;
+  naptr?: { name: string; order: number; preference: number; flags: string; service: string; replacement: string }[];
+}): Promise<{ server: string; kill(): void }> {
   const port = await freePort("udp");
   const args = ["--no-daemon", "--conf-file=/dev/null", "--no-resolv", "--no-hosts", "--no-poll", "--pid-file=", "--user=root", "--bind-interfaces", "--listen-address=127.0.0.1", `--port=${port}`, "--log-facility=-"];
+  // Answers for every name under .test (NXDOMAIN for names it has no records of, as a real zone does) instead of REFUSED.
+  args.push("--local=/test/");
   for (const r of records.srv) args.push(`--srv-host=${r.name},${r.target},${r.port},${r.priority},${r.weight}`);
   for (const [name, address] of Object.entries(records.hosts)) args.push(`--host-record=${name},${address}`);
+  for (const r of records.naptr ?? []) args.push(`--naptr-record=${r.name},${r.order},${r.preference},${r.flags},${r.service},,${r.replacement}`);
   const child = spawn("dnsmasq", args, { stdio: ["ignore", "pipe", "pipe"] });
   let output = "";
   child.stdout.on("data", (d: Buffer) => (output += d.toString()));

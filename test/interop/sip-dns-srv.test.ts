@@ -3,6 +3,8 @@
  * looked up by SRV, its targets are tried in priority order, and the INVITE, and a trunk's
  * REGISTER, fail over to the next target when the first answers 503 or does not answer at all. The order within one
  * priority (RFC 2782 weights) is checked on the pure function with a fixed random sequence.
+ * A trunk that names no transport gets the one DNS names (RFC 3263 §4.1): NAPTR records, else the
+ * first SRV set of _sip._udp, _sip._tcp, _sips._tcp, else UDP; a call then goes over TCP to SIPp.
  */
 import assert from "node:assert/strict";
 import { after, describe, it } from "node:test";
@@ -136,6 +138,86 @@ describe("trunk hosts by DNS SRV, with failover (RFC 3263)", { skip: !HAVE_SIPP 
       }
     });
   }
+
+ it("a trunk that names no transport: NAPTR chooses it (order, then preference), else the SRV records, else UDP", async () => {
+    const dns = await startDnsmasq({
+      naptr: [
+        // Lowest order first: TCP, though the UDP record has the better preference at a later order.
+        { name: "trunk.test", order: 20, preference: 1, flags: "s", service: "SIP+D2U", replacement: "_sip._udp.trunk.test" },
+        { name: "trunk.test", order: 10, preference: 20, flags: "s", service: "SIP+D2T", replacement: "_sip._tcp.trunk.test" },
+        // Not a service this line speaks, and a record without the "s" flag: both skipped.
+        { name: "trunk.test", order: 5, preference: 1, flags: "s", service: "SIP+D2S", replacement: "_sip._sctp.trunk.test" },
+        { name: "trunk.test", order: 5, preference: 1, flags: "a", service: "SIP+D2U", replacement: "sbc2.trunk.test" },
+        // The preferred record's SRV name has no records: the next record is used.
+        { name: "broken.test", order: 10, preference: 10, flags: "s", service: "SIP+D2T", replacement: "_sip._tcp.nowhere.test" },
+        { name: "broken.test", order: 20, preference: 10, flags: "s", service: "SIP+D2U", replacement: "_sip._udp.trunk.test" },
+      ],
+      srv: [
+        { name: "_sip._tcp.trunk.test", target: "sbc1.trunk.test", port: 5070, priority: 10, weight: 10 },
+        { name: "_sip._udp.trunk.test", target: "sbc2.trunk.test", port: 5060, priority: 10, weight: 10 },
+        { name: "_sip._tcp.tcponly.test", target: "sbc1.trunk.test", port: 5090, priority: 10, weight: 10 },
+      ],
+      hosts: { "sbc1.trunk.test": "127.0.0.11", "sbc2.trunk.test": "127.0.0.12", "plain.test": "127.0.0.13", "tcponly.test": "127.0.0.14" },
+    });
+    try {
+      const resolver = systemResolver([dns.server]);
+      const hops = async (uri: string) => (await resolveTargets(parseSipUri(uri), "auto", resolver)).map((h) => `${h.protocol} ${h.address}:${h.port}`);
+      assert.deepEqual(await hops("sip:+4930123456@trunk.test"), ["tcp 127.0.0.11:5070"], "the NAPTR record of the lowest order");
+      assert.deepEqual(await hops("sip:+4930123456@broken.test"), ["udp 127.0.0.12:5060"], "the next NAPTR record when the first one's SRV name has none");
+      assert.deepEqual(await hops("sip:+4930123456@tcponly.test"), ["tcp 127.0.0.11:5090"], "no NAPTR: the first transport with SRV records");
+      assert.deepEqual(await hops("sip:+4930123456@plain.test"), ["udp 127.0.0.13:5060"], "neither: UDP to the host's address");
+      assert.deepEqual(await hops("sip:+4930123456@sbc1.trunk.test:5080"), ["udp 127.0.0.11:5080"], "a port written: UDP, no NAPTR or SRV");
+      assert.deepEqual(await hops("sip:+4930123456@127.0.0.9"), ["udp 127.0.0.9:5060"], "an address: UDP");
+      assert.deepEqual(await hops("sips:+4930123456@plain.test"), ["tls 127.0.0.13:5061"], "sips: only TLS");
+    } finally {
+      dns.kill();
+    }
+  });
+
+  it("a trunk that names no transport, whose host's NAPTR names TCP: the line's call goes to SIPp over TCP", { timeout: 30_000 }, async () => {
+    const working = await startSipp("uas-remote-bye.xml", { timeoutSeconds: 20, transport: "tcp" });
+    const dns = await startDnsmasq({
+      naptr: [
+        { name: "trunk.test", order: 10, preference: 10, flags: "s", service: "SIP+D2T", replacement: "_sip._tcp.trunk.test" },
+        { name: "trunk.test", order: 20, preference: 10, flags: "s", service: "SIP+D2U", replacement: "_sip._udp.trunk.test" },
+      ],
+      srv: [
+        { name: "_sip._tcp.trunk.test", target: "sbc1.trunk.test", port: working.port, priority: 10, weight: 10 },
+        // Nothing answers here over UDP (the discard port): a call that went by UDP would fail.
+        { name: "_sip._udp.trunk.test", target: "sbc1.trunk.test", port: 9, priority: 10, weight: 10 },
+      ],
+      hosts: { "sbc1.trunk.test": "127.0.0.1" },
+    });
+    // As the trunks file makes it from `proxy: trunk.test` with no transport written.
+    const trunk = testTrunk(5060, { proxy: { host: "trunk.test", port: 5060, portGiven: false }, domain: "trunk.test", transport: "auto", t38: false });
+    const trace: SipTraceEntry[] = [];
+    const line = new SipFaxLine({
+      trunks: [trunk],
+      region: REGION_NUMBER_CONTEXT.DE,
+      localAddress: "127.0.0.1",
+      sipPort: 0,
+      mediaPorts: { min: 47_820, max: 47_859 },
+      capabilityMaxAgeMs: 86_400_000,
+      dnsServers: [dns.server],
+      sipTimers: { D: 1000 },
+      mediaProcess: false,
+      trace: (e) => trace.push(e),
+    });
+    try {
+      const image = Buffer.alloc(0);
+      await line.call({ ...twoPageLowCallRequest(image), loadImage: async () => image }, new AbortController().signal);
+      const sent = trace.filter((e) => e.direction === "out");
+      const invites = sent.filter((e) => e.text.startsWith("INVITE "));
+      assert.ok(invites.length > 0, "an INVITE was sent");
+      assert.deepEqual([...new Set(invites.map((e) => `${e.protocol} ${e.remote.port}`))], [`tcp ${working.port}`], "over TCP to the NAPTR record's SRV target");
+      assert.match(invites[0]!.text, /^Via: SIP\/2\.0\/TCP /m, "the Via names TCP");
+      assert.ok(sent.filter((e) => /^(ACK|BYE) /.test(e.text) || e.text.startsWith("SIP/2.0 200")).every((e) => e.protocol === "tcp"), "the dialog's requests and answers stay on TCP");
+      assert.equal((await working.exit).code, 0, "SIPp's scenario (INVITE, 200, ACK, its BYE, our 200) passed");
+    } finally {
+      await line.close();
+      dns.kill();
+    }
+  });
 
   it("a trunk whose proxy is written without a port is looked up by SRV: the line's call fails over from a 503 target to the next", { timeout: 30_000 }, async () => {
     const unavailable = await startSipp("uas-unavailable-503.xml", { timeoutSeconds: 20 });

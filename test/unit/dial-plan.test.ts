@@ -49,7 +49,7 @@ describe("trunks file", () => {
     assert.equal(hostPortAddress({ host: "2001:db8::1", port: 5060, portGiven: false }), "[2001:db8::1]:5060");
     assert.equal(t.registrar, null);
     assert.equal(t.domain, "sip.example.net");
-    assert.equal(t.transport, "udp");
+    assert.equal(t.transport, "auto", "no transport written: DNS chooses (RFC 3263), UDP for an address or host:port");
     assert.equal(t.username, "");
     assert.equal(t.password, "");
     assert.equal(t.csid, null);

@@ -47,7 +47,7 @@ import type { SipCallFailure, SipCallOutcome, SipReason } from "../sip/sip-call-
 import type { SipCall } from "../sip/sip-call.ts";
 import type { SipCredentials } from "../sip/digest-auth.ts";
 import type { SipUserAgent } from "../sip/sip-user-agent.ts";
-import type { SipTransportProtocol } from "../sip/transports.ts";
+import type { SipTransportChoice } from "../sip/resolve-targets.ts";
 import type { TrunkConfig } from "../trunks/trunk-config.ts";
 import { FaxProgressTracker } from "./fax-progress.ts";
 import type { MediaPortPool } from "./media-ports.ts";
@@ -59,7 +59,8 @@ export interface FaxRoute {
   /** Request-URI and To. */
   target: string;
   from: string;
-  transport: SipTransportProtocol;
+  /** The trunk's transport, or "auto" (DNS chooses, RFC 3263). */
+  transport: SipTransportChoice;
   /** host:port every request goes to; absent: the target's host. */
   outboundProxy?: string;
   credentials?: SipCredentials;

@@ -81,6 +81,7 @@ import { answerTimerRequest, expiryDelayMs, listsOption, readMinSe, refreshDelay
 import { TimerSet } from "./sip-timers.ts";
 import { formatSipUri, parseNameAddr, parseSipUri, type SipUri } from "./sip-uri.ts";
 import type { SipFlow, SipHop, SipSource, SipTransportProtocol } from "./transports.ts";
+import type { SipTransportChoice } from "./resolve-targets.ts";
 
 export interface PlaceCallOptions {
   /** The Request-URI: `sip:+4930123456@trunk.example` (a `;transport=` parameter is ignored: see `transport`). */
@@ -91,7 +92,8 @@ export interface PlaceCallOptions {
   fromDisplayName?: string;
   /** Trunk credentials for 401/407 challenges. */
   credentials?: SipCredentials;
-  transport: SipTransportProtocol;
+  /** The transport, or "auto": DNS chooses it for the first hop (RFC 3263 §4.1, resolve-targets.ts); the dialog keeps the one chosen. */
+  transport: SipTransportChoice;
   /** Send everything to this proxy instead of the target's host: `host`, `host:port` or a SIP URI. */
   outboundProxy?: string;
   /** T.38 allowed on this call: accept the far end's T.38 re-INVITE, and allow `switchToT38()`. Off answers it 488. */
@@ -140,9 +142,9 @@ export interface SipCallHost {
   readonly advertisedAddress: string | null;
   /** Uniform in [0, 1): for the 491 back-off. */
   random(): number;
-  resolveHop(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop>;
-  /** Every hop for `uri`, in the order to try them (RFC 3263: SRV targets, then their addresses). */
-  resolveHops(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop[]>;
+  resolveHop(uri: SipUri, protocol: SipTransportChoice): Promise<SipHop>;
+  /** Every hop for `uri`, in the order to try them (RFC 3263: NAPTR and SRV, then their addresses). */
+  resolveHops(uri: SipUri, protocol: SipTransportChoice): Promise<SipHop[]>;
   openFlow(hop: SipHop): Promise<SipFlow>;
   /** Creates, registers and starts a client transaction for `request` on `flow`. */
   startClientTransaction(request: SipRequest, flow: SipFlow, user: ClientTransactionUser): InviteClientTransaction | NonInviteClientTransaction;
@@ -234,6 +236,8 @@ export class SipCall {
   /** RFC 3263: the hops the INVITE may go to, in order, and the one in use. */
   #hops: SipHop[] = [];
   #hopIndex = 0;
+  /** The call's transport: the one its options name, or the one DNS chose for the INVITE ("auto"). */
+  #transport: SipTransportProtocol;
   /** The methods the far end allows (its Allow), for choosing UPDATE or re-INVITE as a refresh. */
   #remoteAllow: string[] = [];
   #outcome: SipCallOutcome | null = null;
@@ -281,6 +285,7 @@ export class SipCall {
     if (options.outboundProxy !== undefined) proxyUri(options.outboundProxy);
     this.#host = host;
     this.options = options;
+    this.#transport = options.transport === "auto" ? "udp" : options.transport;
     this.callId = callId;
     this.#timers = new TimerSet(host.clock);
     this.#codecs = options.audioCodecs ?? ["PCMA", "PCMU"];
@@ -367,6 +372,8 @@ export class SipCall {
       const targetUri = parseSipUri(o.target);
       const hopUri = o.outboundProxy !== undefined ? proxyUri(o.outboundProxy) : targetUri;
       this.#hops = await this.#host.resolveHops(hopUri, o.transport);
+      // The transport DNS chose for the first hop is the call's (all its hops share it).
+      this.#transport = this.#hops[0]?.protocol ?? this.#transport;
     } catch (error) {
       this.#fail({ sipStatus: 503, reasonPhrase: `Service Unavailable (${(error as Error).message})`, phase: SipFailurePhase.Ring, cause: SipFailureCause.Transport });
       return;
@@ -650,7 +657,7 @@ export class SipCall {
       let flow = this.#flow!;
       if (this.options.outboundProxy === undefined) {
         try {
-          const hop = await this.#host.resolveHop(early.nextHopUri, this.options.transport);
+          const hop = await this.#host.resolveHop(early.nextHopUri, this.#transport);
           if (hop.address !== flow.remote.address || hop.port !== flow.remote.port || hop.protocol !== flow.protocol) flow = await this.#host.openFlow(hop);
         } catch {
           // The INVITE's flow is the best we have.
@@ -937,7 +944,7 @@ export class SipCall {
     if (this.#invite === null) return;
     const stray = new Dialog({ invite: this.#invite, response, localSeq: cseqOf(this.#invite).seq });
     try {
-      const hop = await this.#host.resolveHop(this.options.outboundProxy !== undefined ? proxyUri(this.options.outboundProxy) : stray.nextHopUri, this.options.transport);
+      const hop = await this.#host.resolveHop(this.options.outboundProxy !== undefined ? proxyUri(this.options.outboundProxy) : stray.nextHopUri, this.#transport);
       const flow = await this.#host.openFlow(hop);
       const ack = stray.createRequest("ACK", { seq: cseqOf(this.#invite).seq });
       this.#addVia(ack, flow);
@@ -1611,7 +1618,7 @@ export class SipCall {
       this.#dialogFlow = this.#flow!;
       return this.#dialogFlow;
     }
-    const hop = await this.#host.resolveHop(this.#dialog.nextHopUri, this.options.transport);
+    const hop = await this.#host.resolveHop(this.#dialog.nextHopUri, this.#transport);
     const current = this.#flow!;
     this.#dialogFlow =
       hop.address === current.remote.address && hop.port === current.remote.port && hop.protocol === current.protocol ? current : await this.#host.openFlow(hop);

@@ -20,7 +20,8 @@ import { newTag, SipHeaders, type SipRequest, type SipResponse } from "./sip-mes
 import { parseNameAddr, parseSipUri, type SipUri } from "./sip-uri.ts";
 import { viaFor } from "./dialog.ts";
 import type { SipCallHost } from "./sip-call.ts";
-import type { SipFlow, SipHop, SipTransportProtocol } from "./transports.ts";
+import type { SipFlow, SipHop } from "./transports.ts";
+import type { SipTransportChoice } from "./resolve-targets.ts";
 
 export interface RegisterOptions {
   /** Where REGISTER goes: `host`, `host:port` or a SIP URI. Its host is the Request-URI's domain unless `domain` is set. */
@@ -30,7 +31,8 @@ export interface RegisterOptions {
   /** Request-URI domain: `sip:<domain>`. (Default: the AOR's host) */
   domain?: string;
   credentials?: SipCredentials;
-  transport: SipTransportProtocol;
+  /** The transport, or "auto": DNS chooses it (RFC 3263 §4.1, resolve-targets.ts). */
+  transport: SipTransportChoice;
   /** Binding lifetime asked for, ms; the registrar may grant less. */
   expiresMs: number;
   /** Wait before retrying a failed registration, ms. (Default: 60 000) */

@@ -41,7 +41,7 @@ import { ServerTransaction } from "./server-transaction.ts";
 import { DEFAULT_T38_CAPABILITIES, type T38Capabilities } from "./sdp.ts";
 import { DEFAULT_SIP_TIMERS, type SipTimerValues } from "./sip-timers.ts";
 import { DEFAULT_MIN_SE_SECONDS } from "./session-timer.ts";
-import { resolveTargets, systemResolver, type SipResolver } from "./resolve-targets.ts";
+import { resolveTargets, systemResolver, type SipResolver, type SipTransportChoice } from "./resolve-targets.ts";
 import type { SipUri } from "./sip-uri.ts";
 import { SipTransportLayer, type SipFlow, type SipHop, type SipSource, type SipTraceEntry, type SipTransportProtocol, type SipTransportStats } from "./transports.ts";
 
@@ -109,7 +109,7 @@ export class SipUserAgent {
     const lookup = options.lookup;
     this.#resolver =
       options.resolver ??
-      (lookup !== undefined ? { resolveSrv: async () => [], lookup: async (host) => [await lookup(host)] } : systemResolver(options.dnsServers ?? []));
+      (lookup !== undefined ? { resolveNaptr: async () => [], resolveSrv: async () => [], lookup: async (host) => [await lookup(host)] } : systemResolver(options.dnsServers ?? []));
     this.#transports = new SipTransportLayer({
       localAddress: options.localAddress,
       udpPort: options.udpPort ?? 0,
@@ -223,7 +223,7 @@ export class SipUserAgent {
   }
 
   /** RFC 3263: the hops for `uri`, in the order a request tries them (resolve-targets.ts). */
-  #resolveHops(uri: SipUri, protocol: SipTransportProtocol): Promise<SipHop[]> {
+  #resolveHops(uri: SipUri, protocol: SipTransportChoice): Promise<SipHop[]> {
     return resolveTargets(uri, protocol, this.#resolver, Math.random);
   }
 

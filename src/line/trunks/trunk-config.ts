@@ -70,7 +70,8 @@ export interface TrunkConfig {
   registerExpiresMs: number;
   /** SIP domain: host part of the request URI, To and From. */
   domain: string;
-  transport: SipTransport;
+  /** The transport the trunk names, or "auto" when it names none: DNS chooses (NAPTR, then SRV; RFC 3263 §4.1, line/sip/resolve-targets.ts). */
+  transport: SipTransport | "auto";
   /** Digest user name; "" when the carrier authenticates by address. */
   username: string;
   /** Digest password, resolved from `password` or `passwordEnv`; "" when none. Never log a trunk as a whole. */
@@ -124,7 +125,7 @@ export const TRUNK_FIELDS: readonly TrunkFieldSpec[] = [
   { field: "registrar", required: false, default: "none", description: "host or host:port to REGISTER with; absent: the trunk does not register." },
   { field: "registerExpires", required: false, default: "1h", description: "Registration lifetime asked for (duration, 1m to 24h)." },
   { field: "domain", required: false, default: "proxy host", description: "SIP domain in the request URI, To and From (host or host:port)." },
-  { field: "transport", required: false, default: "udp", description: "udp, tcp or tls; the default port is 5060, 5061 for tls." },
+  { field: "transport", required: false, default: "DNS chooses", description: "udp, tcp or tls; the default port is 5060, 5061 for tls. Left out: a proxy or registrar written as a host name without a port gets the transport its NAPTR records (else the first of its _sip._udp, _sip._tcp, _sips._tcp SRV records) name (RFC 3263); an address or host:port is reached over UDP." },
   { field: "username", required: false, default: "none", description: "Digest user name; absent when the carrier authenticates by address." },
   { field: "password", required: false, default: "none", description: "Digest password written in the file; prefer passwordEnv." },
   { field: "passwordEnv", required: false, default: "none", description: "Name of the environment variable holding the password; it must be set when the node starts." },
@@ -260,9 +261,9 @@ function parseTrunk(entry: unknown, index: number, options: TrunkFileOptions): T
     fail("name", `${JSON.stringify(name)} is not a valid name; use 1 to 63 letters, digits, "-" and "_", starting with a letter or digit`);
   }
 
-  const transportText = text("transport", e.transport, '"udp"') ?? "udp";
-  const transport = SIP_TRANSPORTS.find((t) => t === transportText.toLowerCase());
-  if (transport === undefined) fail("transport", `must be one of ${SIP_TRANSPORTS.join(", ")}, got ${JSON.stringify(transportText)}`);
+  const transportText = text("transport", e.transport, '"udp"') ?? "auto";
+  const transport = [...SIP_TRANSPORTS, "auto" as const].find((t) => t === transportText.toLowerCase());
+  if (transport === undefined) fail("transport", `must be one of ${SIP_TRANSPORTS.join(", ")} (or left out: DNS chooses), got ${JSON.stringify(transportText)}`);
   const defaultPort = transport === "tls" ? 5061 : 5060;
 
   const proxy = parseHostPort(required("proxy", text("proxy", e.proxy, '"sip.carrier.example:5060"'), '"sip.carrier.example:5060"'), defaultPort, (what) =>
