@@ -14,8 +14,8 @@
  *
  *   node --import tsx scripts/bundle.ts [OUTDIR]     (default dist/; npm run build)
  */
-import { rmSync, writeFileSync } from "node:fs";
-import { join, resolve } from "node:path";
+import { existsSync, readdirSync, rmSync, writeFileSync } from "node:fs";
+import { join, relative, resolve } from "node:path";
 import { build } from "esbuild";
 import { BUNDLE_MARKER } from "../src/lib/code-location.ts";
 
@@ -35,8 +35,19 @@ export const BUNDLE_EXTERNAL = [
 
 const ROOT = resolve(import.meta.dirname, "..");
 
-/** Writes the bundle into `outdir` (emptied first). */
+/**
+ * Writes the bundle into `outdir`, which must lie inside the repository and be absent, empty, an
+ * earlier bundle or dist/ (the build's own output, also as an older build left it); it is emptied
+ * first, and no other directory is ever deleted.
+ */
 export async function bundleFaxline(outdir: string, options: { quiet?: boolean } = {}): Promise<void> {
+  const inside = relative(ROOT, resolve(outdir));
+  if (inside === "" || inside.startsWith("..") || resolve(outdir) !== resolve(ROOT, inside)) {
+    throw new Error(`the bundle goes into a directory inside ${ROOT} (code-location.ts finds the package root above it), not ${outdir}`);
+  }
+  if (inside !== "dist" && existsSync(outdir) && readdirSync(outdir).length > 0 && !existsSync(join(outdir, BUNDLE_MARKER))) {
+    throw new Error(`${outdir} holds files but no ${BUNDLE_MARKER}: not an earlier bundle, so it is left alone`);
+  }
   rmSync(outdir, { recursive: true, force: true });
   const result = await build({
     absWorkingDir: ROOT,

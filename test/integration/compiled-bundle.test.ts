@@ -4,21 +4,33 @@
  * from the bundle (test/support/compiled-faxline.ts), which covers the command entry and the render
  * worker thread; here the other entries are started as the node starts them and made to work:
  * a page helper thread renders a page of a real PDF, and a media process loads the fax engine
- * (found from the bundle through the package root) and says it is ready. Also `faxline --version`.
+ * (found from the bundle through the package root) and says it is ready. Also `faxline --version`,
+ * a PostScript document rendered by the compiled command (Ghostscript, then pdf-lib's page count:
+ * a CommonJS package loaded on first use), and two checks of the bundle's make-up: no chunk is a
+ * CommonJS package reached by a dynamic import (esbuild gives such a chunk only a default export,
+ * so named imports from it are undefined), and every entry the source starts is one of the bundle's.
  */
 import assert from "node:assert/strict";
 import { fork } from "node:child_process";
 import { once } from "node:events";
-import { existsSync, readFileSync } from "node:fs";
-import { dirname, join } from "node:path";
+import { existsSync, readdirSync, readFileSync, writeFileSync } from "node:fs";
+import { dirname, join, relative } from "node:path";
 import { describe, it } from "node:test";
 import { Worker } from "node:worker_threads";
 import { PDFDocument, StandardFonts } from "pdf-lib";
 import { BUNDLE_MARKER } from "../../src/lib/code-location.ts";
 import type { HelperReply, HelperRequest } from "../../src/render/page-helpers/page-helper-protocol.ts";
 import { pageGeometry } from "../../src/render/pages/grey-page.ts";
+import { BUNDLE_ENTRIES } from "../../scripts/bundle.ts";
+import { readTiffPages } from "../../src/render/fax-image/tiff-structure.ts";
 import { runFaxlineCli, REPO_ROOT } from "../support/child-node.ts";
 import { compiledCli } from "../support/compiled-faxline.ts";
+import { tempDir } from "../support/test-node.ts";
+
+/** Every .ts file below `dir`. */
+function sourceFiles(dir: string): string[] {
+  return readdirSync(dir, { withFileTypes: true }).flatMap((e) => (e.isDirectory() ? sourceFiles(join(dir, e.name)) : e.name.endsWith(".ts") ? [join(dir, e.name)] : []));
+}
 
 async function bundleDir(): Promise<string> {
   return dirname(dirname(await compiledCli()));
@@ -34,6 +46,34 @@ describe("the compiled bundle", () => {
     const run = await runFaxlineCli(["--version"], {});
     assert.equal(run.code, 0, run.stderr);
     assert.equal(run.stdout, `faxline ${version}\n`);
+  });
+
+  it("faxline render turns a PostScript document into fax pages", { timeout: 60_000 }, async () => {
+    const dir = tempDir("faxline-bundle-ps-");
+    try {
+      const ps = join(dir.path, "print.ps");
+      writeFileSync(ps, "%!PS\n/Helvetica findfont 24 scalefont setfont\n1 1 2 { 72 700 moveto (PostScript page ) show 3 string cvs show showpage } for\n");
+      const out = join(dir.path, "print.tif");
+      const run = await runFaxlineCli(["render", ps, "--out", out], { FAXLINE_DATA_DIR: dir.path, FAXLINE_LOG_LEVEL: "warn" }, 60_000);
+      assert.equal(run.code, 0, `${run.stdout}\n${run.stderr}`);
+      assert.equal(readTiffPages(readFileSync(out)).length, 2, "both pages");
+    } finally {
+      dir.remove();
+    }
+  });
+
+  it("no chunk is a CommonJS package reached by a dynamic import, and every entry the source starts is in the bundle", async () => {
+    const dir = await bundleDir();
+    const chunks = readdirSync(join(dir, "chunks")).filter((name) => name.endsWith(".js"));
+    const defaultOnly = chunks.filter((name) => /^export default require_/m.test(readFileSync(join(dir, "chunks", name), "utf8")));
+    assert.deepEqual(defaultOnly, [], "import such a package statically from a module of its own that is imported lazily (render/convert/count-pdf-pages.ts)");
+    const started = new Set<string>();
+    for (const file of sourceFiles(join(REPO_ROOT, "src"))) {
+      for (const m of readFileSync(file, "utf8").matchAll(/(?:startWorkerThread|entryPath)\(\s*"([^"]+)"/g)) started.add(m[1]!);
+    }
+    assert.ok(started.size >= 3, `the source's entries were found: ${[...started].join(", ")}`);
+    for (const entry of started) assert.ok(BUNDLE_ENTRIES.includes(entry), `${entry} (started in src/) is an entry of scripts/bundle.ts`);
+    assert.ok(BUNDLE_ENTRIES.every((entry) => existsSync(join(REPO_ROOT, "src", `${entry}.ts`))), relative(REPO_ROOT, dir));
   });
 
   it("a page helper thread started from the bundle renders a page of a PDF", { timeout: 30_000 }, async () => {

@@ -109,7 +109,11 @@ export class SpandspAddonError extends Error {
 function addonCandidates(): string[] {
   const fromEnv = process.env.FAXLINE_SPANDSP_ADDON;
   if (fromEnv) return [path.resolve(fromEnv)];
-  return [path.join(packageRoot(), ADDON_RELATIVE)];
+  try {
+    return [path.join(packageRoot(), ADDON_RELATIVE)];
+  } catch (error) {
+    throw new SpandspAddonError(`The SpanDSP fax engine addon cannot be looked for: ${(error as Error).message}. Set FAXLINE_SPANDSP_ADDON to its path. ${INSTALL_HINT}`, { cause: error });
+  }
 }
 
 /** Loaded addons by path: Node loads a native module once per process anyway. */

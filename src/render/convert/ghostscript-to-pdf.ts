@@ -121,8 +121,8 @@ function printable(line: string): string {
 async function countPages(pdf: Uint8Array): Promise<number> {
   try {
     // pdf-lib loads on first use (about 0.2 s): only PostScript documents need it here.
-    const { PDFDocument } = await import("pdf-lib");
-    return (await PDFDocument.load(pdf, { ignoreEncryption: true, updateMetadata: false })).getPageCount();
+    const { countPdfPages } = await import("./count-pdf-pages.ts");
+    return await countPdfPages(pdf);
   } catch {
     return 0;
   }
