@@ -51,6 +51,8 @@
  * Options: --t38-calls 1,50,100,200,300,400  --g711-calls 1,10  --ecm on|off (on)
  *          --direction send|receive (send)  --processes K (1)  --media process|inline (process)
  *          --nice N (0)  --api-load
+ *          --offload on|off (on): T.38 sessions hand received IFPs to the engine off the event loop
+ *          (receiveIfpAsync, as the node does since 2026-11-26); off: on the loop, as before
  *          --spread S: the calls start evenly over the first S seconds (1). With 1 they all reach
  *          phase C within a second, the worst case; with 20 or more they overlap as calls that
  *          come and go do.
@@ -84,8 +86,12 @@ const { values: args } = parseArgs({
     processes: { type: "string", default: "1" },
     "api-load": { type: "boolean", default: false },
     nice: { type: "string", default: "0" },
+    offload: { type: "string", default: "on" },
+    "page-file": { type: "string", default: "g4" },
   },
 });
+if (args.offload !== "on" && args.offload !== "off") throw new Error(`--offload must be on or off, not ${args.offload}`);
+const offloadReceive = args.offload === "on";
 const receiving = args.direction === "receive";
 if (!receiving && args.direction !== "send") throw new Error(`--direction must be send or receive, not ${args.direction}`);
 const list = (text: string): number[] => text.split(",").filter((x) => x.trim() !== "").map((x) => {
@@ -165,7 +171,7 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
   const shares = inlineMedia ? 1 : mediaProcesses;
   const jobs: SessionsJob[] = Array.from({ length: shares }, (_, k) => {
     const indices = Array.from({ length: calls }, (_, i) => i).filter((i) => i % shares === k);
-    return { kind, calls, indices, ports: indices.map((i) => receivers[i]!.port), tiffPath, rxDir, spreadS, ecm, receiving };
+    return { kind, calls, indices, ports: indices.map((i) => receivers[i]!.port), tiffPath, rxDir, spreadS, ecm, receiving, offloadReceive };
   }).filter((j) => j.indices.length > 0);
   const parts = await Promise.all(jobs.map((job) => (inlineMedia ? runSessions(job, engine) : runSessionsInProcess(job))));
   const wallS = (performance.now() - started) / 1000;
@@ -290,6 +296,12 @@ async function main(): Promise<void> {
     const image = rendered.images[0]!;
     const tiffPath = join(dir, "page.tif");
     writeFileSync(tiffPath, image.tiff);
+    if (args["page-file"] === "none") {
+      // The page as an uncompressed TIFF (libtiff's tiffcp): what the engine reads at DIS without a G4 decode.
+      const { execFileSync } = await import("node:child_process");
+      execFileSync("tiffcp", ["-c", "none", tiffPath, `${tiffPath}.raw.tif`]);
+      execFileSync("mv", [`${tiffPath}.raw.tif`, tiffPath]);
+    } else if (args["page-file"] !== "g4") throw new Error(`--page-file must be g4 or none, not ${args["page-file"]}`);
 
     const receiverCpus = peerCpus();
     console.log(`bench:lines  ${new Date().toISOString()}`);
@@ -297,6 +309,7 @@ async function main(): Promise<void> {
     console.log(`direction    ${receiving ? "receive: Faxline's sessions receive, the SpanDSP harnesses send" : "send: Faxline's sessions send, the SpanDSP harnesses receive"}`);
     console.log(`Faxline CPUs ${ownCpus()}; peers on ${receiverCpus ?? "the same CPUs (one core only: figures are pessimistic)"}`);
     console.log(`media        ${inlineMedia ? "inline: the sessions run on this process's event loop" + (apiLoad ? ", beside the node's API" : "") : `${mediaProcesses} media process${mediaProcesses === 1 ? "" : "es"} (forked, on the same CPUs), the calls dealt out in turn`}`);
+    console.log(`received IFP ${offloadReceive ? "handed to the engine off the event loop (libuv's pool), T.38" : "handed to the engine on the event loop"}`);
     if (apiLoad) console.log(`API load     a node with the api role in this process (SQLite); a client on ${receiverCpus ?? "the same CPUs"} keeps 16 requests in flight: POST /fax and GET /fax/reports in turn`);
     console.log(`page         A4 HIGH text, ${image.pageSizes.length} page, ${image.pageSizes[0]} bytes G4; ECM ${ecm ? "on" : "off"}; sustained = every fax OK and p99 pacing error < ${PACING_LIMIT_MS} ms (ticks of ${TICK_MS} ms)`);
 

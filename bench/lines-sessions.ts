@@ -109,6 +109,8 @@ export function timedT38(session: T38Session, pacing: PacingRecorder, engineCall
         return engineCalls.time(() => session.advance(n));
       },
       receiveIfp: (ifp, seq) => engineCalls.time(() => session.receiveIfp(ifp, seq)),
+      // Off the loop: only the hand-over and the answer's unpacking hold up the loop, timed as one call each.
+      ...(session.receiveIfpAsync !== undefined ? { receiveIfpAsync: (ifp: Uint8Array, seq: number) => engineCalls.time(() => session.receiveIfpAsync!(ifp, seq)) } : {}),
       statistics: () => session.statistics(),
       close: () => session.close(),
     },
@@ -145,6 +147,8 @@ export interface SessionsJob {
   ecm: boolean;
   /** Faxline's sessions receive (the peers send). */
   receiving: boolean;
+  /** T.38: received IFPs handled off the event loop (runT38Session's offloadReceive). */
+  offloadReceive: boolean;
 }
 
 export interface SessionsResult {
@@ -160,7 +164,7 @@ export interface SessionsResult {
 
 /** Runs a share of a step's sessions on this process's event loop, as one media process does. */
 export async function runSessions(job: SessionsJob, engine: SpandspEngine): Promise<SessionsResult> {
-  const { kind, calls, tiffPath, rxDir, spreadS, ecm, receiving } = job;
+  const { kind, calls, tiffPath, rxDir, spreadS, ecm, receiving, offloadReceive } = job;
   const pacing = new PacingRecorder();
   const gc = new GcRecorder();
   const engineCalls = new EngineCallTimer();
@@ -185,7 +189,7 @@ export async function runSessions(job: SessionsJob, engine: SpandspEngine): Prom
         const timed = timedT38(engine.openT38Session(options), pacing, engineCalls);
         close = () => timed.session.close();
         timed.start();
-        result = await runT38Session(timed.session, socket, { maxSeconds: 150 });
+        result = await runT38Session(timed.session, socket, { maxSeconds: 150, offloadReceive });
       } else {
         const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent, ecm }), pacing, engineCalls);
         close = () => timed.session.close();

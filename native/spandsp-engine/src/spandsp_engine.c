@@ -12,7 +12,8 @@
  * and `audioProcess(h, rx)` runs fax_rx() over the received frame and fax_tx() for a frame of the
  * same length. Every spandsp callback fired during such a call (outgoing IFP packets with their
  * repeat count, HDLC control frames, phase B/D/E) is appended to per-session queues, and the call
- * returns and empties those queues. No threads, no callbacks into JavaScript, no event loop.
+ * returns and empties those queues. No callbacks into JavaScript; one call (t38ReceiveIfpAsync)
+ * runs on a thread of libuv's pool, the others on the caller's thread.
  *
  * The UDPTL framing, sequence numbers, redundancy and sockets are not here: they are TypeScript
  * (src/line/media/udptl.ts). See docs/adr/0004-fax-engine-spandsp-addon.md.
@@ -21,9 +22,18 @@
  *   t38Create(options) -> h           audioCreate(options) -> h
  *   t38Advance(h, samples) -> { packets: [{ ifp: Buffer, count }], events, finished, samples }
  *   t38ReceiveIfp(h, ifp, seq) -> same shape
+ *   t38ReceiveIfpAsync(h, ifp, seq) -> Promise of the same shape: the IFP is handled on a thread of
+ *     libuv's pool, so that a long step (the sender reads and encodes its page when the receiver's
+ *     DIS arrives, several ms) does not hold up the other sessions on the event loop. Until the
+ *     promise settles the session takes no other call (they throw ERR_SPANDSP_ENGINE_BUSY);
+ *     free() meanwhile is carried out when it ends.
  *   audioProcess(h, rx: Int16Array | number) -> { audio: Int16Array, events, finished, samples }
  *   statistics(h) -> { pagesTx, pagesRx, pagesInFile, bitRate, ecm, encoding, ... }
  *   free(h)
+ *   uncompressTiff(src, dst, maxBytes) -> Promise<pages>: writes the bilevel TIFF `src` (G4, G3) to
+ *     `dst` uncompressed, on libuv's thread pool; 0 (and no file) when that would take more than
+ *     `maxBytes`. A sender given such a file reads its page at DIS
+ *     without decoding it: that step of the T.30 engine takes about half the time (ADR 0010).
  *   completionCodeText(code) -> t30_completion_code_to_str(code)
  *   frameName(fcf) -> t30_frametype(fcf)
  * See src/line/fax-engine/spandsp-engine.ts for the options and the typed wrapper.
@@ -89,6 +99,11 @@ typedef struct {
     t30_stats_t last_page;
     int have_last_page;
     int last_completion_code;
+
+    /* A t38ReceiveIfpAsync call runs on a thread of libuv's pool: no other call may touch the
+       session meanwhile (they throw ERR_SPANDSP_ENGINE_BUSY), and free() waits for it to end. */
+    int busy;
+    int free_pending;
 } session_t;
 
 /* ---- error helpers ------------------------------------------------------------------------- */
@@ -275,8 +290,12 @@ static session_t *get_session(napi_env env, napi_value value, int kind)
         throw_type_error(env, "expected a spandsp engine session handle");
         return NULL;
     }
-    if (s->closed) {
+    if (s->closed || s->free_pending) {
         napi_throw_error(env, "ERR_SPANDSP_ENGINE_CLOSED", "the spandsp engine session was already freed");
+        return NULL;
+    }
+    if (s->busy) {
+        napi_throw_error(env, "ERR_SPANDSP_ENGINE_BUSY", "the spandsp engine session is handling an IFP on another thread (t38ReceiveIfpAsync)");
         return NULL;
     }
     if (kind != 0 && s->kind != kind) {
@@ -740,6 +759,114 @@ static napi_value t38_receive_ifp(napi_env env, napi_callback_info info)
     return t38_step_result(env, s);
 }
 
+typedef struct {
+    napi_async_work work;
+    napi_deferred deferred;
+    napi_ref handle_ref; /* keeps the handle (and so the session) from the GC while the work runs */
+    session_t *s;
+    int len;
+    uint16_t seq;
+    uint8_t ifp[2048];
+} rx_work_t;
+
+static void rx_execute(napi_env env, void *data)
+{
+    (void) env;
+    rx_work_t *w = data;
+    t38_core_rx_ifp_packet(t38_terminal_get_t38_core_state(w->s->t38), w->ifp, w->len, w->seq);
+}
+
+static void rx_complete(napi_env env, napi_status status, void *data)
+{
+    rx_work_t *w = data;
+    session_t *s = w->s;
+    s->busy = 0;
+    napi_value settled = NULL;
+    int ok = 0;
+    if (s->free_pending) {
+        release_session(s);
+        s->free_pending = 0;
+        napi_value message;
+        if (napi_create_string_utf8(env, "the spandsp engine session was freed while it handled an IFP", NAPI_AUTO_LENGTH, &message) == napi_ok)
+            napi_create_error(env, NULL, message, &settled);
+    } else if (status != napi_ok) {
+        napi_value message;
+        if (napi_create_string_utf8(env, "the IFP could not be handled on libuv's thread pool", NAPI_AUTO_LENGTH, &message) == napi_ok)
+            napi_create_error(env, NULL, message, &settled);
+    } else {
+        settled = t38_step_result(env, s);
+        if (settled == NULL) {
+            bool pending = false;
+            napi_is_exception_pending(env, &pending);
+            if (pending)
+                napi_get_and_clear_last_exception(env, &settled);
+        } else {
+            ok = 1;
+        }
+    }
+    if (settled == NULL)
+        napi_get_undefined(env, &settled);
+    if (ok)
+        napi_resolve_deferred(env, w->deferred, settled);
+    else
+        napi_reject_deferred(env, w->deferred, settled);
+    napi_delete_reference(env, w->handle_ref);
+    napi_delete_async_work(env, w->work);
+    free(w);
+}
+
+static napi_value t38_receive_ifp_async(napi_env env, napi_callback_info info)
+{
+    size_t argc = 3;
+    napi_value argv[3];
+    NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    if (argc < 3)
+        return throw_type_error(env, "t38ReceiveIfpAsync(handle, ifp, seq)");
+    session_t *s = get_session(env, argv[0], KIND_T38);
+    if (s == NULL)
+        return NULL;
+    bool is_typed = false;
+    NAPI_CALL(env, napi_is_typedarray(env, argv[1], &is_typed));
+    if (!is_typed)
+        return throw_type_error(env, "ifp must be a Uint8Array");
+    napi_typedarray_type ta_type;
+    size_t length;
+    void *data;
+    napi_value ab;
+    size_t offset;
+    NAPI_CALL(env, napi_get_typedarray_info(env, argv[1], &ta_type, &length, &data, &ab, &offset));
+    if (ta_type != napi_uint8_array)
+        return throw_type_error(env, "ifp must be a Uint8Array");
+    uint32_t seq;
+    if (napi_get_value_uint32(env, argv[2], &seq) != napi_ok || seq > 0xFFFF)
+        return throw_type_error(env, "seq must be a whole number from 0 to 65535");
+    rx_work_t *w = calloc(1, sizeof(rx_work_t));
+    if (w == NULL)
+        return throw_type_error(env, "out of memory");
+    if (length > sizeof(w->ifp)) {
+        free(w);
+        return throw_type_error(env, "ifp is longer than 2048 bytes");
+    }
+    /* The thread reads its own copy: the JS buffer may be reused or moved meanwhile. */
+    memcpy(w->ifp, data, length);
+    w->len = (int) length;
+    w->seq = (uint16_t) seq;
+    w->s = s;
+    napi_value promise;
+    napi_value name;
+    if (napi_create_promise(env, &w->deferred, &promise) != napi_ok
+        || napi_create_reference(env, argv[0], 1, &w->handle_ref) != napi_ok
+        || napi_create_string_utf8(env, "spandspT38ReceiveIfp", NAPI_AUTO_LENGTH, &name) != napi_ok
+        || napi_create_async_work(env, NULL, name, rx_execute, rx_complete, w, &w->work) != napi_ok) {
+        free(w);
+        napi_throw_error(env, "ERR_SPANDSP_ENGINE", "cannot start handling the IFP on libuv's thread pool");
+        return NULL;
+    }
+    s->busy = 1;
+    NAPI_CALL(env, napi_queue_async_work(env, w->work));
+    return promise;
+}
+
 static napi_value audio_process(napi_env env, napi_callback_info info)
 {
     size_t argc = 2;
@@ -875,12 +1002,201 @@ static napi_value free_session(napi_env env, napi_callback_info info)
         return throw_type_error(env, "expected a spandsp engine session handle");
     session_t *s = NULL;
     NAPI_CALL(env, napi_get_value_external(env, argv[0], (void **) &s));
-    /* Idempotent; the struct itself goes with the handle's finalizer. */
-    if (s != NULL)
+    /* Idempotent; the struct itself goes with the handle's finalizer. A session busy on the
+       thread pool is released when that work ends (rx_complete). */
+    if (s != NULL && s->busy)
+        s->free_pending = 1;
+    else if (s != NULL)
         release_session(s);
     napi_value undefined;
     NAPI_CALL(env, napi_get_undefined(env, &undefined));
     return undefined;
+}
+
+/* ---- uncompressed copies of fax TIFFs --------------------------------------------------------- */
+
+typedef struct {
+    napi_async_work work;
+    napi_deferred deferred;
+    char *src;
+    char *dst;
+    double max_bytes;
+    int pages;
+    char error[256];
+} uncompress_work_t;
+
+/* Copies every page of `src` into `dst` with the same geometry, resolution and page tags, its
+   rows uncompressed. Returns the page count, or -1 with `error` set. */
+static int uncompress_tiff(const char *src, const char *dst, double max_bytes, char *error, size_t error_len)
+{
+    TIFF *in = TIFFOpen(src, "r");
+    if (in == NULL) {
+        snprintf(error, error_len, "cannot open %s as a TIFF file", src);
+        return -1;
+    }
+    double total = 0;
+    do {
+        uint32_t width = 0, length = 0;
+        TIFFGetField(in, TIFFTAG_IMAGEWIDTH, &width);
+        TIFFGetField(in, TIFFTAG_IMAGELENGTH, &length);
+        total += (double) ((width + 7) / 8) * (double) length;
+    } while (TIFFReadDirectory(in));
+    if (total > max_bytes || !TIFFSetDirectory(in, 0)) {
+        TIFFClose(in);
+        return 0;
+    }
+    TIFF *out = TIFFOpen(dst, "w");
+    if (out == NULL) {
+        TIFFClose(in);
+        snprintf(error, error_len, "cannot create %s", dst);
+        return -1;
+    }
+    int pages = 0;
+    uint8_t *row = NULL;
+    do {
+        uint32_t width = 0, length = 0;
+        uint16_t bits = 1, samples = 1, photometric = PHOTOMETRIC_MINISWHITE, unit = RESUNIT_INCH, page = 0, page_count = 0;
+        float x_res = 204.0f, y_res = 196.0f;
+        TIFFGetField(in, TIFFTAG_IMAGEWIDTH, &width);
+        TIFFGetField(in, TIFFTAG_IMAGELENGTH, &length);
+        TIFFGetFieldDefaulted(in, TIFFTAG_BITSPERSAMPLE, &bits);
+        TIFFGetFieldDefaulted(in, TIFFTAG_SAMPLESPERPIXEL, &samples);
+        TIFFGetField(in, TIFFTAG_PHOTOMETRIC, &photometric);
+        TIFFGetField(in, TIFFTAG_XRESOLUTION, &x_res);
+        TIFFGetField(in, TIFFTAG_YRESOLUTION, &y_res);
+        TIFFGetFieldDefaulted(in, TIFFTAG_RESOLUTIONUNIT, &unit);
+        int has_page_number = TIFFGetField(in, TIFFTAG_PAGENUMBER, &page, &page_count);
+        if (bits != 1 || samples != 1 || width == 0 || length == 0) {
+            snprintf(error, error_len, "page %d of %s is not a bilevel image", pages + 1, src);
+            pages = -1;
+            break;
+        }
+        TIFFSetField(out, TIFFTAG_SUBFILETYPE, FILETYPE_PAGE);
+        TIFFSetField(out, TIFFTAG_IMAGEWIDTH, width);
+        TIFFSetField(out, TIFFTAG_IMAGELENGTH, length);
+        TIFFSetField(out, TIFFTAG_BITSPERSAMPLE, 1);
+        TIFFSetField(out, TIFFTAG_SAMPLESPERPIXEL, 1);
+        TIFFSetField(out, TIFFTAG_COMPRESSION, COMPRESSION_NONE);
+        TIFFSetField(out, TIFFTAG_PHOTOMETRIC, photometric);
+        TIFFSetField(out, TIFFTAG_FILLORDER, FILLORDER_MSB2LSB);
+        TIFFSetField(out, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
+        TIFFSetField(out, TIFFTAG_XRESOLUTION, x_res);
+        TIFFSetField(out, TIFFTAG_YRESOLUTION, y_res);
+        TIFFSetField(out, TIFFTAG_RESOLUTIONUNIT, unit);
+        TIFFSetField(out, TIFFTAG_ROWSPERSTRIP, length);
+        if (has_page_number)
+            TIFFSetField(out, TIFFTAG_PAGENUMBER, page, page_count);
+        tmsize_t size = TIFFScanlineSize(in);
+        uint8_t *grown = realloc(row, (size_t) size);
+        if (grown == NULL) {
+            snprintf(error, error_len, "out of memory");
+            pages = -1;
+            break;
+        }
+        row = grown;
+        for (uint32_t y = 0; y < length; y++) {
+            if (TIFFReadScanline(in, row, y, 0) < 0) {
+                snprintf(error, error_len, "page %d of %s cannot be decoded (row %u)", pages + 1, src, y);
+                pages = -1;
+                break;
+            }
+            if (TIFFWriteScanline(out, row, y, 0) < 0) {
+                snprintf(error, error_len, "cannot write %s", dst);
+                pages = -1;
+                break;
+            }
+        }
+        if (pages < 0)
+            break;
+        if (!TIFFWriteDirectory(out)) {
+            snprintf(error, error_len, "cannot write %s", dst);
+            pages = -1;
+            break;
+        }
+        pages++;
+    } while (TIFFReadDirectory(in));
+    free(row);
+    TIFFClose(in);
+    TIFFClose(out);
+    if (pages < 0)
+        remove(dst);
+    return pages;
+}
+
+static void uncompress_execute(napi_env env, void *data)
+{
+    (void) env;
+    uncompress_work_t *w = data;
+    w->pages = uncompress_tiff(w->src, w->dst, w->max_bytes, w->error, sizeof(w->error));
+}
+
+static void uncompress_complete(napi_env env, napi_status status, void *data)
+{
+    uncompress_work_t *w = data;
+    napi_value value = NULL;
+    if (status == napi_ok && w->pages >= 0) {
+        napi_create_int32(env, w->pages, &value);
+        napi_resolve_deferred(env, w->deferred, value);
+    } else {
+        napi_value message;
+        napi_create_string_utf8(env, status == napi_ok ? w->error : "the TIFF file could not be converted on libuv's thread pool", NAPI_AUTO_LENGTH, &message);
+        napi_create_error(env, NULL, message, &value);
+        napi_reject_deferred(env, w->deferred, value);
+    }
+    napi_delete_async_work(env, w->work);
+    free(w->src);
+    free(w->dst);
+    free(w);
+}
+
+static char *string_arg(napi_env env, napi_value value)
+{
+    size_t len = 0;
+    if (napi_get_value_string_utf8(env, value, NULL, 0, &len) != napi_ok)
+        return NULL;
+    char *text = malloc(len + 1);
+    if (text != NULL && napi_get_value_string_utf8(env, value, text, len + 1, &len) != napi_ok) {
+        free(text);
+        return NULL;
+    }
+    return text;
+}
+
+static napi_value uncompress_tiff_async(napi_env env, napi_callback_info info)
+{
+    size_t argc = 3;
+    napi_value argv[3];
+    NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    if (argc < 3)
+        return throw_type_error(env, "uncompressTiff(src, dst, maxBytes)");
+    double max_bytes;
+    if (napi_get_value_double(env, argv[2], &max_bytes) != napi_ok || !(max_bytes >= 0))
+        return throw_type_error(env, "maxBytes must be a number >= 0");
+    uncompress_work_t *w = calloc(1, sizeof(uncompress_work_t));
+    if (w == NULL)
+        return throw_type_error(env, "out of memory");
+    w->max_bytes = max_bytes;
+    w->src = string_arg(env, argv[0]);
+    w->dst = string_arg(env, argv[1]);
+    napi_value promise;
+    napi_value name;
+    if (w->src == NULL || w->dst == NULL) {
+        free(w->src);
+        free(w->dst);
+        free(w);
+        return throw_type_error(env, "uncompressTiff(src, dst) takes two paths");
+    }
+    if (napi_create_promise(env, &w->deferred, &promise) != napi_ok
+        || napi_create_string_utf8(env, "spandspUncompressTiff", NAPI_AUTO_LENGTH, &name) != napi_ok
+        || napi_create_async_work(env, NULL, name, uncompress_execute, uncompress_complete, w, &w->work) != napi_ok) {
+        free(w->src);
+        free(w->dst);
+        free(w);
+        napi_throw_error(env, "ERR_SPANDSP_ENGINE", "cannot start converting the TIFF file on libuv's thread pool");
+        return NULL;
+    }
+    NAPI_CALL(env, napi_queue_async_work(env, w->work));
+    return promise;
 }
 
 static napi_value completion_code_text(napi_env env, napi_callback_info info)
@@ -916,9 +1232,11 @@ static napi_value init(napi_env env, napi_value exports)
         {"audioCreate", NULL, audio_create, NULL, NULL, NULL, napi_enumerable, NULL},
         {"t38Advance", NULL, t38_advance, NULL, NULL, NULL, napi_enumerable, NULL},
         {"t38ReceiveIfp", NULL, t38_receive_ifp, NULL, NULL, NULL, napi_enumerable, NULL},
+        {"t38ReceiveIfpAsync", NULL, t38_receive_ifp_async, NULL, NULL, NULL, napi_enumerable, NULL},
         {"audioProcess", NULL, audio_process, NULL, NULL, NULL, napi_enumerable, NULL},
         {"statistics", NULL, statistics, NULL, NULL, NULL, napi_enumerable, NULL},
         {"free", NULL, free_session, NULL, NULL, NULL, napi_enumerable, NULL},
+        {"uncompressTiff", NULL, uncompress_tiff_async, NULL, NULL, NULL, napi_enumerable, NULL},
         {"completionCodeText", NULL, completion_code_text, NULL, NULL, NULL, napi_enumerable, NULL},
         {"frameName", NULL, frame_name, NULL, NULL, NULL, napi_enumerable, NULL},
     };

@@ -181,6 +181,13 @@ export interface T38Session {
   advance(samples: number): T38Step;
   /** Hands the session one received IFP with its UDPTL sequence number (0–65535). */
   receiveIfp(ifp: Uint8Array, seq: number): T38Step;
+  /**
+   * The same, handled off the calling thread (SpanDSP: on libuv's thread pool), so that a long
+   * step (a sender reads and encodes its page when the receiver's DIS arrives) does not hold up the
+   * other sessions of the event loop. Until it settles the session takes no other call; `close()`
+   * meanwhile takes effect when it ends. Engines without it are driven by `receiveIfp` alone.
+   */
+  receiveIfpAsync?(ifp: Uint8Array, seq: number): Promise<T38Step>;
   statistics(): TransferStatistics;
   /** Frees the session; it may not be used afterwards. Idempotent. */
   close(): void;

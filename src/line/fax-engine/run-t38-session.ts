@@ -19,6 +19,13 @@
  * runner waits for it, so a test can run both ends of a call in lockstep on one virtual clock,
  * the same on every machine however loaded (test/interop/peer-processes.ts, lockstepPacer).
  *
+ * Received IFPs go to the engine off the event loop when it can (`receiveIfpAsync`; not with a
+ * `pacer`, whose lockstep needs each answer within its tick): a sender reads and encodes its page
+ * when the receiver's DIS arrives, several milliseconds in one call, which would otherwise delay
+ * the ticks of every other session on the loop. While such a call runs, the session's ticks wait
+ * (the next one catches up) and further IFPs queue in order; the session is settled only after it
+ * ends, so that nothing touches the engine meanwhile.
+ *
  * Outcome: a call that ends, well or badly, resolves (phase E carries the completion code). A
  * call that reaches `maxSeconds` of engine time without phase E resolves with `phaseE: null`.
  * Aborting `signal` rejects with its reason. An exception from the engine or the transport
@@ -52,6 +59,11 @@ export interface RunT38SessionOptions {
    * with that error. IFPs that arrive meanwhile go to the engine as usual.
    */
   pacer?: (samples: number) => Promise<void>;
+  /**
+   * Hand received IFPs to the engine off the event loop (`receiveIfpAsync`) when it offers that.
+   * (Default: true without a pacer, false with one)
+   */
+  offloadReceive?: boolean;
 }
 
 export interface T38SessionResult {
@@ -83,6 +95,12 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
     let samples = 0;
     let timer: NodeJS.Timeout | undefined;
     let done = false;
+    const offload = session.receiveIfpAsync !== undefined && (options.offloadReceive ?? options.pacer === undefined);
+    /** An IFP is being handled off the loop: the engine takes no other call until it ends. */
+    let busy = false;
+    const queued: { seq: number; ifp: Uint8Array }[] = [];
+    /** How the run ends, once the engine is free to be asked for its statistics. */
+    let settle: (() => void) | null = null;
 
     const finish = (error?: unknown): void => {
       if (done) return;
@@ -90,11 +108,22 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
       clearTimeout(timer);
       signal?.removeEventListener("abort", onAbort);
       transport.onIfp(() => {});
+      settle = () => settleWith(error);
+      if (!busy) settle();
+    };
+    let settled = false;
+    const settleWith = (error: unknown): void => {
+      if (settled) return;
+      settled = true;
       if (error !== undefined) {
         reject(error);
         return;
       }
-      resolve({ phaseE, statistics: session.statistics(), events, engineSeconds: samples / SAMPLES_PER_SECOND, wallMs: now() - startedAt });
+      try {
+        resolve({ phaseE, statistics: session.statistics(), events, engineSeconds: samples / SAMPLES_PER_SECOND, wallMs: now() - startedAt });
+      } catch (statisticsError) {
+        reject(statisticsError);
+      }
     };
     const onAbort = (): void => finish(signal?.reason ?? new Error("aborted"));
 
@@ -121,6 +150,11 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
     };
 
     const tick = (): void => {
+      if (busy) {
+        // The engine is handling an IFP off the loop; this tick runs (and catches up) once it is done.
+        timer = setTimeout(tick, 1);
+        return;
+      }
       try {
         const due = (now() - startedAt) * samplesPerMs;
         while (samples + TICK_SAMPLES <= due && !done) {
@@ -137,13 +171,37 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
 
     if (signal?.aborted) return finish(signal.reason ?? new Error("aborted"));
     signal?.addEventListener("abort", onAbort, { once: true });
-    transport.onIfp(({ seq, ifp }) => {
-      if (done) return;
-      try {
-        handle(session.receiveIfp(ifp, seq));
-      } catch (error) {
-        finish(error);
+    const receiveQueued = (): void => {
+      while (!done && !busy && queued.length > 0) {
+        const { seq, ifp } = queued.shift()!;
+        if (!offload) {
+          try {
+            handle(session.receiveIfp(ifp, seq));
+          } catch (error) {
+            finish(error);
+          }
+          continue;
+        }
+        busy = true;
+        session.receiveIfpAsync!(ifp, seq).then(
+          (step) => {
+            busy = false;
+            if (!done) handle(step);
+            if (settle !== null) settle();
+            else receiveQueued();
+          },
+          (error: unknown) => {
+            busy = false;
+            finish(error);
+            settle?.();
+          },
+        );
       }
+    };
+    transport.onIfp((received) => {
+      if (done) return;
+      queued.push(received);
+      receiveQueued();
     });
     if (pacer) step();
     else tick();

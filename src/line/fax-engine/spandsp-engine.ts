@@ -90,9 +90,11 @@ interface SpandspAddon {
   audioCreate(options: AddonOptions): AddonHandle;
   t38Advance(handle: AddonHandle, samples: number): { packets: { ifp: Uint8Array; count: number }[]; events: AddonEvent[]; finished: boolean; samples: number };
   t38ReceiveIfp(handle: AddonHandle, ifp: Uint8Array, seq: number): { packets: { ifp: Uint8Array; count: number }[]; events: AddonEvent[]; finished: boolean; samples: number };
+  t38ReceiveIfpAsync(handle: AddonHandle, ifp: Uint8Array, seq: number): Promise<{ packets: { ifp: Uint8Array; count: number }[]; events: AddonEvent[]; finished: boolean; samples: number }>;
   audioProcess(handle: AddonHandle, received: Int16Array | number): { audio: Int16Array; events: AddonEvent[]; finished: boolean; samples: number };
   statistics(handle: AddonHandle): AddonStatistics;
   free(handle: AddonHandle): void;
+  uncompressTiff(src: string, dst: string, maxBytes: number): Promise<number>;
   completionCodeText(code: number): string;
   frameName(fcf: number): string;
 }
@@ -234,6 +236,12 @@ class SpandspT38Session extends SpandspSession implements T38Session {
     const step = this.addon.t38ReceiveIfp(this.handle, ifp, seq);
     return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
   }
+
+  async receiveIfpAsync(ifp: Uint8Array, seq: number): Promise<T38Step> {
+    if (!Number.isInteger(seq) || seq < 0 || seq > 0xffff) throw new RangeError(`seq must be 0 to 65535, got ${seq}`);
+    const step = await this.addon.t38ReceiveIfpAsync(this.handle, ifp, seq);
+    return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+  }
 }
 
 class SpandspAudioSession extends SpandspSession implements AudioSession {
@@ -241,6 +249,18 @@ class SpandspAudioSession extends SpandspSession implements AudioSession {
     const step = this.addon.audioProcess(this.handle, received);
     return { audio: step.audio, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
   }
+}
+
+/**
+ * Writes the fax TIFF `src` to `dst` with its rows uncompressed, for a sending session to read:
+ * SpanDSP reads a page when the receiver's DIS arrives (and each later page at its start) in one
+ * engine call, and without a G4 page to decode that call takes about half as long (2.3 vs 5.1 ms
+ * for an A4 HIGH text page; docs/benchmarks.md, bench:lines). Runs on libuv's thread pool. False
+ * (and no file) when the copy would exceed `maxBytes` (about 0.5 MB per A4 HIGH page): the caller
+ * then sends `src` as it is. Rejects when `src` is not a bilevel TIFF.
+ */
+export async function uncompressFaxTiff(src: string, dst: string, maxBytes: number, addonPath?: string): Promise<boolean> {
+  return (await loadAddon(addonPath).uncompressTiff(src, dst, maxBytes)) > 0;
 }
 
 export class SpandspEngine implements Engine {

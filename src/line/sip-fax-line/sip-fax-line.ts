@@ -21,6 +21,7 @@
  * registrations (`start`, `close`), the pool of media ports and the count of calls per trunk.
  */
 import dns from "node:dns/promises";
+import net from "node:net";
 import { mkdtemp, rm, writeFile } from "node:fs/promises";
 import { networkInterfaces, tmpdir } from "node:os";
 import path from "node:path";
@@ -28,7 +29,8 @@ import type { Logger } from "../../lib/logger.ts";
 import type { NumberContext } from "../../numbers/normalize-number.ts";
 import { normalizeFaxNumber } from "../../numbers/normalize-number.ts";
 import type { Engine, EngineEvent, FaxBitRateCap } from "../fax-engine/engine.ts";
-import { SpandspEngine } from "../fax-engine/spandsp-engine.ts";
+import { SpandspEngine, uncompressFaxTiff } from "../fax-engine/spandsp-engine.ts";
+
 import { InlineMediaRunner, type FaxMediaRunner } from "../media-host/fax-media.ts";
 import { MediaHostPool, type MediaHostOptions } from "../media-host/media-host.ts";
 import type { AttemptOutcome, CallRequest, Line, RunningCallInfo } from "../line.ts";
@@ -148,8 +150,17 @@ export class SendFaxError extends Error {
   }
 }
 
+/** Largest uncompressed copy of a fax image made for the engine: 64 MiB, about 130 A4 HIGH pages. */
+const UNCOMPRESSED_MAX_BYTES = 64 * 1024 * 1024;
 const DEFAULT_T38_REINVITE_DELAY_MS = 1500;
 const DEFAULT_REDUNDANCY = 3;
+
+/** The transport a call will use, for the operator: "auto" is UDP for an address or host:port, else DNS decides (RFC 3263). */
+function transportForDisplay(route: FaxRoute): string {
+  if (route.transport !== "auto") return route.transport.toUpperCase();
+  const hop = parseSipUri(route.outboundProxy === undefined ? route.target : /^sips?:/i.test(route.outboundProxy) ? route.outboundProxy : `sip:${route.outboundProxy}`);
+  return net.isIP(hop.host) !== 0 || hop.port !== null ? "UDP" : "UDP, TCP or TLS as DNS names it";
+}
 
 /** The first non-internal IPv4 address of this host, else 127.0.0.1. */
 export function defaultLocalAddress(): string {
@@ -412,7 +423,7 @@ export class SipFaxLine implements Line {
     };
     const release = route.trunk ? this.#takeSlot(route.trunk.name) : () => undefined;
     request.onProgress?.(
-      `calling ${route.target}${route.outboundProxy ? ` via ${route.outboundProxy}` : ""} (${route.transport.toUpperCase()}), ` +
+      `calling ${route.target}${route.outboundProxy ? ` via ${route.outboundProxy}` : ""} (${transportForDisplay(route)}), ` +
         `${mode.transport === "t38" ? "T.38" : "G.711"} with ECM ${mode.ecm ? "on" : "off"} up to ${mode.maxBitRate} bit/s, TSI ${JSON.stringify(route.csid)}`,
     );
     try {
@@ -503,12 +514,24 @@ export class SipFaxLine implements Line {
     }
   }
 
+  /**
+   * Runs `run` with the image in a file of its own, removed afterwards. The engine gets it
+   * uncompressed (spandsp-engine.ts, uncompressFaxTiff) unless that copy would pass
+   * UNCOMPRESSED_MAX_BYTES or cannot be made; then the G4 file as it is.
+   */
   async #withImageFile<T>(image: Uint8Array, run: (tiffPath: string) => Promise<T>): Promise<T> {
     const dir = await mkdtemp(path.join(this.#options.tmpDir ?? tmpdir(), "faxline-call-"));
     try {
       const file = path.join(dir, "fax.tif");
       await writeFile(file, image, { mode: 0o600 });
-      return await run(file);
+      const uncompressed = path.join(dir, "fax-uncompressed.tif");
+      let made = false;
+      try {
+        made = await uncompressFaxTiff(file, uncompressed, UNCOMPRESSED_MAX_BYTES);
+      } catch (error) {
+        this.#options.logger?.warn({ err: error }, "the fax image could not be uncompressed for the engine; it is sent from its G4 file");
+      }
+      return await run(made ? uncompressed : file);
     } finally {
       await rm(dir, { recursive: true, force: true });
     }
