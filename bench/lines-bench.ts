@@ -53,18 +53,20 @@
  *          --nice N (0)  --api-load
  *          --offload on|off (on): T.38 sessions hand received IFPs to the engine off the event loop
  *          (receiveIfpAsync, as the node does since 2026-11-26); off: on the loop, as before
+ *          --page-file uncompressed|g4 (uncompressed): the page file the engine reads, as the SIP
+ *          line makes it since 2026-11-26, or the G4 file as before
  *          --spread S: the calls start evenly over the first S seconds (1). With 1 they all reach
  *          phase C within a second, the worst case; with 20 or more they overlap as calls that
  *          come and go do.
  */
 import { fork, spawn } from "node:child_process";
-import { readFileSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { readFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
 import { fileURLToPath } from "node:url";
 import { cpus, loadavg, platform, release, setPriority, tmpdir, totalmem } from "node:os";
 import { join } from "node:path";
 import { parseArgs } from "node:util";
 import { performance } from "node:perf_hooks";
-import { SpandspEngine } from "../src/line/fax-engine/spandsp-engine.ts";
+import { SpandspEngine, uncompressFaxTiff } from "../src/line/fax-engine/spandsp-engine.ts";
 import { runSessions, summarizePacing, PACING_LIMIT_MS, TICK_MS, type GcRecorder, type PacingRecorder, type SessionsJob, type SessionsResult } from "./lines-sessions.ts";
 import { renderFaxJob } from "../src/render/render-fax-job.ts";
 import { createLogin } from "../src/accounts/accounts.ts";
@@ -87,7 +89,7 @@ const { values: args } = parseArgs({
     "api-load": { type: "boolean", default: false },
     nice: { type: "string", default: "0" },
     offload: { type: "string", default: "on" },
-    "page-file": { type: "string", default: "g4" },
+    "page-file": { type: "string", default: "uncompressed" },
   },
 });
 if (args.offload !== "on" && args.offload !== "off") throw new Error(`--offload must be on or off, not ${args.offload}`);
@@ -296,12 +298,11 @@ async function main(): Promise<void> {
     const image = rendered.images[0]!;
     const tiffPath = join(dir, "page.tif");
     writeFileSync(tiffPath, image.tiff);
-    if (args["page-file"] === "none") {
-      // The page as an uncompressed TIFF (libtiff's tiffcp): what the engine reads at DIS without a G4 decode.
-      const { execFileSync } = await import("node:child_process");
-      execFileSync("tiffcp", ["-c", "none", tiffPath, `${tiffPath}.raw.tif`]);
-      execFileSync("mv", [`${tiffPath}.raw.tif`, tiffPath]);
-    } else if (args["page-file"] !== "g4") throw new Error(`--page-file must be g4 or none, not ${args["page-file"]}`);
+    if (args["page-file"] === "uncompressed") {
+      // As the SIP line hands it to the engine since 2026-11-26 (sip-fax-line.ts, #withImageFile).
+      await uncompressFaxTiff(tiffPath, `${tiffPath}.raw.tif`, Infinity);
+      renameSync(`${tiffPath}.raw.tif`, tiffPath);
+    } else if (args["page-file"] !== "g4") throw new Error(`--page-file must be uncompressed or g4, not ${args["page-file"]}`);
 
     const receiverCpus = peerCpus();
     console.log(`bench:lines  ${new Date().toISOString()}`);
@@ -309,6 +310,7 @@ async function main(): Promise<void> {
     console.log(`direction    ${receiving ? "receive: Faxline's sessions receive, the SpanDSP harnesses send" : "send: Faxline's sessions send, the SpanDSP harnesses receive"}`);
     console.log(`Faxline CPUs ${ownCpus()}; peers on ${receiverCpus ?? "the same CPUs (one core only: figures are pessimistic)"}`);
     console.log(`media        ${inlineMedia ? "inline: the sessions run on this process's event loop" + (apiLoad ? ", beside the node's API" : "") : `${mediaProcesses} media process${mediaProcesses === 1 ? "" : "es"} (forked, on the same CPUs), the calls dealt out in turn`}`);
+    console.log(`page file    ${args["page-file"] === "uncompressed" ? "uncompressed, as the SIP line hands it to the engine" : "G4 (the rendered file as it is)"}`);
     console.log(`received IFP ${offloadReceive ? "handed to the engine off the event loop (libuv's pool), T.38" : "handed to the engine on the event loop"}`);
     if (apiLoad) console.log(`API load     a node with the api role in this process (SQLite); a client on ${receiverCpus ?? "the same CPUs"} keeps 16 requests in flight: POST /fax and GET /fax/reports in turn`);
     console.log(`page         A4 HIGH text, ${image.pageSizes.length} page, ${image.pageSizes[0]} bytes G4; ECM ${ecm ? "on" : "off"}; sustained = every fax OK and p99 pacing error < ${PACING_LIMIT_MS} ms (ticks of ${TICK_MS} ms)`);

@@ -12,7 +12,8 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import type { AudioSession, EngineEvent, PhaseEEvent } from "../../src/line/fax-engine/engine.ts";
 import { runT38Session, type IfpTransport } from "../../src/line/fax-engine/run-t38-session.ts";
-import { SpandspAddonError, SpandspEngine } from "../../src/line/fax-engine/spandsp-engine.ts";
+import { SpandspAddonError, SpandspEngine, uncompressFaxTiff } from "../../src/line/fax-engine/spandsp-engine.ts";
+import { readTiffPages } from "../../src/render/fax-image/tiff-structure.ts";
 import { T30_ERR, t30ErrName, describeT30Completion, type T30ErrName } from "../../src/line/fax-engine/t30-completion-codes.ts";
 import type { Resolution } from "../../src/render/pages/grey-page.ts";
 import { comparePages, identical, renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
@@ -103,6 +104,38 @@ describe("SpanDSP engine addon", () => {
     assert.throws(() => session.receiveIfp(Uint8Array.of(0), 70_000), RangeError);
     session.close();
     session.close();
+    assert.throws(() => session.advance(160), /closed/);
+  });
+
+  it("uncompresses a fax TIFF for the engine: the same pages, resolution and page numbers; nothing past the size limit", async () => {
+    const source = letters.get("HIGH")!;
+    const out = path.join(workDir, "letter-HIGH-uncompressed.tif");
+    assert.equal(await uncompressFaxTiff(source.path, out, 64 * 1024 * 1024), true);
+    const pages = readTiffPages(readFileSync(out));
+    assert.equal(pages.length, 2);
+    for (const page of pages) {
+      assert.equal(page.compression, 1, "uncompressed");
+      assert.deepEqual([page.width, page.height, page.xResolution, page.yResolution, page.photometric], [1728, 2292, 204, 196, 0]);
+    }
+    assert.ok(identical(await comparePages(source.bytes, readFileSync(out), 2)), "every pixel as in the G4 file");
+    const tooBig = path.join(workDir, "too-big.tif");
+    assert.equal(await uncompressFaxTiff(source.path, tooBig, 2 * 216 * 2292 - 1), false, "two pages of 216 × 2292 bytes need one byte more");
+    assert.equal(existsSync(tooBig), false);
+    const notTiff = path.join(workDir, "not.tif");
+    writeFileSync(notTiff, "not a TIFF file");
+    await assert.rejects(uncompressFaxTiff(notTiff, path.join(workDir, "out.tif"), 1e9), /cannot open/);
+  });
+
+  it("handles an IFP off the event loop: the session is busy meanwhile, and a close then waits for it", async () => {
+    const session = engine.openT38Session({ tiffPath: letters.get("LOW")!.path, localIdent: "ok" });
+    // A T.38 indicator (no signal): any IFP the core parses.
+    const step = session.receiveIfpAsync!(Uint8Array.of(0x00), 0);
+    assert.throws(() => session.advance(160), /ERR_SPANDSP_ENGINE_BUSY|another thread/, "no other call while the IFP is handled");
+    assert.deepEqual(Object.keys(await step).sort(), ["events", "finished", "packets", "samples"]);
+    session.advance(160);
+    const pending = session.receiveIfpAsync!(Uint8Array.of(0x00), 1);
+    session.close();
+    await assert.rejects(pending, /freed while it handled an IFP/);
     assert.throws(() => session.advance(160), /closed/);
   });
 
