@@ -12,6 +12,7 @@ const rendered = await renderFaxJob({ documents: [{ name: "page.txt", bytes: Buf
 if (!rendered.ok) throw new Error("render");
 const tiffPath = join(dir, "page.tif");
 writeFileSync(tiffPath, rendered.images[0]!.tiff);
+if (process.argv[3] === "raw") { const { uncompressFaxTiff } = await import("../src/line/fax-engine/spandsp-engine.ts"); await uncompressFaxTiff(tiffPath, tiffPath + ".raw.tif", Infinity); (await import("node:fs")).renameSync(tiffPath + ".raw.tif", tiffPath); }
 const ecm = process.argv[2] !== "noecm";
 const tx = engine.openT38Session({ tiffPath, localIdent: "TX", ecm } as any);
 const rx = engine.openT38Session({ mode: "receive", calling: false, tiffPath: join(dir, "rx.tif"), localIdent: "RX", ecm } as any);
@@ -40,5 +41,7 @@ for (let tick = 0; tick < 60 * 50 * 3 && done < 2; tick++) {
 }
 calls.sort((x, y) => y.ms - x.ms);
 console.log("calls", calls.length, "total ms", calls.reduce((s, c) => s + c.ms, 0).toFixed(1));
-for (const c of calls.slice(0, 12)) console.log(c.ms.toFixed(2).padStart(7), c.who, c.what, "tick", c.tick, c.events.slice(0, 200));
+for (const c of calls.slice(0, 8)) console.log(c.ms.toFixed(2).padStart(7), c.who, c.what, "tick", c.tick, c.events.slice(0, 200));
 console.log(JSON.stringify(tx.statistics()));
+const count = (who: string, what: string) => calls.filter((c) => c.who === who && c.what === what).length;
+console.log("tx ifp", count("tx", "ifp"), "rx ifp", count("rx", "ifp"), "tx advance", count("tx", "advance"));
