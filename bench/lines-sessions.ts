@@ -109,7 +109,7 @@ export function timedT38(session: T38Session, pacing: PacingRecorder, engineCall
         return engineCalls.time(() => session.advance(n));
       },
       receiveIfp: (ifp, seq) => engineCalls.time(() => session.receiveIfp(ifp, seq)),
-      // Off the loop: only the hand-over and the answer's unpacking hold up the loop, timed as one call each.
+      // Off the loop: only the synchronous hand-over is timed here (the answer is unpacked when it settles).
       ...(session.receiveIfpAsync !== undefined ? { receiveIfpAsync: (ifp: Uint8Array, seq: number) => engineCalls.time(() => session.receiveIfpAsync!(ifp, seq)) } : {}),
       statistics: () => session.statistics(),
       close: () => session.close(),

@@ -855,15 +855,26 @@ static napi_value t38_receive_ifp_async(napi_env env, napi_callback_info info)
     napi_value promise;
     napi_value name;
     if (napi_create_promise(env, &w->deferred, &promise) != napi_ok
-        || napi_create_reference(env, argv[0], 1, &w->handle_ref) != napi_ok
         || napi_create_string_utf8(env, "spandspT38ReceiveIfp", NAPI_AUTO_LENGTH, &name) != napi_ok
         || napi_create_async_work(env, NULL, name, rx_execute, rx_complete, w, &w->work) != napi_ok) {
         free(w);
         napi_throw_error(env, "ERR_SPANDSP_ENGINE", "cannot start handling the IFP on libuv's thread pool");
         return NULL;
     }
+    if (napi_create_reference(env, argv[0], 1, &w->handle_ref) != napi_ok) {
+        napi_delete_async_work(env, w->work);
+        free(w);
+        napi_throw_error(env, "ERR_SPANDSP_ENGINE", "cannot start handling the IFP on libuv's thread pool");
+        return NULL;
+    }
+    if (napi_queue_async_work(env, w->work) != napi_ok) {
+        napi_delete_reference(env, w->handle_ref);
+        napi_delete_async_work(env, w->work);
+        free(w);
+        napi_throw_error(env, "ERR_SPANDSP_ENGINE", "cannot queue the IFP on libuv's thread pool");
+        return NULL;
+    }
     s->busy = 1;
-    NAPI_CALL(env, napi_queue_async_work(env, w->work));
     return promise;
 }
 
@@ -1039,7 +1050,7 @@ static int uncompress_tiff(const char *src, const char *dst, double max_bytes, c
         uint32_t width = 0, length = 0;
         TIFFGetField(in, TIFFTAG_IMAGEWIDTH, &width);
         TIFFGetField(in, TIFFTAG_IMAGELENGTH, &length);
-        total += (double) ((width + 7) / 8) * (double) length;
+        total += (double) (((uint64_t) width + 7) / 8) * (double) length;
     } while (TIFFReadDirectory(in));
     if (total > max_bytes || !TIFFSetDirectory(in, 0)) {
         TIFFClose(in);
@@ -1056,14 +1067,14 @@ static int uncompress_tiff(const char *src, const char *dst, double max_bytes, c
     do {
         uint32_t width = 0, length = 0;
         uint16_t bits = 1, samples = 1, photometric = PHOTOMETRIC_MINISWHITE, unit = RESUNIT_INCH, page = 0, page_count = 0;
-        float x_res = 204.0f, y_res = 196.0f;
+        float x_res = 0, y_res = 0;
         TIFFGetField(in, TIFFTAG_IMAGEWIDTH, &width);
         TIFFGetField(in, TIFFTAG_IMAGELENGTH, &length);
         TIFFGetFieldDefaulted(in, TIFFTAG_BITSPERSAMPLE, &bits);
         TIFFGetFieldDefaulted(in, TIFFTAG_SAMPLESPERPIXEL, &samples);
         TIFFGetField(in, TIFFTAG_PHOTOMETRIC, &photometric);
-        TIFFGetField(in, TIFFTAG_XRESOLUTION, &x_res);
-        TIFFGetField(in, TIFFTAG_YRESOLUTION, &y_res);
+        int has_x_res = TIFFGetField(in, TIFFTAG_XRESOLUTION, &x_res);
+        int has_y_res = TIFFGetField(in, TIFFTAG_YRESOLUTION, &y_res);
         TIFFGetFieldDefaulted(in, TIFFTAG_RESOLUTIONUNIT, &unit);
         int has_page_number = TIFFGetField(in, TIFFTAG_PAGENUMBER, &page, &page_count);
         if (bits != 1 || samples != 1 || width == 0 || length == 0) {
@@ -1080,8 +1091,11 @@ static int uncompress_tiff(const char *src, const char *dst, double max_bytes, c
         TIFFSetField(out, TIFFTAG_PHOTOMETRIC, photometric);
         TIFFSetField(out, TIFFTAG_FILLORDER, FILLORDER_MSB2LSB);
         TIFFSetField(out, TIFFTAG_PLANARCONFIG, PLANARCONFIG_CONTIG);
-        TIFFSetField(out, TIFFTAG_XRESOLUTION, x_res);
-        TIFFSetField(out, TIFFTAG_YRESOLUTION, y_res);
+        /* Resolution tags only as the source has them: SpanDSP reads a file without them as standard. */
+        if (has_x_res)
+            TIFFSetField(out, TIFFTAG_XRESOLUTION, x_res);
+        if (has_y_res)
+            TIFFSetField(out, TIFFTAG_YRESOLUTION, y_res);
         TIFFSetField(out, TIFFTAG_RESOLUTIONUNIT, unit);
         TIFFSetField(out, TIFFTAG_ROWSPERSTRIP, length);
         if (has_page_number)

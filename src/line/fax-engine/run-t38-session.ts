@@ -61,7 +61,7 @@ export interface RunT38SessionOptions {
   pacer?: (samples: number) => Promise<void>;
   /**
    * Hand received IFPs to the engine off the event loop (`receiveIfpAsync`) when it offers that.
-   * (Default: true without a pacer, false with one)
+   * Never with a pacer, whose lockstep ticks may not wait. (Default: true)
    */
   offloadReceive?: boolean;
 }
@@ -95,7 +95,7 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
     let samples = 0;
     let timer: NodeJS.Timeout | undefined;
     let done = false;
-    const offload = session.receiveIfpAsync !== undefined && (options.offloadReceive ?? options.pacer === undefined);
+    const offload = session.receiveIfpAsync !== undefined && options.pacer === undefined && (options.offloadReceive ?? true);
     /** An IFP is being handled off the loop: the engine takes no other call until it ends. */
     let busy = false;
     const queued: { seq: number; ifp: Uint8Array }[] = [];
@@ -186,7 +186,12 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
         session.receiveIfpAsync!(ifp, seq).then(
           (step) => {
             busy = false;
-            if (!done) handle(step);
+            try {
+              if (!done) handle(step);
+            } catch (error) {
+              // As on the loop: an exception from the transport or an event handler ends the run with it.
+              finish(error);
+            }
             if (settle !== null) settle();
             else receiveQueued();
           },

@@ -237,10 +237,22 @@ class SpandspT38Session extends SpandspSession implements T38Session {
     return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
   }
 
-  async receiveIfpAsync(ifp: Uint8Array, seq: number): Promise<T38Step> {
-    if (!Number.isInteger(seq) || seq < 0 || seq > 0xffff) throw new RangeError(`seq must be 0 to 65535, got ${seq}`);
-    const step = await this.addon.t38ReceiveIfpAsync(this.handle, ifp, seq);
-    return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+  /**
+   * Offered for sending sessions only, and only by an addon built with it: a sender gets few IFPs,
+   * one of which (the DIS) costs several ms. A receiver gets an IFP every 30 ms or so, and SpanDSP
+   * writes received pages with calls (localtime) that are not safe on several threads at once.
+   */
+  readonly receiveIfpAsync?: (ifp: Uint8Array, seq: number) => Promise<T38Step>;
+
+  constructor(addon: SpandspAddon, handle: AddonHandle, sending: boolean) {
+    super(addon, handle);
+    if (sending && typeof addon.t38ReceiveIfpAsync === "function") {
+      this.receiveIfpAsync = async (ifp, seq) => {
+        if (!Number.isInteger(seq) || seq < 0 || seq > 0xffff) throw new RangeError(`seq must be 0 to 65535, got ${seq}`);
+        const step = await this.addon.t38ReceiveIfpAsync(this.handle, ifp, seq);
+        return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+      };
+    }
   }
 }
 
@@ -290,7 +302,7 @@ export class SpandspEngine implements Engine {
       maxDatagram,
       pacing: options.pacing ?? true,
     });
-    return new SpandspT38Session(this.#addon, handle);
+    return new SpandspT38Session(this.#addon, handle, (options.mode ?? "send") === "send");
   }
 
   openAudioSession(options: AudioSessionOptions): AudioSession {

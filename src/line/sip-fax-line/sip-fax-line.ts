@@ -155,10 +155,11 @@ const UNCOMPRESSED_MAX_BYTES = 64 * 1024 * 1024;
 const DEFAULT_T38_REINVITE_DELAY_MS = 1500;
 const DEFAULT_REDUNDANCY = 3;
 
-/** The transport a call will use, for the operator: "auto" is UDP for an address or host:port, else DNS decides (RFC 3263). */
+/** The transport a call will use, for the operator: "auto" is TLS for sips:, UDP for an address or host:port, else DNS decides (RFC 3263, resolve-targets.ts). */
 function transportForDisplay(route: FaxRoute): string {
   if (route.transport !== "auto") return route.transport.toUpperCase();
   const hop = parseSipUri(route.outboundProxy === undefined ? route.target : /^sips?:/i.test(route.outboundProxy) ? route.outboundProxy : `sip:${route.outboundProxy}`);
+  if (hop.scheme === "sips") return "TLS";
   return net.isIP(hop.host) !== 0 || hop.port !== null ? "UDP" : "UDP, TCP or TLS as DNS names it";
 }
 

@@ -1,0 +1,106 @@
+/**
+ * runT38Session's hand-over of received IFPs off the event loop (receiveIfpAsync), with a scripted
+ * session standing in for the engine (the real one is driven in test/interop/spandsp-engine.test.ts
+ * and every SIP fax test): an exception while handling an answer that came back from the thread
+ * pool ends the run with it, as on the loop; the engine gets no other call while one is in flight,
+ * and the run settles only after it; with a pacer the IFPs stay on the loop.
+ */
+import assert from "node:assert/strict";
+import { describe, it } from "node:test";
+import type { T38Session, T38Step } from "../../src/line/fax-engine/engine.ts";
+import { runT38Session, type IfpTransport } from "../../src/line/fax-engine/run-t38-session.ts";
+
+const STATS = { pagesTx: 0, pagesRx: 0, pagesInFile: 0, bitRate: 0, ecm: false, ecmRetries: 0, encoding: "none", width: 0, length: 0, xDpi: 0, yDpi: 0, imageBytes: 0, badRows: 0, longestBadRowRun: 0, currentStatus: 0, remoteIdent: "", localIdent: "", samples: 0 } as never;
+
+/** A scripted session: answers each received IFP with one packet after `delayMs` off the caller's stack; fails loudly if called while busy. */
+function scriptedSession(delayMs: number, log: string[]): T38Session {
+  let samples = 0;
+  let busy = false;
+  const step = (packets: T38Step["packets"]): T38Step => ({ packets, events: [], finished: false, samples });
+  const guard = (what: string): void => {
+    log.push(what);
+    if (busy) throw new Error(`${what} while busy`);
+  };
+  return {
+    advance(n) {
+      guard("advance");
+      samples += n;
+      return step([]);
+    },
+    receiveIfp() {
+      guard("receiveIfp");
+      return step([{ ifp: Uint8Array.of(1), count: 1 }]);
+    },
+    async receiveIfpAsync() {
+      guard("receiveIfpAsync");
+      busy = true;
+      await new Promise((r) => setTimeout(r, delayMs));
+      busy = false;
+      return step([{ ifp: Uint8Array.of(2), count: 1 }]);
+    },
+    statistics() {
+      guard("statistics");
+      return STATS;
+    },
+    close() {},
+  };
+}
+
+function transport(onSend: (ifp: Uint8Array) => void): IfpTransport & { deliver(ifp: Uint8Array): void } {
+  let handler: (r: { seq: number; ifp: Uint8Array }) => void = () => {};
+  let seq = 0;
+  return {
+    sendIfp: (ifp) => onSend(ifp),
+    onIfp: (h) => (handler = h),
+    deliver: (ifp) => handler({ seq: seq++, ifp }),
+  };
+}
+
+describe("runT38Session with received IFPs off the loop", () => {
+  it("an exception while handling an answer from the pool ends the run with it", async () => {
+    const log: string[] = [];
+    const network = transport((ifp) => {
+      if (ifp[0] === 2) throw new Error("the socket is gone");
+    });
+    const run = runT38Session(scriptedSession(5, log), network, { speed: 1, maxSeconds: 5 });
+    network.deliver(Uint8Array.of(9));
+    await assert.rejects(run, /the socket is gone/);
+    assert.ok(log.includes("receiveIfpAsync"));
+  });
+
+  it("no engine call while an IFP is in flight; IFPs in order; the run settles after the last one", async () => {
+    const log: string[] = [];
+    const sent: number[] = [];
+    const network = transport((ifp) => sent.push(ifp[0]!));
+    const controller = new AbortController();
+    const started = performance.now();
+    const run = runT38Session(scriptedSession(30, log), network, { speed: 1, maxSeconds: 5, signal: controller.signal });
+    network.deliver(Uint8Array.of(7));
+    network.deliver(Uint8Array.of(8));
+    network.deliver(Uint8Array.of(9));
+    // The first answer is in by 30 ms, the second is in flight at 40 ms when the run is stopped.
+    await new Promise((r) => setTimeout(r, 40));
+    controller.abort(new Error("stopped"));
+    await assert.rejects(run, /stopped/);
+    assert.ok(performance.now() - started >= 55, "the run settled only after the IFP in flight was done");
+    // The guard throws (and the run would reject with "… while busy") if anything touched the session meanwhile.
+    assert.deepEqual(log.filter((l) => l !== "advance"), ["receiveIfpAsync", "receiveIfpAsync"], "one at a time; none after the stop");
+    assert.deepEqual(sent, [2], "the answer that came after the stop is not sent");
+  });
+
+  it("with a pacer the IFPs stay on the loop", async () => {
+    const log: string[] = [];
+    const network = transport(() => {});
+    let ticks = 0;
+    const run = runT38Session(scriptedSession(5, log), network, {
+      maxSeconds: 0.2,
+      offloadReceive: true,
+      pacer: async () => {
+        if (++ticks === 2) network.deliver(Uint8Array.of(1));
+      },
+    });
+    const result = await run;
+    assert.equal(result.phaseE, null);
+    assert.ok(log.includes("receiveIfp") && !log.includes("receiveIfpAsync"), log.join(","));
+  });
+});
