@@ -13,12 +13,35 @@ import { parseSipUri } from "../../src/line/sip/sip-uri.ts";
 import { SipUserAgent } from "../../src/line/sip/sip-user-agent.ts";
 import type { SipTraceEntry } from "../../src/line/sip/transports.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
+import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { testTrunk } from "../support/sip-trunk.ts";
 import { twoPageLowCallRequest } from "./interop-support.ts";
 import { cleanupPeers, HAVE_DNSMASQ, HAVE_SIPP, startDnsmasq, startSipp } from "./peer-processes.ts";
 
 after(() => cleanupPeers());
+
+/** A SIP line with one trunk, its names looked up on `dnsServer`, its SIP messages kept in `trace`. */
+function lineThrough(trunk: TrunkConfig, dnsServer: string, mediaPorts: { min: number; max: number }, trace: SipTraceEntry[]): SipFaxLine {
+  return new SipFaxLine({
+    trunks: [trunk],
+    region: REGION_NUMBER_CONTEXT.DE,
+    localAddress: "127.0.0.1",
+    sipPort: 0,
+    mediaPorts,
+    capabilityMaxAgeMs: 86_400_000,
+    dnsServers: [dnsServer],
+    sipTimers: { D: 1000 },
+    mediaProcess: false,
+    trace: (e) => trace.push(e),
+  });
+}
+
+/** One call of the two-page letter through `line` (the far end's scenario decides how it ends). */
+async function callOnce(line: SipFaxLine): Promise<void> {
+  const image = Buffer.alloc(0);
+  await line.call({ ...twoPageLowCallRequest(image), loadImage: async () => image }, new AbortController().signal);
+}
 
 describe("SRV ordering (RFC 2782)", () => {
   it("lowest priority first; within a priority, the weighted draw decides, and every record comes once", () => {
@@ -191,21 +214,9 @@ describe("trunk hosts by DNS SRV, with failover (RFC 3263)", { skip: !HAVE_SIPP 
     // As the trunks file makes it from `proxy: trunk.test` with no transport written.
     const trunk = testTrunk(5060, { proxy: { host: "trunk.test", port: 5060, portGiven: false }, domain: "trunk.test", transport: "auto", t38: false });
     const trace: SipTraceEntry[] = [];
-    const line = new SipFaxLine({
-      trunks: [trunk],
-      region: REGION_NUMBER_CONTEXT.DE,
-      localAddress: "127.0.0.1",
-      sipPort: 0,
-      mediaPorts: { min: 47_820, max: 47_859 },
-      capabilityMaxAgeMs: 86_400_000,
-      dnsServers: [dns.server],
-      sipTimers: { D: 1000 },
-      mediaProcess: false,
-      trace: (e) => trace.push(e),
-    });
+    const line = lineThrough(trunk, dns.server, { min: 47_820, max: 47_859 }, trace);
     try {
-      const image = Buffer.alloc(0);
-      await line.call({ ...twoPageLowCallRequest(image), loadImage: async () => image }, new AbortController().signal);
+      await callOnce(line);
       const sent = trace.filter((e) => e.direction === "out");
       const invites = sent.filter((e) => e.text.startsWith("INVITE "));
       assert.ok(invites.length > 0, "an INVITE was sent");
@@ -232,21 +243,9 @@ describe("trunk hosts by DNS SRV, with failover (RFC 3263)", { skip: !HAVE_SIPP 
     // As the trunks file makes it from `proxy: trunk.test`.
     const trunk = testTrunk(5060, { proxy: { host: "trunk.test", port: 5060, portGiven: false }, domain: "trunk.test", t38: false });
     const trace: SipTraceEntry[] = [];
-    const line = new SipFaxLine({
-      trunks: [trunk],
-      region: REGION_NUMBER_CONTEXT.DE,
-      localAddress: "127.0.0.1",
-      sipPort: 0,
-      mediaPorts: { min: 47_860, max: 47_899 },
-      capabilityMaxAgeMs: 86_400_000,
-      dnsServers: [dns.server],
-      sipTimers: { D: 1000 },
-      mediaProcess: false,
-      trace: (e) => trace.push(e),
-    });
+    const line = lineThrough(trunk, dns.server, { min: 47_860, max: 47_899 }, trace);
     try {
-      const image = Buffer.alloc(0);
-      await line.call({ ...twoPageLowCallRequest(image), loadImage: async () => image }, new AbortController().signal);
+      await callOnce(line);
       const invites = trace.filter((e) => e.direction === "out" && e.text.startsWith("INVITE "));
       assert.deepEqual([...new Set(invites.map((e) => e.remote.port))], [unavailable.port, working.port], "the priority-10 target, then the priority-20 one");
       assert.equal((await unavailable.exit).code, 0);

@@ -725,37 +725,59 @@ static napi_value t38_advance(napi_env env, napi_callback_info info)
     return t38_step_result(env, s);
 }
 
-static napi_value t38_receive_ifp(napi_env env, napi_callback_info info)
+#define MAX_IFP_BYTES 2048
+
+/* The arguments (handle, ifp, seq) of t38ReceiveIfp and t38ReceiveIfpAsync: the session, and the IFP
+   copied into `copy` (spandsp only reads it, but a JS view onto shared memory could change under it,
+   and a thread-pool call outlives the JS buffer), and the handle. Returns NULL with a JS exception pending. */
+static session_t *read_ifp_args(napi_env env, napi_callback_info info, const char *usage, napi_value *handle, uint8_t copy[MAX_IFP_BYTES], int *len, uint16_t *seq_out)
 {
     size_t argc = 3;
     napi_value argv[3];
-    NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    if (argc < 3)
-        return throw_type_error(env, "t38ReceiveIfp(handle, ifp, seq)");
+    if (napi_get_cb_info(env, info, &argc, argv, NULL, NULL) != napi_ok || argc < 3) {
+        throw_type_error(env, usage);
+        return NULL;
+    }
     session_t *s = get_session(env, argv[0], KIND_T38);
     if (s == NULL)
         return NULL;
     bool is_typed = false;
-    NAPI_CALL(env, napi_is_typedarray(env, argv[1], &is_typed));
-    if (!is_typed)
-        return throw_type_error(env, "ifp must be a Uint8Array");
     napi_typedarray_type ta_type;
     size_t length;
     void *data;
     napi_value ab;
     size_t offset;
-    NAPI_CALL(env, napi_get_typedarray_info(env, argv[1], &ta_type, &length, &data, &ab, &offset));
-    if (ta_type != napi_uint8_array)
-        return throw_type_error(env, "ifp must be a Uint8Array");
+    if (napi_is_typedarray(env, argv[1], &is_typed) != napi_ok || !is_typed
+        || napi_get_typedarray_info(env, argv[1], &ta_type, &length, &data, &ab, &offset) != napi_ok || ta_type != napi_uint8_array) {
+        throw_type_error(env, "ifp must be a Uint8Array");
+        return NULL;
+    }
     uint32_t seq;
-    if (napi_get_value_uint32(env, argv[2], &seq) != napi_ok || seq > 0xFFFF)
-        return throw_type_error(env, "seq must be a whole number from 0 to 65535");
-    /* spandsp only reads the buffer; copy anyway so a JS view onto shared memory cannot change under it. */
-    uint8_t copy[2048];
-    if (length > sizeof(copy))
-        return throw_type_error(env, "ifp is longer than 2048 bytes");
+    if (napi_get_value_uint32(env, argv[2], &seq) != napi_ok || seq > 0xFFFF) {
+        throw_type_error(env, "seq must be a whole number from 0 to 65535");
+        return NULL;
+    }
+    if (length > MAX_IFP_BYTES) {
+        throw_type_error(env, "ifp is longer than 2048 bytes");
+        return NULL;
+    }
     memcpy(copy, data, length);
-    t38_core_rx_ifp_packet(t38_terminal_get_t38_core_state(s->t38), copy, (int) length, (uint16_t) seq);
+    *len = (int) length;
+    *seq_out = (uint16_t) seq;
+    *handle = argv[0];
+    return s;
+}
+
+static napi_value t38_receive_ifp(napi_env env, napi_callback_info info)
+{
+    uint8_t copy[MAX_IFP_BYTES];
+    int len;
+    uint16_t seq;
+    napi_value handle;
+    session_t *s = read_ifp_args(env, info, "t38ReceiveIfp(handle, ifp, seq)", &handle, copy, &len, &seq);
+    if (s == NULL)
+        return NULL;
+    t38_core_rx_ifp_packet(t38_terminal_get_t38_core_state(s->t38), copy, len, seq);
     return t38_step_result(env, s);
 }
 
@@ -766,7 +788,7 @@ typedef struct {
     session_t *s;
     int len;
     uint16_t seq;
-    uint8_t ifp[2048];
+    uint8_t ifp[MAX_IFP_BYTES];
 } rx_work_t;
 
 static void rx_execute(napi_env env, void *data)
@@ -817,40 +839,16 @@ static void rx_complete(napi_env env, napi_status status, void *data)
 
 static napi_value t38_receive_ifp_async(napi_env env, napi_callback_info info)
 {
-    size_t argc = 3;
-    napi_value argv[3];
-    NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    if (argc < 3)
-        return throw_type_error(env, "t38ReceiveIfpAsync(handle, ifp, seq)");
-    session_t *s = get_session(env, argv[0], KIND_T38);
-    if (s == NULL)
-        return NULL;
-    bool is_typed = false;
-    NAPI_CALL(env, napi_is_typedarray(env, argv[1], &is_typed));
-    if (!is_typed)
-        return throw_type_error(env, "ifp must be a Uint8Array");
-    napi_typedarray_type ta_type;
-    size_t length;
-    void *data;
-    napi_value ab;
-    size_t offset;
-    NAPI_CALL(env, napi_get_typedarray_info(env, argv[1], &ta_type, &length, &data, &ab, &offset));
-    if (ta_type != napi_uint8_array)
-        return throw_type_error(env, "ifp must be a Uint8Array");
-    uint32_t seq;
-    if (napi_get_value_uint32(env, argv[2], &seq) != napi_ok || seq > 0xFFFF)
-        return throw_type_error(env, "seq must be a whole number from 0 to 65535");
     rx_work_t *w = calloc(1, sizeof(rx_work_t));
     if (w == NULL)
         return throw_type_error(env, "out of memory");
-    if (length > sizeof(w->ifp)) {
-        free(w);
-        return throw_type_error(env, "ifp is longer than 2048 bytes");
-    }
     /* The thread reads its own copy: the JS buffer may be reused or moved meanwhile. */
-    memcpy(w->ifp, data, length);
-    w->len = (int) length;
-    w->seq = (uint16_t) seq;
+    napi_value handle;
+    session_t *s = read_ifp_args(env, info, "t38ReceiveIfpAsync(handle, ifp, seq)", &handle, w->ifp, &w->len, &w->seq);
+    if (s == NULL) {
+        free(w);
+        return NULL;
+    }
     w->s = s;
     napi_value promise;
     napi_value name;
@@ -861,7 +859,7 @@ static napi_value t38_receive_ifp_async(napi_env env, napi_callback_info info)
         napi_throw_error(env, "ERR_SPANDSP_ENGINE", "cannot start handling the IFP on libuv's thread pool");
         return NULL;
     }
-    if (napi_create_reference(env, argv[0], 1, &w->handle_ref) != napi_ok) {
+    if (napi_create_reference(env, handle, 1, &w->handle_ref) != napi_ok) {
         napi_delete_async_work(env, w->work);
         free(w);
         napi_throw_error(env, "ERR_SPANDSP_ENGINE", "cannot start handling the IFP on libuv's thread pool");

@@ -176,6 +176,12 @@ function toEncoding(encoding: string): TransferStatistics["encoding"] {
   return encoding === "T.4 1-D" || encoding === "T.4 2-D" || encoding === "T.6" || encoding === "none" ? encoding : "unknown";
 }
 
+type AddonT38Step = ReturnType<SpandspAddon["t38Advance"]>;
+
+function toT38Step(step: AddonT38Step): T38Step {
+  return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+}
+
 function toStatistics(s: AddonStatistics): TransferStatistics {
   return {
     pagesTx: s.pagesTx,
@@ -228,13 +234,13 @@ class SpandspT38Session extends SpandspSession implements T38Session {
   advance(samples: number): T38Step {
     if (!Number.isInteger(samples) || samples < 0) throw new RangeError(`samples must be a whole number >= 0, got ${samples}`);
     const step = this.addon.t38Advance(this.handle, samples);
-    return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+    return toT38Step(step);
   }
 
   receiveIfp(ifp: Uint8Array, seq: number): T38Step {
     if (!Number.isInteger(seq) || seq < 0 || seq > 0xffff) throw new RangeError(`seq must be 0 to 65535, got ${seq}`);
     const step = this.addon.t38ReceiveIfp(this.handle, ifp, seq);
-    return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+    return toT38Step(step);
   }
 
   /**
@@ -250,7 +256,7 @@ class SpandspT38Session extends SpandspSession implements T38Session {
       this.receiveIfpAsync = async (ifp, seq) => {
         if (!Number.isInteger(seq) || seq < 0 || seq > 0xffff) throw new RangeError(`seq must be 0 to 65535, got ${seq}`);
         const step = await this.addon.t38ReceiveIfpAsync(this.handle, ifp, seq);
-        return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+        return toT38Step(step);
       };
     }
   }
