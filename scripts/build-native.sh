@@ -1,5 +1,8 @@
 #!/usr/bin/env bash
-# Builds Faxline's native parts against Debian's libspandsp 0.0.6:
+# Builds Faxline's native parts:
+#   native/fax-raster/build/Release/fax_raster.node           the render stage's per-pixel loops in C (src/render/native-raster.ts;
+#                                                             no library needed, built first; without it rendering runs them in TypeScript)
+# and against Debian's libspandsp 0.0.6:
 #   native/spandsp-engine/build/Release/spandsp_engine.node   the N-API addon (src/line/fax-engine/spandsp-engine.ts)
 #   test/peers/spandsp-receiver/build/t38_receiver           the T.38 receiver the interop tests fax to
 #   test/peers/spandsp-receiver/build/g711_receiver          the G.711 (RTP) receiver of the audio tests
@@ -16,9 +19,6 @@ missing() {
   echo "  install: apt-get install -y --no-install-recommends libspandsp-dev libtiff-dev pkg-config" >&2
   exit 1
 }
-pkg-config --exists spandsp 2>/dev/null || missing "libspandsp-dev not found (pkg-config spandsp)"
-[ -f /usr/include/tiffio.h ] || [ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || missing "libtiff-dev not found (tiffio.h; spandsp.h includes it)"
-
 # Node headers: npm's nodedir setting (~/.npmrc) when it has them, else the system's (/usr/include/node).
 nodedir="$(npm config get nodedir 2>/dev/null || true)"
 if [ -z "$nodedir" ] || [ "$nodedir" = "undefined" ] || [ ! -f "$nodedir/include/node/node_api.h" ]; then
@@ -34,6 +34,12 @@ elif command -v node-gyp >/dev/null; then
 else
   missing "node-gyp not found (it ships with npm: \$(npm root -g)/npm/node_modules/node-gyp)"
 fi
+
+echo "building native/fax-raster (nodedir $nodedir)"
+(cd native/fax-raster && "${gyp[@]}" rebuild --nodedir="$nodedir" --loglevel=warn)
+
+pkg-config --exists spandsp 2>/dev/null || missing "libspandsp-dev not found (pkg-config spandsp)"
+[ -f /usr/include/tiffio.h ] || [ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || missing "libtiff-dev not found (tiffio.h; spandsp.h includes it)"
 
 echo "building native/spandsp-engine (nodedir $nodedir)"
 (cd native/spandsp-engine && "${gyp[@]}" rebuild --nodedir="$nodedir" --loglevel=warn)

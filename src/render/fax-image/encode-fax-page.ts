@@ -34,6 +34,7 @@
 import type { GreyPage } from "../pages/grey-page.ts";
 import type { ToneMode } from "./tone-mode.ts";
 import { encodeG4Page, type PageRunCounts } from "./encode-g4-page.ts";
+import { nativeRaster } from "../native-raster.ts";
 import type { G4Page } from "./write-tiff-f.ts";
 
 /** Pixels darker than this are black when thresholding. */
@@ -149,9 +150,8 @@ export function pictureBlocks(page: GreyPage): PictureBlocks {
   const rows = Math.ceil(height / PICTURE_BLOCK);
   const midGrey = new Uint32Array(columns * rows);
   const strong = new Uint8Array(columns * rows);
-  const words = whiteWords(page);
   // Grey-level histograms of one row of blocks at a time.
-  const histograms = new Uint16Array(columns * 256);
+  const histograms = new Uint32Array(columns * 256);
   const blockPixels = (block: number): number => {
     const bx = block % columns;
     const by = (block / columns) | 0;
@@ -159,15 +159,7 @@ export function pictureBlocks(page: GreyPage): PictureBlocks {
   };
   for (let by = 0; by < rows; by++) {
     histograms.fill(0);
-    for (let y = by * PICTURE_BLOCK; y < Math.min(height, (by + 1) * PICTURE_BLOCK); y++) {
-      const row = y * width;
-      const [first, end] = inkSpan(data, words, row, width);
-      for (let x = first; x < end; x++) {
-        const v = data[row + x]!;
-        if (v < MID_GREY_MIN || v > MID_GREY_MAX) continue;
-        histograms[(x >> PICTURE_BLOCK_SHIFT) * 256 + v]!++;
-      }
-    }
+    greyHistograms(data, width, by * PICTURE_BLOCK, Math.min(height, (by + 1) * PICTURE_BLOCK), PICTURE_BLOCK_SHIFT, histograms);
     for (let bx = 0; bx < columns; bx++) {
       const block = by * columns + bx;
       const histogram = histograms.subarray(bx * 256, bx * 256 + 256);
@@ -285,6 +277,28 @@ export function thresholdPage(page: GreyPage): Uint8Array {
  * come from copies of the row above and of the current row, taken before they are overwritten.
  */
 export function thresholdInPlace(page: GreyPage): Uint8Array {
+  const native = nativeRaster();
+  if (native === null) return thresholdInPlaceTs(page);
+  const { data, width, height } = page;
+  if (data.length < width * height) throw new RangeError(`page pixels: expected ${width} x ${height} bytes, got ${data.length}`);
+  native.thresholdShaded(data, width, height, SHADE_DARKEST, SHADE_LIGHTEST, BLACK_BELOW, SHADE_FLATNESS, HALFTONE_CELL, flatBlackTable());
+  return data;
+}
+
+let flatBlack: Uint8Array | undefined;
+
+/** For the native threshold: entry (cell position · 256 + grey) is 1 where a flat area of that grey is black at that position of the halftone cell. */
+function flatBlackTable(): Uint8Array {
+  if (flatBlack !== undefined) return flatBlack;
+  const table = new Uint8Array(HALFTONE_CELL * HALFTONE_CELL * 256);
+  for (let position = 0; position < HALFTONE_CELL * HALFTONE_CELL; position++) {
+    for (let v = 0; v < 256; v++) table[position * 256 + v] = 255 - (255 - v) * SHADE_DENSITY <= HALFTONE_LEVELS[position]! ? 1 : 0;
+  }
+  return (flatBlack = table);
+}
+
+/** thresholdInPlace in TypeScript (the addon's twin, native-raster.ts). */
+export function thresholdInPlaceTs(page: GreyPage): Uint8Array {
   const { data, width, height } = page;
   const lastRow = height - 1;
   const lastColumn = width - 1;
@@ -354,19 +368,8 @@ const PAPER_SHARE = 0.25;
  */
 export function paperWhite(page: GreyPage): number {
   const histogram = new Uint32Array(256);
-  const { data } = page;
-  const words = whiteWords(page);
-  for (let i = 0; i < data.length; i++) {
-    if (words !== null && (i & 3) === 0) {
-      let word = i >> 2;
-      const start = word;
-      while (word < words.length && words[word] === 0xffffffff) word++;
-      histogram[255]! += (word - start) * 4;
-      i = word << 2;
-      if (i >= data.length) break;
-    }
-    histogram[data[i]!]!++;
-  }
+  // Paper (255) is left uncounted: only levels up to 254 are read below.
+  greyHistograms(page.data, page.width, 0, page.height, 31, histogram);
   let best = -1;
   let bestCount = 0;
   for (let level = PAPER_MIN; level <= PAPER_WHITE; level++) {
@@ -378,6 +381,30 @@ export function paperWhite(page: GreyPage): number {
     }
   }
   return best >= 0 && bestCount >= PAPER_SHARE * page.data.length ? Math.min(PAPER_WHITE, best - PAPER_SPREAD) : PAPER_WHITE;
+}
+
+/**
+ * Adds each pixel of scan lines yStart..yEnd − 1 to `histograms[(x >> shift) · 256 + grey]` (one
+ * histogram per column of 2^shift pixels; shift 31: one for the rows), except paper (255), which is
+ * not counted. In C where the raster addon is built (native-raster.ts), else greyHistogramsTs.
+ */
+function greyHistograms(data: Uint8Array, width: number, yStart: number, yEnd: number, shift: number, histograms: Uint32Array): void {
+  const native = nativeRaster();
+  if (native !== null) native.greyHistograms(data, width, yStart, yEnd, shift, histograms);
+  else greyHistogramsTs(data, width, yStart, yEnd, shift, histograms);
+}
+
+/** greyHistograms in TypeScript (the addon's twin). */
+export function greyHistogramsTs(data: Uint8Array, width: number, yStart: number, yEnd: number, shift: number, histograms: Uint32Array): void {
+  const words = data.byteOffset % 4 === 0 && width % 4 === 0 ? new Uint32Array(data.buffer, data.byteOffset, data.length >> 2) : null;
+  for (let y = yStart; y < yEnd; y++) {
+    const row = y * width;
+    const [first, end] = inkSpan(data, words, row, width);
+    for (let x = first; x < end; x++) {
+      const v = data[row + x]!;
+      if (v !== 255) histograms[(x >> shift) * 256 + v]!++;
+    }
+  }
 }
 
 /** The levels step before dithering as a table: grey in, stretched grey out (see the module comment). */

@@ -17,8 +17,12 @@
  * elements, and the black pixels from a given scan line down.
  *
  * Input: one byte per pixel, below 128 black (the threshold and dither write 0 and 255).
+ *
+ * `encodeG4Page` runs the same code in C where the raster addon is built (native-raster.ts);
+ * `encodeG4PageTs` is the TypeScript, which gives the same bytes and counts.
  */
-import { BLACK_RUN_CODES, EOL, HORIZONTAL, MAX_MAKEUP_RUN, PASS, VERTICAL, WHITE_RUN_CODES, runCodeBits, type RunCodes } from "./t4-codes.ts";
+import { nativeRaster } from "../native-raster.ts";
+import { BLACK_RUN_CODES, EOL, HORIZONTAL, MAX_MAKEUP_RUN, PASS, VERTICAL, WHITE_RUN_CODES, g4CodeTable, runCodeBits, type RunCodes } from "./t4-codes.ts";
 import type { G4Page } from "./write-tiff-f.ts";
 
 export interface PageRunCounts {
@@ -154,11 +158,24 @@ function changingElements(
   return n;
 }
 
+let codeTable: Uint32Array | undefined;
+
 /**
  * Encodes `pixels` (one byte per pixel, below 128 black, `width` x `height`) as one G4 strip,
  * and counts the page's MH size and its black pixels from scan line `countBlackFrom` (default 0) down.
  */
 export function encodeG4Page(pixels: Uint8Array, size: { width: number; height: number }, countBlackFrom = 0): EncodedG4 {
+  const native = nativeRaster();
+  if (native === null) return encodeG4PageTs(pixels, size, countBlackFrom);
+  checkedWords(pixels, size);
+  const { width, height } = size;
+  codeTable ??= g4CodeTable();
+  const { data, mhBits, blackPixels } = native.encodeG4(pixels, width, height, countBlackFrom, codeTable);
+  return { g4: { width, height, rowsPerStrip: height, strips: [data] }, counts: { mhBits, blackPixels, countedFrom: countBlackFrom } };
+}
+
+/** encodeG4Page in TypeScript. */
+export function encodeG4PageTs(pixels: Uint8Array, size: { width: number; height: number }, countBlackFrom = 0): EncodedG4 {
   const { width, height } = size;
   const words = checkedWords(pixels, size);
   // A page of text codes to about 30 bytes per scan line; the writer grows when it needs to.

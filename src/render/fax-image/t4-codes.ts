@@ -89,3 +89,22 @@ export const HORIZONTAL = code("001");
 export const VERTICAL: readonly Code[] = ["0000010", "000010", "010", "1", "011", "000011", "0000011"].map(code);
 /** End of line: eleven zeros and a one. T.6 ends a page with two of them (EOFB). */
 export const EOL = code("000000000001");
+
+/**
+ * The codes above as one table for the native G4 encoder (native-raster.ts): `(bits << 8) | length`
+ * for white terminating 0–63, white make-up 0–40, black terminating, black make-up, PASS,
+ * HORIZONTAL, VERTICAL (VL3 … VR3), EOL; 220 entries.
+ */
+export function g4CodeTable(): Uint32Array {
+  const codes = [
+    ...WHITE_RUN_CODES.terminating,
+    ...WHITE_RUN_CODES.makeup,
+    ...BLACK_RUN_CODES.terminating,
+    ...BLACK_RUN_CODES.makeup,
+    PASS,
+    HORIZONTAL,
+    ...VERTICAL,
+    EOL,
+  ];
+  return Uint32Array.from(codes, (c) => (c.bits << 8) | c.length);
+}

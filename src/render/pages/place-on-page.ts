@@ -24,6 +24,7 @@
  * `contentTone` tells photo-like content from text and line art (see there).
  */
 import type { Sharp } from "sharp";
+import { nativeRaster } from "../native-raster.ts";
 import { contentBox, type GreyPage, type PageGeometry, type PageTone } from "./grey-page.ts";
 
 /** Where content goes on the page, in page pixels, and whether it is turned first. */
@@ -198,9 +199,29 @@ export function contentTone(image: GreyImage, region: Region = { left: 0, top: 0
   const { width: stride, data } = image;
   const { left, top, width, height } = region;
   if (width < 2 || height < 2) return "text";
+  const levels = new Uint32Array(256);
+  const native = nativeRaster();
   let smooth = 0;
   let sampled = 0;
-  const levels = new Uint32Array(256);
+  if (native !== null) {
+    sampled = native.smoothGreys(data, stride, left, top, width, height, SAMPLE_STEP, MID_GREY_MIN, MID_GREY_MAX, SMOOTH_STEP, levels);
+    for (const n of levels) smooth += n;
+  } else {
+    [smooth, sampled] = smoothGreysTs(image, region, levels);
+  }
+  if (smooth < PHOTO_SHARE * sampled) return "text";
+  // Flat shading (grey boxes, shaded table rows) is smooth too, but made of a few grey levels,
+  // where a photo or a gradient spreads over many: shaded line art stays "text".
+  const onFewLevels = [...levels].sort((a, b) => b - a).slice(0, SHADING_LEVELS).reduce((sum, n) => sum + n, 0);
+  return onFewLevels >= SHADING_SHARE * smooth ? "text" : "photo";
+}
+
+/** contentTone's pass in TypeScript (the addon's smoothGreys): counts smooth mid-greys into `levels`; returns [smooth, sampled]. */
+export function smoothGreysTs(image: GreyImage, region: Region, levels: Uint32Array): [number, number] {
+  const { width: stride, data } = image;
+  const { left, top, width, height } = region;
+  let smooth = 0;
+  let sampled = 0;
   // Paper is passed over a word of four pixels (two samples) at a time where the bytes are aligned.
   const words = data.byteOffset % 4 === 0 ? new Uint32Array(data.buffer, data.byteOffset, data.length >> 2) : null;
   const xEnd = left + width - 1;
@@ -225,11 +246,7 @@ export function contentTone(image: GreyImage, region: Region = { left: 0, top: 0
       }
     }
   }
-  if (smooth < PHOTO_SHARE * sampled) return "text";
-  // Flat shading (grey boxes, shaded table rows) is smooth too, but made of a few grey levels,
-  // where a photo or a gradient spreads over many: shaded line art stays "text".
-  const onFewLevels = [...levels].sort((a, b) => b - a).slice(0, SHADING_LEVELS).reduce((sum, n) => sum + n, 0);
-  return onFewLevels >= SHADING_SHARE * smooth ? "text" : "photo";
+  return [smooth, sampled];
 }
 
 /** Smooth mid-grey pixels of which this share lies on SHADING_LEVELS grey levels are flat shading, not a photo. */
