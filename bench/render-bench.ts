@@ -48,6 +48,7 @@ import { PDFDocument } from "pdf-lib";
 import { generateCorpus, type CorpusItem } from "./render-corpus.ts";
 import { modifiedHuffmanBits, preflightPage } from "../src/render/preflight/page-preflight.ts";
 import { readTiffPages } from "../src/render/fax-image/tiff-structure.ts";
+import { rasterKernels } from "../src/render/native-raster.ts";
 
 type Resolution = "HIGH" | "LOW";
 const GEOMETRY: Record<Resolution, { height: number; yDpi: number; headerBandPx: number }> = {
@@ -336,6 +337,7 @@ function printHeader(reps: number, seed: number, pageThreads: number): void {
   console.log(`machine   ${cpuModel()}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()}, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
   console.log(`runtime   Node ${process.version}; sharp ${versionOf("sharp")} (libvips ${sharp.versions.vips}), @hyzyla/pdfium ${versionOf("@hyzyla/pdfium")}, pdf-lib ${versionOf("pdf-lib")}; Ghostscript ${gsVersion}`);
   console.log(`settings  A4, 1 warm-up + ${reps} runs per document (median shown), corpus seed ${seed}; Faxline renders a document's pages on ${pageThreads} thread${pageThreads === 1 ? "" : "s"} (render.pageThreads); gs peak RSS by ${HAVE_GNU_TIME ? "/usr/bin/time -f %M" : "polling /proc/PID/status VmHWM (lower bound)"}`);
+  console.log(`          raster kernels: ${rasterKernels()} (src/render/native-raster.ts; FAXLINE_RASTER_ADDON=off for the TypeScript)`);
   console.log(`          line time: preflight estimate per page, worse of MH without ECM and MMR with ECM, at ${LINE_BPS} bit/s`);
   console.log("");
 }
