@@ -1,7 +1,12 @@
 #!/usr/bin/env node
 // Entry point of the `faxline` command: runs the compiled CLI (npm run build writes dist/).
 import { existsSync } from "node:fs";
+import module from "node:module";
 import { fileURLToPath } from "node:url";
+
+// Node 22.1 and later keep the compiled code of the modules on disk (in the system's temporary
+// directory) for the next command; Node 20 has no such cache and skips this.
+module.enableCompileCache?.();
 
 const compiled = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 if (!existsSync(compiled)) {

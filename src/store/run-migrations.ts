@@ -18,8 +18,15 @@ export class StoreMigrationError extends Error {
   }
 }
 
+/**
+ * Migration names ("0001-create-core-tables") in code-point order, the order Kysely sorts the
+ * known migrations in. Its default for the executed ones, localeCompare, loads ICU's collation on
+ * every command that opens the store (about 11 ms of `faxline accounts list`).
+ */
+const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
+
 function migrator(db: Kysely<any>, dialect: MigrationDialect): Migrator {
-  return new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) } });
+  return new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) }, nameComparator: byCodePoint });
 }
 
 export async function migrateToLatest(db: Kysely<any>, dialect: MigrationDialect): Promise<void> {
