@@ -28,8 +28,12 @@ import type { HelperPageResult, HelperReply, HelperRequest } from "./page-helper
 
 /** Documents with fewer pages are rendered by the render thread alone: sharing would not pay. */
 export const PARALLEL_MIN_PAGES = 4;
-/** Page numbers a helper holds at once. */
-const LOOKAHEAD = 2;
+/**
+ * Page numbers a helper holds at once. With 2, a helper of the 200-page bench document sat idle
+ * about a fifth of the time, its next page waiting for the render thread to finish one of its own;
+ * 4 made `faxline render` of it 4–5 % faster (docs/benchmarks.md).
+ */
+const LOOKAHEAD = 4;
 
 class Helper {
   readonly worker: Worker;
