@@ -11,7 +11,10 @@
  * TypeScript modules.
  *
  * The addon holds no state, so every thread that renders (the render worker, page helpers) loads
- * its own handle to the one shared library.
+ * its own handle to the one shared library. It checks its arguments and throws a RangeError for
+ * sizes and regions outside the pixels it is given (the callers never pass such; the TypeScript
+ * twins do not check). A built addon that cannot be loaded is an installation fault and throws
+ * rather than quietly rendering three times slower.
  */
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
@@ -56,7 +59,7 @@ let loaded: NativeRaster | null | undefined;
 export function nativeRaster(): NativeRaster | null {
   if (loaded !== undefined) return loaded;
   const setting = process.env.FAXLINE_RASTER_ADDON?.trim();
-  if (setting === "off") return (loaded = null);
+  if (setting?.toLowerCase() === "off") return (loaded = null);
   const file = setting ? resolve(setting) : join(packageRoot(), ADDON_RELATIVE);
   if (!existsSync(file)) {
     if (setting) throw new Error(`FAXLINE_RASTER_ADDON names ${file}, which does not exist`);

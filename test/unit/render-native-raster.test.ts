@@ -16,6 +16,9 @@ import { contentTone, smoothGreysTs } from "../../src/render/pages/place-on-page
 import { openPdfDocument } from "../../src/render/pages/pdf-pages.ts";
 import { pageGeometry, type GreyPage } from "../../src/render/pages/grey-page.ts";
 import { goldenVectorPdf } from "../fixtures/golden/golden-fax-pages.ts";
+import { rasterDigests } from "../support/raster-digests.ts";
+import { execFile } from "node:child_process";
+import { promisify } from "node:util";
 
 /** A deterministic pseudo-random sequence (xorshift32). */
 function random(seed: number): () => number {
@@ -65,7 +68,28 @@ async function testPages(): Promise<Array<GreyPage & { name: string }>> {
   }
   pages.push(synthetic(1728, 50, () => 0, "all black"));
   pages.push(synthetic(1728, 50, () => 255, "all white"));
+  // Tiny pages (fewer than eight pixels a row, one or two rows) and a wide one whose runs need the
+  // extended make-up codes and more than one of them (over 2560 pixels).
+  for (const [width, height] of [[1, 1], [3, 2], [7, 5], [9, 1], [2, 9]] as const) {
+    pages.push(synthetic(width, height, () => [0, 255, 100, 128, 127, 232, 48][Math.floor(next() * 7)]!, `tiny ${width} x ${height}`));
+  }
+  pages.push(synthetic(6000, 8, (x, y) => (y % 2 === 0 ? (x < 5900 ? 255 : 0) : x < 2000 || x > 5000 ? 0 : 255), "wide, long runs"));
+  // Pixels that start inside a larger buffer, as a page in PDFium's memory does (usePage), at an
+  // offset that is not a multiple of four or eight.
+  for (const page of pages.slice(0, 4)) {
+    const backing = new Uint8Array(page.data.length + 11);
+    backing.set(page.data, 5);
+    pages.push({ ...page, name: `${page.name}, in a larger buffer`, data: backing.subarray(5, 5 + page.data.length) });
+  }
   return pages;
+}
+
+/** A copy of a page's pixels, at the same odd offset in a larger buffer when the page's are at one. */
+function copyOf(page: GreyPage): Uint8Array {
+  if (page.data.byteOffset === 0) return page.data.slice();
+  const backing = new Uint8Array(page.data.length + 11);
+  backing.set(page.data, 5);
+  return backing.subarray(5, 5 + page.data.length);
 }
 
 const same = (a: Uint8Array | Uint32Array, b: Uint8Array | Uint32Array): boolean => Buffer.from(a.buffer, a.byteOffset, a.byteLength).equals(Buffer.from(b.buffer, b.byteOffset, b.byteLength));
@@ -81,8 +105,8 @@ describe("native raster kernels", async () => {
 
   it("threshold every page as the TypeScript does", () => {
     for (const page of pages) {
-      const ts = thresholdInPlaceTs({ ...page, data: page.data.slice() });
-      const c = thresholdInPlace({ ...page, data: page.data.slice() });
+      const ts = thresholdInPlaceTs({ ...page, data: copyOf(page) });
+      const c = thresholdInPlace({ ...page, data: copyOf(page) });
       assert.ok(same(ts, c), `threshold differs on ${page.name}`);
     }
   });
@@ -90,7 +114,7 @@ describe("native raster kernels", async () => {
   it("encode every page in G4 with the TypeScript's bytes and counts", () => {
     for (const page of pages) {
       // Thresholded pages (0 and 255) and the raw greys (any level: black is below 128).
-      for (const pixels of [thresholdInPlaceTs({ ...page, data: page.data.slice() }), page.data]) {
+      for (const pixels of [thresholdInPlaceTs({ ...page, data: copyOf(page) }), page.data]) {
         for (const from of [0, 37]) {
           const ts = encodeG4PageTs(pixels, page, from);
           const c = encodeG4Page(pixels, page, from);
@@ -103,7 +127,7 @@ describe("native raster kernels", async () => {
 
   it("count grey histograms as the TypeScript does", () => {
     for (const page of pages) {
-      for (const [shift, y0, y1] of [[5, 0, page.height], [31, 0, page.height], [5, 32, Math.min(page.height, 64)]] as const) {
+      for (const [shift, y0, y1] of [[5, 0, page.height], [31, 0, page.height], [5, Math.min(page.height, 32), Math.min(page.height, 64)]] as const) {
         const ts = new Uint32Array((((page.width - 1) >> shift) + 1) * 256);
         const c = ts.slice();
         greyHistogramsTs(page.data, page.width, y0, y1, shift, ts);
@@ -116,10 +140,11 @@ describe("native raster kernels", async () => {
 
   it("find smooth mid-greys as contentTone's TypeScript does", () => {
     for (const page of pages) {
-      for (const region of [
+      const regions = [
         { left: 0, top: 0, width: page.width, height: page.height },
-        { left: 3, top: 7, width: Math.max(2, page.width - 10), height: Math.max(2, page.height - 20) },
-      ]) {
+        { left: 3, top: 7, width: page.width - 10, height: page.height - 20 },
+      ].filter((region) => region.width >= 2 && region.height >= 2); // contentTone looks at no smaller region
+      for (const region of regions) {
         const ts = new Uint32Array(256);
         const c = new Uint32Array(256);
         const [, sampled] = smoothGreysTs(page, region, ts);
@@ -128,6 +153,23 @@ describe("native raster kernels", async () => {
       }
     }
     assert.equal(contentTone(pages.find((p) => p.name === "vector PDF HIGH")!), "text");
+  });
+
+  it("render pages as a process without the addon does (FAXLINE_RASTER_ADDON=off: the TypeScript loops)", async () => {
+    const script = `import { rasterDigests } from ${JSON.stringify(new URL("../support/raster-digests.ts", import.meta.url).href)}; console.log(JSON.stringify(await rasterDigests()));`;
+    const { stdout } = await promisify(execFile)(process.execPath, ["--import", "tsx", "--input-type=module", "-e", script], {
+      env: { ...process.env, FAXLINE_RASTER_ADDON: "off" },
+      maxBuffer: 1 << 20,
+    });
+    const { kernels: childKernels, ...withoutAddon } = JSON.parse(stdout) as Record<string, string>;
+    const { kernels, ...withAddon } = await rasterDigests();
+    assert.deepEqual([kernels, childKernels], ["native", "typescript"]);
+    assert.ok(Object.keys(withAddon).length >= 21);
+    assert.deepEqual(withAddon, withoutAddon);
+    // The pages meet the paths that differ: a photo page screened, vector pages thresholded.
+    assert.equal(withAddon["photo page: tone"], "photo");
+    assert.match(withAddon["photo page: AUTO"]!, /^halftone /);
+    assert.equal(withAddon["vector PDF HIGH: tone"], "text");
   });
 
   it("refuse bad arguments with a RangeError instead of reading past the pixels", () => {

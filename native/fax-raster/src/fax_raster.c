@@ -1,7 +1,7 @@
 /*
- * fax_raster: the two per-pixel loops of Faxline's render stage in C, as an N-API addon
- * (src/render/fax-image/native-raster.ts loads it; both functions have a TypeScript twin that
- * gives the same bytes, and the tests check that they do).
+ * fax_raster: the per-pixel loops of Faxline's render stage in C, as an N-API addon
+ * (src/render/native-raster.ts loads it; each function has a TypeScript twin that gives the same
+ * result, and test/unit/render-native-raster.test.ts checks that they do).
  *
  *   thresholdShaded(pixels, width, height, darkest, lightest, blackBelow, flatness, cell, flatBlack)
  *     Makes a grey page bilevel in place (encode-fax-page.ts: thresholdInPlace): lighter than
@@ -57,7 +57,7 @@ static napi_value throw_range(napi_env env, const char *message) {
   return NULL;
 }
 
-/* A Uint8Array argument's bytes; 0 when it is not one. */
+/* A typed array argument's bytes (already offset by its byteOffset) if it is of type `want`; 0 otherwise. */
 static int typed_bytes(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
   bool is_typed = false;
   if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return 0;
@@ -207,11 +207,17 @@ static int64_t run_bits(int64_t run, const uint32_t *codes) {
   return bits + (codes[run & 63] & 0xff);
 }
 
-#if !defined(__BYTE_ORDER__) || __BYTE_ORDER__ != __ORDER_LITTLE_ENDIAN__
-#error "fax_raster reads pixels eight at a time and assumes a little-endian machine"
-#endif
-
 #define HIGH_BITS 0x8080808080808080ULL
+
+/* Eight pixels as one number, the first pixel in the lowest byte (on any byte order). */
+static inline uint64_t load_pixels(const uint8_t *p) {
+  uint64_t word;
+  memcpy(&word, p, sizeof word);
+#if defined(__BYTE_ORDER__) && __BYTE_ORDER__ == __ORDER_BIG_ENDIAN__
+  word = __builtin_bswap64(word);
+#endif
+  return word;
+}
 
 /*
  * The changing elements of one scan line, then the width three times; adds its MH bits and black
@@ -223,8 +229,7 @@ static int64_t changing_elements(const uint8_t *row, int64_t width, int32_t *cha
   int black = 0;
   for (;;) {
     for (; x + 8 <= width; x += 8) {
-      uint64_t word;
-      memcpy(&word, row + x, sizeof word);
+      const uint64_t word = load_pixels(row + x);
       const uint64_t changed = black ? (word & HIGH_BITS) : (~word & HIGH_BITS);
       if (changed != 0) {
         x += __builtin_ctzll(changed) >> 3;
