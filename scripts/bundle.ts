@@ -21,7 +21,7 @@ import { BUNDLE_MARKER } from "../src/lib/code-location.ts";
 
 export const BUNDLE_ENTRIES = ["cli/main", "render/fax-image/render-worker", "render/page-helpers/page-helper-thread", "line/media-host/media-host-process"];
 
-/** Loaded from node_modules, not bundled: native addons, and packages that read their own files. */
+/** Loaded from node_modules, not bundled: native addons, packages that read their own files, and yaml (loaded lazily). */
 export const BUNDLE_EXTERNAL = [
   "better-sqlite3",
   "sharp",
@@ -31,6 +31,8 @@ export const BUNDLE_EXTERNAL = [
   "@fastify/swagger-ui",
   "tsx",
   "tsx/*",
+  // Required on first use (src/lib/yaml.ts): inside the bundle every command would compile it.
+  "yaml",
 ];
 
 const ROOT = resolve(import.meta.dirname, "..");

@@ -5,7 +5,7 @@
  * with a message that names the key, the source and what is expected.
  */
 import { readFileSync } from "node:fs";
-import { parse as parseYaml } from "yaml";
+import { parseYaml } from "../lib/yaml.ts";
 import { addIsoDuration, parseIsoDuration } from "../lib/durations.ts";
 import { readTrunksFile } from "../line/trunks/trunk-config.ts";
 import {

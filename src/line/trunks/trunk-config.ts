@@ -21,7 +21,7 @@
  */
 import { readFileSync } from "node:fs";
 import { isIP } from "node:net";
-import { parse as parseYaml } from "yaml";
+import { parseYaml } from "../../lib/yaml.ts";
 import { parseDurationMs } from "../../lib/durations.ts";
 import { ConfigError } from "../../config/config-error.ts";
 
