@@ -155,7 +155,7 @@ export async function faxSend(config: FaxlineConfig, request: FaxSendRequest): P
     if (!request.json) console.log(text);
   };
 
-  const worker = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, 1) });
+  const worker = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: true });
   let rendered: FaxImageOutcome;
   try {
     rendered = await worker.render(input);

@@ -160,4 +160,16 @@ describe("page helpers", () => {
     assert.ok(text.images[0]!.pageSizes.length >= PARALLEL_MIN_PAGES);
     assert.equal(helpers.helperWorkers.length, 0);
   });
+
+  it("started early (as faxline render asks) are the ones the first long PDF uses, with the same image", async () => {
+    const helpers = pool(2);
+    helpers.startHelpers();
+    const [early] = helpers.helperWorkers;
+    assert.ok(early !== undefined, "the helper started before any document");
+    const bytes = await longPdf(6);
+    const alone = await renderFaxJob(job(bytes, false));
+    const shared = await renderFaxJob(job(bytes, false), { pageHelpers: helpers });
+    assert.ok(alone.ok && shared.ok && shared.images[0]!.tiff.equals(alone.images[0]!.tiff));
+    assert.deepEqual(helpers.helperWorkers, [early], "no second helper was started");
+  });
 });

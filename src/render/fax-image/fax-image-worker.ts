@@ -35,6 +35,8 @@ export interface RenderWorkerData {
   pageThreads: number;
   /** Heap limit of each page helper thread, MB. */
   memoryLimitMb: number;
+  /** Start the page helpers with the worker rather than on the first long document (see FaxImageWorker). */
+  startHelpersEarly: boolean;
 }
 
 /**
@@ -86,12 +88,21 @@ export class FaxImageWorker {
   #queue: Promise<unknown> = Promise.resolve();
   readonly #recycleAfterBytes: number;
   readonly #pageThreads: number;
+  readonly #startHelpersEarly: boolean;
   #nextId = 1;
   #closed = false;
 
-  /** `pageThreads`: threads for one document's pages (pageThreadsFor; 1, the default: no page helpers). */
-  constructor(options: { timeoutMs: number; memoryLimitMb: number; recycleAfterBytes?: number; pageThreads?: number }) {
+  /**
+   * `pageThreads`: threads for one document's pages (pageThreadsFor; 1, the default: no page
+   * helpers). `startHelpersEarly`: the helpers start (and load PDFium) with the worker, for a command
+   * that renders one job at once and exits (`faxline render`, `fax send`): a helper takes about a
+   * quarter of a second to boot, which otherwise comes after the render thread has opened the
+   * document. A node starts them on the first long document, so that one that sends short faxes
+   * does not hold them.
+   */
+  constructor(options: { timeoutMs: number; memoryLimitMb: number; recycleAfterBytes?: number; pageThreads?: number; startHelpersEarly?: boolean }) {
     this.#pageThreads = Math.max(1, options.pageThreads ?? 1);
+    this.#startHelpersEarly = options.startHelpersEarly ?? false;
     this.#timeoutMs = options.timeoutMs;
     this.#memoryLimitMb = options.memoryLimitMb;
     this.#recycleAfterBytes = options.recycleAfterBytes ?? RECYCLE_AFTER_BYTES;
@@ -176,7 +187,7 @@ export class FaxImageWorker {
   }
 
   #start(): Worker {
-    const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb };
+    const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb, startHelpersEarly: this.#startHelpersEarly };
     const worker = startWorkerThread("render/fax-image/render-worker", { resourceLimits: { maxOldGenerationSizeMb: this.#memoryLimitMb }, workerData });
     // An idle worker must not keep the process alive; while a request runs, its timer does.
     worker.unref();

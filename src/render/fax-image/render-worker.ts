@@ -14,6 +14,7 @@ if (port === null) throw new Error("render-worker.ts runs only as a worker threa
 const settings = workerData as RenderWorkerData;
 // The page helpers end with this thread (a terminated worker takes its own workers along).
 const pageHelpers = new PageHelperPool({ threads: settings.pageThreads, memoryLimitMb: settings.memoryLimitMb });
+if (settings.startHelpersEarly) pageHelpers.startHelpers();
 
 port.on("message", (request: RenderRequest) => {
   renderFaxJob(request.input, { pageHelpers }).then(

@@ -12,8 +12,8 @@
  * encoding (final) or its pixels packed at 1 bit per pixel (for a header or overlay), as in the
  * sequential path.
  *
- * Helpers start on the first document long enough to share (PARALLEL_MIN_PAGES) and stay for the
- * next; they hold the event loop only while a document is being shared. A helper that dies (a
+ * Helpers start on the first document long enough to share (PARALLEL_MIN_PAGES), or when asked
+ * (startHelpers), load PDFium at once, and stay for the next; they hold the event loop only while a document is being shared. A helper that dies (a
  * crash, or its heap outgrowing the limit) leaves its pages to the render thread, and a new one
  * starts with the next document. A page that cannot be rendered fails the document when its turn
  * comes, as it would sequentially (also when the render thread met it ahead of its turn); a page a
@@ -177,6 +177,11 @@ export class PageHelperPool {
       }
       this.#busy = false;
     }
+  }
+
+  /** Starts the helpers now instead of with the first long document (they load PDFium as they start). */
+  startHelpers(): void {
+    this.#running();
   }
 
   /** Stops the helpers. */

@@ -5,7 +5,7 @@
  * a document already closed are not answered.
  */
 import { parentPort } from "node:worker_threads";
-import { openPdfDocument, type PdfDocument } from "../pages/pdf-pages.ts";
+import { openPdfDocument, preloadPdfium, type PdfDocument } from "../pages/pdf-pages.ts";
 import { DocumentRenderError } from "../pages/grey-page.ts";
 import { preparePage, type PreparedPage, type PreparePageMode } from "../prepare-page.ts";
 import type { HelperPageResult, HelperReply, HelperRequest } from "./page-helper-protocol.ts";
@@ -18,6 +18,10 @@ interface OpenDocument {
   pdf: Promise<PdfDocument>;
   mode: PreparePageMode;
 }
+
+// Every request is about a PDF: PDFium loads while the first one is on its way. A failure to load
+// it is met again, and answered, when a document is opened.
+preloadPdfium().catch(() => {});
 
 const documents = new Map<number, OpenDocument>();
 // Messages are handled strictly in order: a page waits for its document to open.

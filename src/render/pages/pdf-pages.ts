@@ -80,6 +80,11 @@ const MIN_PAGE_POINTS = 1;
 
 let pdfium: Promise<PdfiumApi> | null = null;
 
+/** Loads this thread's PDFium now rather than with the first document (a page helper does, as it starts). */
+export async function preloadPdfium(): Promise<void> {
+  await loadPdfium();
+}
+
 /** The PDFium module of this thread, loaded and initialised on first use. */
 function loadPdfium(): Promise<PdfiumApi> {
   pdfium ??= PDFiumModule({}).then((module) => {
