@@ -15,6 +15,7 @@ import {
   t38OfferParams,
   type AnswerPolicy,
 } from "../../src/line/sip/sdp.ts";
+import { rtcpRemote } from "../../src/line/media-host/fax-media.ts";
 
 const crlf = (lines: string[]): string => `${lines.join("\r\n")}\r\n`;
 
@@ -167,6 +168,26 @@ describe("sdp: parsing", () => {
     assert.equal(pcmaOnly?.kind === "audio" && `${pcmaOnly.codec}/${pcmaOnly.payloadType}`, "PCMA/8", "only what we accept");
     const only729 = parseSdp(crlf(["v=0", "o=- 1 1 IN IP4 192.0.2.9", "s=-", "c=IN IP4 192.0.2.9", "t=0 0", "m=audio 7000 RTP/AVP 18"]));
     assert.equal(readNegotiatedMedia(only729, ["PCMA", "PCMU"]), null);
+  });
+
+  it("reads where the far end takes RTCP from a=rtcp (RFC 3605), with or without an address; else RTP + 1", () => {
+    const audio = (rtcp: string | null) =>
+      readNegotiatedMedia(
+        parseSdp(crlf(["v=0", "o=- 1 1 IN IP4 192.0.2.9", "s=-", "c=IN IP4 192.0.2.9", "t=0 0", "m=audio 7000 RTP/AVP 8", ...(rtcp === null ? [] : [`a=rtcp:${rtcp}`])])),
+        ["PCMA"],
+      );
+    const remoteOf = (rtcp: string | null) => {
+      const media = audio(rtcp);
+      assert.ok(media?.kind === "audio");
+      return { remote: media.remote, rtcpGoesTo: rtcpRemote(media.remote) };
+    };
+    assert.deepEqual(remoteOf("7203"), { remote: { address: "192.0.2.9", port: 7000, rtcp: { address: "192.0.2.9", port: 7203 } }, rtcpGoesTo: { address: "192.0.2.9", port: 7203 } });
+    assert.deepEqual(remoteOf("53020 IN IP4 198.51.100.4").rtcpGoesTo, { address: "198.51.100.4", port: 53020 });
+    assert.deepEqual(remoteOf("53020 in ip6 2001:db8::7").rtcpGoesTo, { address: "2001:db8::7", port: 53020 });
+    // None, or one that cannot be read: the RTP port + 1, RFC 3605's default.
+    for (const unreadable of [null, "0", "70000", "abc", "7203 IN IP4"]) {
+      assert.deepEqual(remoteOf(unreadable), { remote: { address: "192.0.2.9", port: 7000 }, rtcpGoesTo: { address: "192.0.2.9", port: 7001 } }, String(unreadable));
+    }
   });
 
   it("ignores a rejected stream (port 0)", () => {

@@ -25,6 +25,9 @@ import { RtcpSession, type RtcpStats } from "../media/rtcp.ts";
 import { RtpSocket, type RtpPlayoutStats, type RtpSocketStats } from "../media/rtp.ts";
 import { UdptlSocket, type UdpEndpoint, type UdptlSocketStats } from "../media/udptl-socket.ts";
 
+/** Where the far end takes a stream; for audio also its RTCP when its SDP names a place (`a=rtcp`). */
+export type MediaRemote = UdpEndpoint & { rtcp?: UdpEndpoint };
+
 /** What to run: the engine session's options and the far end's media from the SDP. */
 export type FaxMediaSpec =
   | {
@@ -39,7 +42,7 @@ export type FaxMediaSpec =
   | {
       kind: "audio";
       session: AudioSessionOptions;
-      remote: UdpEndpoint;
+      remote: MediaRemote;
       codec: AudioCodec;
       payloadType: number;
     };
@@ -70,7 +73,7 @@ export interface FaxMediaResult {
 
 export interface FaxMediaRun {
   /** The far end moved its media (re-INVITE or UPDATE). */
-  setRemote(kind: "t38" | "audio", remote: UdpEndpoint): void;
+  setRemote(kind: "t38" | "audio", remote: MediaRemote): void;
   /** Ends the session now; `result` still resolves (`stopped: true`). Idempotent. */
   stop(): void;
   /**
@@ -101,9 +104,9 @@ export class MediaHostLostError extends Error {
   }
 }
 
-/** Where the far end's RTCP goes: its RTP port + 1 (RFC 3605's default; `a=rtcp` is not read). */
-export function rtcpRemote(remote: UdpEndpoint): UdpEndpoint {
-  return { address: remote.address, port: remote.port + 1 };
+/** Where the far end's RTCP goes: where its `a=rtcp` says (sdp.ts: AudioEndpoint), else its RTP port + 1 (RFC 3605's default). */
+export function rtcpRemote(remote: MediaRemote): UdpEndpoint {
+  return remote.rtcp ?? { address: remote.address, port: remote.port + 1 };
 }
 
 class Stopped extends Error {
@@ -126,8 +129,8 @@ export class InlineMediaRunner implements FaxMediaRunner {
     let rtp: RtpSocket | null = null;
     let rtcp: RtcpSession | null = null;
     // The far end's latest move, for a session whose sockets are still being opened.
-    const moved: { to: { kind: "t38" | "audio"; remote: UdpEndpoint } | null } = { to: null };
-    const follow = (kind: "t38" | "audio", remote: UdpEndpoint): void => {
+    const moved: { to: { kind: "t38" | "audio"; remote: MediaRemote } | null } = { to: null };
+    const follow = (kind: "t38" | "audio", remote: MediaRemote): void => {
       if (kind === "t38") udptl?.setRemote(remote);
       else {
         rtp?.setRemote(remote);

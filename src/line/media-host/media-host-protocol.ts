@@ -6,12 +6,12 @@
  */
 import type { EngineEvent, TransferStatistics } from "../fax-engine/engine.ts";
 import type { UdpEndpoint } from "../media/udptl-socket.ts";
-import type { FaxMediaClock, FaxMediaResult, FaxMediaSockets, FaxMediaSpec } from "./fax-media.ts";
+import type { FaxMediaClock, FaxMediaResult, FaxMediaSockets, FaxMediaSpec, MediaRemote } from "./fax-media.ts";
 
 export type ToMediaHost =
   | { type: "socket"; id: number; kind: keyof FaxMediaSockets }
   | { type: "run"; id: number; spec: FaxMediaSpec; clock: FaxMediaClock }
-  | { type: "remote"; id: number; kind: "t38" | "audio"; remote: UdpEndpoint }
+  | { type: "remote"; id: number; kind: "t38" | "audio"; remote: MediaRemote }
   | { type: "stop"; id: number }
   /** What the node's copy of a socket read before it was closed, to be handed to the session. */
   | { type: "early"; id: number; kind: keyof FaxMediaSockets; datagrams: { datagram: Uint8Array; from: UdpEndpoint }[] }

@@ -1,7 +1,8 @@
 /**
  * RTCP for G.711 fax calls (RFC 3550 §6): sender reports (SR) with a reception report block about
  * the far end's stream, receiver reports (RR) while we have sent nothing yet, and a BYE at the
- * end, on the RTP port + 1 (RFC 3605's default: our SDP names no `a=rtcp`). Carriers' SBCs use
+ * end, from our RTP port + 1 (our SDP names no `a=rtcp`, so that is where the far end sends its
+ * own) to the far end's `a=rtcp` port, or its RTP port + 1 (RFC 3605). Carriers' SBCs use
  * them to watch a call's quality and some end calls that send none; for us they also say what
  * the far end saw of our audio (loss, jitter), which a failed G.711 fax is often down to.
  *

@@ -100,10 +100,16 @@ export interface MediaEndpoint {
   port: number;
 }
 
+/** Where to send an audio stream's RTP, and its RTCP when the far end names a place for it. */
+export interface AudioEndpoint extends MediaEndpoint {
+  /** The far end's `a=rtcp` (RFC 3605): where it takes RTCP; absent, its RTP port + 1. */
+  rtcp?: MediaEndpoint;
+}
+
 export interface AudioMedia {
   kind: "audio";
-  /** Where to send RTP. */
-  remote: MediaEndpoint;
+  /** Where to send RTP (and RTCP). */
+  remote: AudioEndpoint;
   codec: AudioCodec;
   payloadType: number;
   /** The far end's telephone-event payload type, or null. */
@@ -375,6 +381,21 @@ export function remoteEndpoint(session: SessionDescription, media: MediaDescript
   return { address: c.address, port: media.port };
 }
 
+/**
+ * A media description's `a=rtcp:<port> [IN IP4|IP6 <address>]` (RFC 3605 §2.1), the address
+ * defaulting to the stream's own; null without one, or when it cannot be read (then RTCP goes to
+ * the RTP port + 1, the default the RFC keeps).
+ */
+export function rtcpEndpoint(media: MediaDescription, streamAddress: string): MediaEndpoint | null {
+  const value = attribute(media, "rtcp")?.value;
+  if (value === undefined || value === null) return null;
+  const m = /^(\d{1,5})(?:\s+IN\s+IP[46]\s+(\S+))?\s*$/i.exec(value.trim());
+  if (m === null) return null;
+  const port = Number(m[1]);
+  if (port < 1 || port > 65535) return null;
+  return { address: m[2] ?? streamAddress, port };
+}
+
 /** The codec the far end's audio stream uses among `acceptable`: its first matching format. */
 export function readAudio(session: SessionDescription, media: MediaDescription, acceptable: readonly AudioCodec[]): AudioMedia | null {
   const remote = remoteEndpoint(session, media);
@@ -402,9 +423,10 @@ export function readAudio(session: SessionDescription, media: MediaDescription, 
   let te: number | null = null;
   for (const [pt, name] of rtpmaps) if (name === "telephone-event" && media.formats.includes(pt)) te = Number(pt);
   const ptime = Number(attribute(media, "ptime")?.value ?? "20");
+  const rtcp = rtcpEndpoint(media, remote.address);
   return {
     kind: "audio",
-    remote,
+    remote: rtcp === null ? remote : { ...remote, rtcp },
     codec: chosen.codec,
     payloadType: chosen.pt,
     telephoneEventPayloadType: te,
