@@ -12,7 +12,8 @@
 # metric-compatible Liberation and Carlito fonts so Word documents keep their line breaks,
 # Ghostscript for PostScript, and poppler-utils (pdftotext, used by the tests).
 # libspandsp-dev, libtiff-dev and pkg-config build the fax engine (an N-API addon binding
-# SpanDSP, scripts/build-native.sh) and the SpanDSP receiver the interop tests fax to; SIPp
+# SpanDSP, scripts/build-native.sh, which also builds the render stage's C loops, native/fax-raster)
+# and the SpanDSP receiver the interop tests fax to; SIPp
 # (sip-tester) is the SIP peer of the interop tests, rtpengine (rtpengine-daemon) their
 # T.38/G.711 gateway with a UDPTL of its own, and openssl makes their TLS certificate.
 # (Installing rtpengine-daemon enables its system service; the tests start their own instance.)
