@@ -1,6 +1,6 @@
 /**
  * Per-customer rendering settings, set by operators: the default header line
- * (`faxline accounts set-header`), cover page templates and overlays
+ * (`faxline accounts set-header`), the default tone mode (`faxline accounts set-tone-mode`), cover page templates and overlays
  * (`faxline templates install --kind cover|overlay --name NAME --file FILE`).
  *
  * Everything is checked when it is installed, so that a job never meets a template that cannot
@@ -14,6 +14,7 @@ import { AccountError } from "./accounts.ts";
 import { requireCustomer } from "./notification-settings.ts";
 import { checkCoverTemplate } from "../render/cover/cover-template.ts";
 import { parseHeaderTemplate } from "../render/header/header-template.ts";
+import { TONE_MODES } from "../render/fax-image/tone-mode.ts";
 import { COVER_CONTENT_TYPES, coverKindOf, storedOverlay } from "../render/installed-templates.ts";
 
 /** Most bytes of an installed overlay document. */
@@ -27,6 +28,15 @@ export async function setDefaultHeader(db: Kysely<Database>, custNr: string, hea
     if (!parsed.ok) throw new AccountError(`The header cannot be used: ${parsed.message}`);
   }
   await db.updateTable("customers").set({ default_header: header }).where("cust_nr", "=", custNr).execute();
+}
+
+/** Sets (or with null removes) the tone mode used when a job gives no renderingOptions.toneMode. */
+export async function setDefaultToneMode(db: Kysely<Database>, custNr: string, toneMode: string | null): Promise<void> {
+  await requireCustomer(db, custNr);
+  if (toneMode !== null && !(TONE_MODES as readonly string[]).includes(toneMode)) {
+    throw new AccountError(`The tone mode must be one of ${TONE_MODES.join(", ")}, got "${toneMode}"`);
+  }
+  await db.updateTable("customers").set({ default_tone_mode: toneMode }).where("cust_nr", "=", custNr).execute();
 }
 
 async function upsertTemplate(

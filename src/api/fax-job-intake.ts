@@ -45,8 +45,8 @@ export interface NewFaxJob {
   header: string | null;
   coverpageTemplate: string | null;
   overlay: { name: string; mode: string } | null;
-  /** renderingOptions.toneMode (Faxline extension), AUTO when absent. */
-  toneMode: ToneMode;
+  /** renderingOptions.toneMode (Faxline extension); null when absent: the account's default tone mode, else AUTO. */
+  toneMode: ToneMode | null;
   reference: { customerDefinedId: string | null; billingCode: string | null; billingInfo: string | null };
   customerReference: string | null;
   /** Normalised (enums matched, blanks dropped); null when the request gave none. */
@@ -319,7 +319,7 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
     header,
     coverpageTemplate,
     overlay,
-    toneMode: matchEnum(rendering?.toneMode, TONE_MODES, "renderingOptions.toneMode") ?? "AUTO",
+    toneMode: matchEnum(rendering?.toneMode, TONE_MODES, "renderingOptions.toneMode") ?? null,
     reference: {
       customerDefinedId: body.reference?.customerDefinedId ?? null,
       billingCode: body.reference?.billingCode ?? null,

@@ -20,6 +20,8 @@
  *   faxline accounts rotate-signing-secret --customer CUSTNR
  *   faxline accounts retire-signing-secret --customer CUSTNR [--all]
  *   faxline accounts set-header --customer CUSTNR --header TEXT|""
+  faxline accounts set-tone-mode --customer CUSTNR --tone-mode AUTO|TEXT|PHOTO|THRESHOLD|""
+ *   faxline accounts set-tone-mode --customer CUSTNR --tone-mode AUTO|TEXT|PHOTO|THRESHOLD|""
  *   faxline templates install --customer CUSTNR --kind KIND --file FILE [--content-type TYPE]
  *   faxline templates install --customer CUSTNR --kind cover|overlay --name NAME --file FILE
  *   faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
@@ -69,6 +71,7 @@ const USAGE = `Usage:
   faxline accounts rotate-signing-secret --customer CUSTNR
   faxline accounts retire-signing-secret --customer CUSTNR [--all]
   faxline accounts set-header --customer CUSTNR --header TEXT|""
+  faxline accounts set-tone-mode --customer CUSTNR --tone-mode AUTO|TEXT|PHOTO|THRESHOLD|""
   faxline templates install --customer CUSTNR --kind push|mail-subject|mail-text|mail-html --file FILE [--content-type TYPE]
   faxline templates install --customer CUSTNR --kind cover|overlay --name NAME --file FILE
   faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
@@ -244,7 +247,7 @@ export async function main(argv: string[]): Promise<number> {
     case "accounts": {
       const { createLogin, listLogins, setCustomerRetention, setLoginAdmin, setLoginDisabled, setLoginManager } = await import("../accounts/accounts.ts");
       const { getNotificationSettings, retireSigningSecrets, rotateSigningSecret, setPushSettings, setReportMail } = await import("../accounts/notification-settings.ts");
-      const { setDefaultHeader } = await import("../accounts/rendering-settings.ts");
+      const { setDefaultHeader, setDefaultToneMode } = await import("../accounts/rendering-settings.ts");
       return withStore(config, async ({ db }) => {
         switch (sub) {
           case "create": {
@@ -349,6 +352,14 @@ export async function main(argv: string[]): Promise<number> {
             if (header === undefined) throw new UsageError('accounts set-header needs --header TEXT (or --header "" to remove it)');
             await setDefaultHeader(db, custNr, header === "" ? null : header);
             console.log(header === "" ? `Customer ${custNr} has no default header` : `Default header of customer ${custNr}: ${header}`);
+            return 0;
+          }
+          case "set-tone-mode": {
+            const custNr = requireOption(values, "customer");
+            const mode = values["tone-mode"];
+            if (mode === undefined) throw new UsageError('accounts set-tone-mode needs --tone-mode AUTO|TEXT|PHOTO|THRESHOLD (or --tone-mode "" to remove it)');
+            await setDefaultToneMode(db, custNr, mode.trim() === "" ? null : mode.trim().toUpperCase());
+            console.log(mode.trim() === "" ? `Customer ${custNr} has no default tone mode (jobs that give none: AUTO)` : `Default tone mode of customer ${custNr}: ${mode.trim().toUpperCase()}`);
             return 0;
           }
           case "retire-signing-secret": {

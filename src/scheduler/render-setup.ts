@@ -44,8 +44,8 @@ export interface RenderSpec {
   csid: string | null;
   coverpageTemplate: string | null;
   overlay: { name: string; mode: string } | null;
-  /** renderingOptions.toneMode. */
-  toneMode: ToneMode;
+  /** renderingOptions.toneMode; null: the customer's default tone mode, else AUTO. */
+  toneMode: ToneMode | null;
   recipients: { id: string; number: string; properties: Record<string, string> }[];
 }
 
@@ -65,14 +65,15 @@ export async function renderSetup(ctx: NodeContext, job: JobRow): Promise<Render
     csid: job.csid,
     coverpageTemplate: job.coverpage_template,
     overlay: job.overlay_name !== null && job.overlay_mode !== null ? { name: job.overlay_name, mode: job.overlay_mode } : null,
-    toneMode: toneModeOf(job.tone_mode),
+    toneMode: job.tone_mode === null ? null : toneModeOf(job.tone_mode),
     recipients: recipients.map((r) => ({ id: r.id, number: r.number, properties: propertiesRecord(r.properties) })),
   });
 }
 
 export async function renderSetupFor(db: Kysely<Database>, config: FaxlineConfig, now: number, spec: RenderSpec): Promise<RenderSetup> {
-  const customer = await db.selectFrom("customers").select("default_header").where("cust_nr", "=", spec.custNr).executeTakeFirst();
+  const customer = await db.selectFrom("customers").select(["default_header", "default_tone_mode"]).where("cust_nr", "=", spec.custNr).executeTakeFirst();
   const headerText = spec.header ?? customer?.default_header ?? null;
+  const toneMode = spec.toneMode ?? toneModeOf(customer?.default_tone_mode ?? null);
 
   let cover: FaxJobRenderInput["cover"] = null;
   if (spec.coverpageTemplate !== null) {
@@ -120,7 +121,7 @@ export async function renderSetupFor(db: Kysely<Database>, config: FaxlineConfig
       cover,
       overlay,
       recipients: spec.recipients,
-      toneMode: spec.toneMode,
+      toneMode,
       limits: renderLimits(config),
       preflight: { lineBitsPerSecond: 14_400, largePageSeconds: config.render.largePageSeconds },
     },

@@ -26,6 +26,8 @@ export interface CustomersTable {
   signing_secrets: string | null;
   /** Fax header used when a job gives none. */
   default_header: string | null;
+  /** Tone mode (AUTO, TEXT, PHOTO, THRESHOLD) of jobs that give none; null: AUTO (migration 0010). */
+  default_tone_mode: Generated<string | null>;
   /** JSON reportMail ({successAddress, failureAddress, attachedFaxImageMode, attachedFaxImageFormat}) for jobs that ask for none (migration 0007). */
   report_mail: Generated<string | null>;
 }

@@ -138,6 +138,19 @@ describe("web console in Chromium", () => {
     await page.locator("#settings-push ~ form").getByRole("status").filter({ hasText: "Saved." }).waitFor();
     await expectAccessible(page, "settings page");
 
+    // The account's default black and white: saved, read back, and removed again ("Automatic").
+    const toneForm = page.locator("#settings-tone-mode ~ form");
+    const savedToneMode = () => page.evaluate(() => fetch("/console/api/settings").then((r) => r.json() as Promise<{ defaultToneMode: string | null }>).then((s) => s.defaultToneMode));
+    await page.locator('select[name="defaultToneMode"]').selectOption("PHOTO");
+    await toneForm.getByRole("button", { name: "Save" }).click();
+    await toneForm.getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    assert.equal(await savedToneMode(), "PHOTO");
+    assert.equal(await page.locator('select[name="defaultToneMode"]').inputValue(), "PHOTO", "shown after saving");
+    await page.locator('select[name="defaultToneMode"]').selectOption("");
+    await toneForm.getByRole("button", { name: "Save" }).click();
+    // ("Saved." is still shown from the first save: wait for the store instead.)
+    await eventually(async () => ((await savedToneMode()) === null ? true : undefined), 10_000, "the default tone mode removed");
+
     // Through the API: a job that names no push URL is pushed to the one just set, as JSON.
     const client = api(node.url, erin);
     const job = await client.post(`/${erin.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });

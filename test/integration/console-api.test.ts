@@ -339,6 +339,7 @@ for (const dialect of DIALECTS) {
         ["POST", "/console/api/settings/signing-secret", { action: "rotate" }],
         ["PUT", "/console/api/settings/report-mail", { successAddress: "me@example.com" }],
         ["PUT", "/console/api/settings/retention", { days: 1 }],
+        ["PUT", "/console/api/settings/tone-mode", { toneMode: "PHOTO" }],
         ["PUT", "/console/api/settings/allow-list", { entries: [] }],
         ["DELETE", "/console/api/settings/cover-templates/default", undefined],
       ] as const) {
@@ -362,6 +363,22 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(mail.body.reportMail, { successAddress: "ok@example.com", failureAddress: null, attachedFaxImageMode: "ALWAYS", attachedFaxImageFormat: "PDF" });
       assert.equal((await b.request("PUT", "/console/api/settings/header", { header: "100%" })).status, 400, "a header that cannot be used");
       assert.equal((await b.request("PUT", "/console/api/settings/header", { header: "From Dave %page/%pages" })).status, 200);
+      // The account's default tone mode: refused unless it is one; then a job that names none shows it.
+      const badMode = await b.request("PUT", "/console/api/settings/tone-mode", { toneMode: "SEPIA" });
+      assert.equal(badMode.status, 400);
+      assert.match(badMode.body.message, /AUTO, TEXT, PHOTO, THRESHOLD/);
+      assert.equal((await b.request("PUT", "/console/api/settings/tone-mode", { toneMode: "PHOTO" })).status, 200);
+      const withMode = await b.request("GET", "/console/api/settings");
+      assert.equal(withMode.body.defaultToneMode, "PHOTO");
+      assert.deepEqual(withMode.body.choices.toneModes, ["AUTO", "TEXT", "PHOTO", "THRESHOLD"]);
+      const daveClient = api(node.url, dave);
+      const noMode = await daveClient.post(`/${dave.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
+      const ownMode = await daveClient.post(`/${dave.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC], renderingOptions: { toneMode: "TEXT" } });
+      assert.equal((await b.request("GET", `/console/api/jobs/${noMode.body.jobId}`)).body.options.toneMode, "PHOTO", "the account's default");
+      assert.equal((await b.request("GET", `/console/api/jobs/${ownMode.body.jobId}`)).body.options.toneMode, "TEXT", "the job's own");
+      assert.equal((await b.request("PUT", "/console/api/settings/tone-mode", { toneMode: null })).status, 200);
+      assert.equal((await b.request("GET", "/console/api/settings")).body.defaultToneMode, null);
+      assert.equal((await b.request("GET", `/console/api/jobs/${noMode.body.jobId}`)).body.options.toneMode, "AUTO", "no default: AUTO");
       assert.equal((await b.request("PUT", "/console/api/settings/retention", { days: 0 })).status, 400);
       assert.equal((await b.request("PUT", "/console/api/settings/retention", { days: 9 })).status, 200);
       // A URL's credentials are kept but never shown, and saving the shown URL keeps them.
@@ -383,8 +400,10 @@ for (const dialect of DIALECTS) {
       // Through the API: a job naming no push goes to the account's URL, as JSON, signed.
       const client = api(node.url, dave);
       const job = await client.post(`/${dave.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
-      const push = await eventually(async () => receiver.received("/dave")[0], 15_000, "the push");
-      assert.equal(JSON.parse(push.body).jobId ?? JSON.parse(push.body).data?.jobId, job.body.jobId);
+      // (The jobs sent above to check the default tone mode push there too.)
+      const jobIdOf = (p: { body: string }): string | undefined => JSON.parse(p.body).jobId ?? JSON.parse(p.body).data?.jobId;
+      const push = await eventually(async () => receiver.received("/dave").find((p) => jobIdOf(p) === job.body.jobId), 15_000, "the push");
+      assert.equal(jobIdOf(push), job.body.jobId);
       assert.ok(push.headers["webhook-signature"], "signed");
       const notifications = await client.get(`/${dave.custNr}/fax/reports/${job.body.jobId}/notifications`);
       assert.deepEqual(notifications.body.notifications.map((n: any) => [n.channel, n.target]).sort(), [["email", "ok@example.com"], ["http", receiver.url("/dave")]]);

@@ -70,17 +70,17 @@ describe("postgres: migrations", { skip: !runPostgres && "FAXLINE_TEST_DIALECTS 
   it("migrate --check lists what is pending and changes nothing; migrate runs it", async () => {
     const check = await cli("migrate", "--check");
     assert.equal(check.code, 1, check.stderr);
-    assert.match(check.stdout, /has 9 pending migration\(s\)/);
+    assert.match(check.stdout, /has 10 pending migration\(s\)/);
     assert.match(check.stdout, /0001-create-core-tables/);
-    assert.match(check.stdout, /0009-add-job-tone-mode/);
+    assert.match(check.stdout, /0010-add-customer-tone-mode/);
     const tables = await pgQuery<{ n: number }>(ts.url, "select count(*) as n from information_schema.tables where table_name = 'jobs'");
     assert.equal(tables[0]!.n, 0, "--check created nothing");
     const run = await cli("migrate");
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /Migrated the store postgres:\/\/.*0009-add-job-tone-mode/s);
+    assert.match(run.stdout, /Migrated the store postgres:\/\/.*0010-add-customer-tone-mode/s);
     const again = await cli("migrate", "--check");
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /is up to date \(9 migrations\)/);
+    assert.match(again.stdout, /is up to date \(10 migrations\)/);
   });
 
   it("ten nodes opening an empty database at once migrate it once", async () => {
@@ -92,7 +92,7 @@ describe("postgres: migrations", { skip: !runPostgres && "FAXLINE_TEST_DIALECTS 
         const rows = await pgQuery<{ name: string }>(fresh.url, "select name from kysely_migration order by name");
         assert.deepEqual(
           rows.map((r) => r.name),
-          ["0001-create-core-tables", "0002-create-notification-tables", "0003-create-fax-image-variants", "0004-create-destination-capabilities", "0005-create-cluster-tables", "0006-create-adoption-tables", "0007-create-console-tables", "0008-create-inbound-tables", "0009-add-job-tone-mode"],
+          ["0001-create-core-tables", "0002-create-notification-tables", "0003-create-fax-image-variants", "0004-create-destination-capabilities", "0005-create-cluster-tables", "0006-create-adoption-tables", "0007-create-console-tables", "0008-create-inbound-tables", "0009-add-job-tone-mode", "0010-add-customer-tone-mode"],
         );
         const triggers = await pgQuery<{ n: number }>(fresh.url, "select count(*) as n from pg_trigger where tgname like '%_signal_%'");
         assert.equal(triggers[0]!.n, 3);
@@ -129,6 +129,12 @@ describe("postgres: faxline store copy", { skip: !runPostgres && "FAXLINE_TEST_D
         await createAccountWithCli(source.path, ACCOUNT);
         const setHeader = await runFaxlineCli(["accounts", "set-header", "--customer", ACCOUNT.custNr, "--header", "ACME %P/%T"], { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });
         assert.equal(setHeader.code, 0, setHeader.stderr);
+        const badToneMode = await runFaxlineCli(["accounts", "set-tone-mode", "--customer", ACCOUNT.custNr, "--tone-mode", "sepia"], { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });
+        assert.notEqual(badToneMode.code, 0);
+        assert.match(badToneMode.stderr, /must be one of AUTO, TEXT, PHOTO, THRESHOLD/);
+        const setToneMode = await runFaxlineCli(["accounts", "set-tone-mode", "--customer", ACCOUNT.custNr, "--tone-mode", "photo"], { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });
+        assert.equal(setToneMode.code, 0, setToneMode.stderr);
+        assert.match(setToneMode.stdout, /Default tone mode of customer \S+: PHOTO/);
         // Receiving: a topic with a number, which the account's own fax below arrives on.
         for (const args of [
           ["inbound", "topic", "create", "--customer", ACCOUNT.custNr, "--name", "main"],
@@ -192,6 +198,8 @@ describe("postgres: faxline store copy", { skip: !runPostgres && "FAXLINE_TEST_D
         }
         const header = await pgQuery<{ default_header: string }>(target.url, "select default_header from customers where cust_nr = $1", [ACCOUNT.custNr]);
         assert.equal(header[0]!.default_header, "ACME %P/%T");
+        const toneMode = await pgQuery<{ default_tone_mode: string }>(target.url, "select default_tone_mode from customers where cust_nr = $1", [ACCOUNT.custNr]);
+        assert.equal(toneMode[0]!.default_tone_mode, "PHOTO", "the default tone mode was copied");
         const sent = await moved.post(`/${ACCOUNT.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
         assert.equal(sent.status, 201, "and takes new jobs");
         await waitForFinalReport(moved, ACCOUNT.custNr, sent.body.jobId, 30_000);

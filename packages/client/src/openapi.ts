@@ -255,7 +255,7 @@ export interface operations {
                         } | null;
                         /** @description Header line with % placeholders */
                         header?: string | null;
-                        /** @description Faxline extension: how pages become black and white. AUTO (default): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening */
+                        /** @description Faxline extension: how pages become black and white. AUTO (default, unless the account sets another): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening */
                         toneMode?: string | null;
                     } | null;
                     statusReportOptions?: {
@@ -1485,7 +1485,7 @@ export interface operations {
                         } | null;
                         /** @description Header line with % placeholders */
                         header?: string | null;
-                        /** @description Faxline extension: how pages become black and white. AUTO (default): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening */
+                        /** @description Faxline extension: how pages become black and white. AUTO (default, unless the account sets another): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening */
                         toneMode?: string | null;
                     } | null;
                     statusReportOptions?: {

@@ -77,7 +77,7 @@ export const FaxJobRequestSchema = Type.Object(
         toneMode: Nullable(
           Type.String({
             description:
-              "Faxline extension: how pages become black and white. AUTO (default): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening",
+              "Faxline extension: how pages become black and white. AUTO (default, unless the account sets another): text thresholded, pictures screened; TEXT: every page as text; PHOTO: every page screened; THRESHOLD: a plain threshold, no screening",
           }),
         ),
       }),

@@ -102,6 +102,9 @@ export function registerJobRoutes(app: FastifyInstance, deps: ConsoleDeps): void
     if (!found) throw new ApiError("report_not_found", `You have no job ${jobId} in region ${deps.config.node.region}`);
     const { job, documents, recipients, attempts, images } = found;
     const local = job.datacenter === deps.config.node.datacenter;
+    // A job that gives no tone mode renders with its customer's default (scheduler/render-setup.ts).
+    const toneMode =
+      job.tone_mode ?? (await db.selectFrom("customers").select("default_tone_mode").where("cust_nr", "=", job.cust_nr).executeTakeFirst())?.default_tone_mode ?? null;
     return {
       jobId: job.id,
       state: job.state,
@@ -116,7 +119,7 @@ export function registerJobRoutes(app: FastifyInstance, deps: ConsoleDeps): void
       options: {
         resolution: job.resolution,
         paperFormat: job.paper_format,
-        toneMode: toneModeOf(job.tone_mode),
+        toneMode: toneModeOf(toneMode),
         header: job.header,
         coverpageTemplate: job.coverpage_template,
         express: job.is_express === 1,

@@ -12,6 +12,7 @@
  *  - POST /console/api/settings/signing-secret  {action: rotate|retire|retire-all}
  *  - PUT  /console/api/settings/report-mail     {successAddress, failureAddress, attachedFaxImageMode, attachedFaxImageFormat} | null
  *  - PUT  /console/api/settings/header          {header}
+ *  - PUT  /console/api/settings/tone-mode       {toneMode}  (AUTO|TEXT|PHOTO|THRESHOLD, or null for none)
  *  - PUT  /console/api/settings/retention       {days}
  *  - PUT  /console/api/settings/cover-templates/{name}     {fileName, content}
  *  - DELETE /console/api/settings/cover-templates/{name}
@@ -30,7 +31,8 @@ import {
   setReportMail,
   type AccountReportMail,
 } from "../../accounts/notification-settings.ts";
-import { installCoverTemplate, setDefaultHeader } from "../../accounts/rendering-settings.ts";
+import { installCoverTemplate, setDefaultHeader, setDefaultToneMode } from "../../accounts/rendering-settings.ts";
+import { TONE_MODES } from "../../render/fax-image/tone-mode.ts";
 import { ApiError } from "../../errors/api-errors.ts";
 import { OPTIONAL_PUSH_EVENTS } from "../../notifications/events.ts";
 import { PUSH_FORMATS } from "../../notifications/push/push-formats.ts";
@@ -81,12 +83,13 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
       },
       reportMail: notification.reportMail,
       defaultHeader: customer.default_header,
+      defaultToneMode: customer.default_tone_mode,
       retentionDays: customer.retention_days,
       defaultRetentionDays: deps.config.retention.defaultDays,
       coverTemplates: covers.map((c) => ({ name: c.name, kind: c.content_type.includes("svg") ? "svg" : "html", updatedTs: new Date(Number(c.updated_at)).toISOString() })),
       ipAllowList: login?.ip_allow_list ? (JSON.parse(login.ip_allow_list) as string[]) : [],
       clientAddress: request.ip,
-      choices: { pushFormats: PUSH_FORMATS, pushEvents: OPTIONAL_PUSH_EVENTS, attachedFaxImageModes: ATTACHED_IMAGE_MODES, attachedFaxImageFormats: ATTACHED_IMAGE_FORMATS },
+      choices: { pushFormats: PUSH_FORMATS, pushEvents: OPTIONAL_PUSH_EVENTS, attachedFaxImageModes: ATTACHED_IMAGE_MODES, attachedFaxImageFormats: ATTACHED_IMAGE_FORMATS, toneModes: TONE_MODES },
     };
   });
 
@@ -148,6 +151,13 @@ export function registerSettingsRoutes(app: FastifyInstance, deps: ConsoleDeps):
     const session = await requireManager(deps, request);
     const header = optionalString(body(request), "header", 1000);
     await accountChange(() => setDefaultHeader(db, session.custNr, header === undefined || header === null || header.trim() === "" ? null : header));
+    return { ok: true };
+  });
+
+  app.put("/settings/tone-mode", async (request) => {
+    const session = await requireManager(deps, request);
+    const toneMode = optionalString(body(request), "toneMode", 32);
+    await accountChange(() => setDefaultToneMode(db, session.custNr, toneMode === undefined || toneMode === null || toneMode.trim() === "" ? null : toneMode.trim()));
     return { ok: true };
   });
 

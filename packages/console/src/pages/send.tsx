@@ -42,7 +42,8 @@ export function SendPage({ account }: { account: Account }) {
   const [numbers, setNumbers] = useState<NumberRow[]>([{ id: 1, value: "", check: null }]);
   const [resolution, setResolution] = useState("HIGH");
   const [paper, setPaper] = useState("A4");
-  const [toneMode, setToneMode] = useState("AUTO");
+  // "": the account's default tone mode (Settings), else AUTO.
+  const [toneMode, setToneMode] = useState("");
   const [header, setHeader] = useState("");
   const [cover, setCover] = useState("");
   const [covers, setCovers] = useState<string[]>([]);
@@ -91,7 +92,7 @@ export function SendPage({ account }: { account: Account }) {
     return {
       recipients: numbers.filter((n) => n.value.trim() !== "").map((n) => ({ number: n.value.trim() })),
       documents,
-      renderingOptions: { resolution, paperFormat: paper, toneMode, header: header.trim() || null, coverpageTemplate: cover || null },
+      renderingOptions: { resolution, paperFormat: paper, toneMode: toneMode || null, header: header.trim() || null, coverpageTemplate: cover || null },
       transportOptions: { isExpress: express },
       reference: reference.trim() ? { customerDefinedId: reference.trim() } : null,
       meta: validity ? { jobValid: { end: validity } } : null,
@@ -227,6 +228,7 @@ export function SendPage({ account }: { account: Account }) {
             <label>
               {t("send.toneMode")}
               <select name="toneMode" value={toneMode} onChange={(e) => setToneMode((e.target as HTMLSelectElement).value)}>
+                <option value="">{t("send.toneMode.default")}</option>
                 {TONE_MODES.map((mode) => (
                   <option value={mode}>{t(`send.toneMode.${mode}` as TextKey)}</option>
                 ))}

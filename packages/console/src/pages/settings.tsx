@@ -1,7 +1,7 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call, type Account } from "../api.ts";
 import { Notice, PageTitle, Section } from "../components.tsx";
-import { formatTime, t, useLanguage } from "../i18n.ts";
+import { formatTime, t, useLanguage, type TextKey } from "../i18n.ts";
 import { TopicsSection } from "./topics.tsx";
 
 interface Settings {
@@ -11,12 +11,13 @@ interface Settings {
   push: { url: string | null; format: string; events: string[]; oauth2TokenUrl: string | null; signingSecrets: number };
   reportMail: { successAddress: string | null; failureAddress: string | null; attachedFaxImageMode: string; attachedFaxImageFormat: string } | null;
   defaultHeader: string | null;
+  defaultToneMode: string | null;
   retentionDays: number | null;
   defaultRetentionDays: number;
   coverTemplates: { name: string; kind: string; updatedTs: string }[];
   ipAllowList: string[];
   clientAddress: string;
-  choices: { pushFormats: string[]; pushEvents: string[]; attachedFaxImageModes: string[]; attachedFaxImageFormats: string[] };
+  choices: { pushFormats: string[]; pushEvents: string[]; attachedFaxImageModes: string[]; attachedFaxImageFormats: string[]; toneModes: string[] };
 }
 
 type Status = { tone: "success" | "error"; text: string } | null;
@@ -73,6 +74,7 @@ export function SettingsPage({ account }: { account: Account }) {
   const [mode, setMode] = useState("NEVER");
   const [format, setFormat] = useState("PDF");
   const [header, setHeader] = useState("");
+  const [toneMode, setToneMode] = useState("");
   const [retention, setRetention] = useState("");
   const [allow, setAllow] = useState("");
   const [coverName, setCoverName] = useState("default");
@@ -93,6 +95,7 @@ export function SettingsPage({ account }: { account: Account }) {
       setMode(v.reportMail?.attachedFaxImageMode ?? "NEVER");
       setFormat(v.reportMail?.attachedFaxImageFormat ?? "PDF");
       setHeader(v.defaultHeader ?? "");
+      setToneMode(v.defaultToneMode ?? "");
       setRetention(v.retentionDays === null ? "" : String(v.retentionDays));
       setAllow(v.ipAllowList.join("\n"));
     } catch (err) {
@@ -219,6 +222,21 @@ export function SettingsPage({ account }: { account: Account }) {
             {t("send.header")}
             <input name="defaultHeader" value={header} maxLength={1000} onInput={input(setHeader)} />
           </label>
+        </SettingsForm>
+
+        <SettingsForm title={t("settings.toneMode")} id="settings-tone-mode" readOnly={!s.canManage} onSave={() => call("PUT", "/console/api/settings/tone-mode", { toneMode: toneMode || null }).then(load)}>
+          <label>
+            {t("send.toneMode")}
+            <select name="defaultToneMode" value={toneMode} onChange={input(setToneMode)}>
+              <option value="">{t("send.toneMode.AUTO")}</option>
+              {s.choices.toneModes
+                .filter((mode) => mode !== "AUTO")
+                .map((mode) => (
+                  <option value={mode}>{t(`send.toneMode.${mode}` as TextKey)}</option>
+                ))}
+            </select>
+          </label>
+          <p class="muted">{t("settings.toneModeHint")}</p>
         </SettingsForm>
 
         <section class="card" aria-labelledby="settings-cover">
