@@ -227,7 +227,7 @@ export function SettingsPage({ account }: { account: Account }) {
         <SettingsForm title={t("settings.toneMode")} id="settings-tone-mode" readOnly={!s.canManage} onSave={() => call("PUT", "/console/api/settings/tone-mode", { toneMode: toneMode || null }).then(load)}>
           <label>
             {t("send.toneMode")}
-            <select name="defaultToneMode" value={toneMode} onChange={input(setToneMode)}>
+            <select name="defaultToneMode" value={toneMode} onChange={input(setToneMode)} aria-describedby="tone-mode-hint">
               <option value="">{t("send.toneMode.AUTO")}</option>
               {s.choices.toneModes
                 .filter((mode) => mode !== "AUTO")
@@ -235,8 +235,8 @@ export function SettingsPage({ account }: { account: Account }) {
                   <option value={mode}>{t(`send.toneMode.${mode}` as TextKey)}</option>
                 ))}
             </select>
+            <span id="tone-mode-hint" class="muted small">{t("settings.toneModeHint")}</span>
           </label>
-          <p class="muted">{t("settings.toneModeHint")}</p>
         </SettingsForm>
 
         <section class="card" aria-labelledby="settings-cover">
