@@ -14,7 +14,7 @@ import { AccountError } from "./accounts.ts";
 import { requireCustomer } from "./notification-settings.ts";
 import { checkCoverTemplate } from "../render/cover/cover-template.ts";
 import { parseHeaderTemplate } from "../render/header/header-template.ts";
-import { TONE_MODES } from "../render/fax-image/tone-mode.ts";
+import { TONE_MODES, type ToneMode } from "../render/fax-image/tone-mode.ts";
 import { COVER_CONTENT_TYPES, coverKindOf, storedOverlay } from "../render/installed-templates.ts";
 
 /** Most bytes of an installed overlay document. */
@@ -30,13 +30,15 @@ export async function setDefaultHeader(db: Kysely<Database>, custNr: string, hea
   await db.updateTable("customers").set({ default_header: header }).where("cust_nr", "=", custNr).execute();
 }
 
-/** Sets (or with null removes) the tone mode used when a job gives no renderingOptions.toneMode. */
-export async function setDefaultToneMode(db: Kysely<Database>, custNr: string, toneMode: string | null): Promise<void> {
+/** Sets (or with null removes) the tone mode used when a job gives no renderingOptions.toneMode; any letter case, as the API takes it. */
+export async function setDefaultToneMode(db: Kysely<Database>, custNr: string, toneMode: string | null): Promise<ToneMode | null> {
   await requireCustomer(db, custNr);
-  if (toneMode !== null && !(TONE_MODES as readonly string[]).includes(toneMode)) {
+  const mode = toneMode === null ? null : toneMode.trim().toUpperCase();
+  if (mode !== null && !(TONE_MODES as readonly string[]).includes(mode)) {
     throw new AccountError(`The tone mode must be one of ${TONE_MODES.join(", ")}, got "${toneMode}"`);
   }
-  await db.updateTable("customers").set({ default_tone_mode: toneMode }).where("cust_nr", "=", custNr).execute();
+  await db.updateTable("customers").set({ default_tone_mode: mode }).where("cust_nr", "=", custNr).execute();
+  return mode as ToneMode | null;
 }
 
 async function upsertTemplate(

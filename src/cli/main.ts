@@ -20,7 +20,6 @@
  *   faxline accounts rotate-signing-secret --customer CUSTNR
  *   faxline accounts retire-signing-secret --customer CUSTNR [--all]
  *   faxline accounts set-header --customer CUSTNR --header TEXT|""
-  faxline accounts set-tone-mode --customer CUSTNR --tone-mode AUTO|TEXT|PHOTO|THRESHOLD|""
  *   faxline accounts set-tone-mode --customer CUSTNR --tone-mode AUTO|TEXT|PHOTO|THRESHOLD|""
  *   faxline templates install --customer CUSTNR --kind KIND --file FILE [--content-type TYPE]
  *   faxline templates install --customer CUSTNR --kind cover|overlay --name NAME --file FILE
@@ -358,8 +357,8 @@ export async function main(argv: string[]): Promise<number> {
             const custNr = requireOption(values, "customer");
             const mode = values["tone-mode"];
             if (mode === undefined) throw new UsageError('accounts set-tone-mode needs --tone-mode AUTO|TEXT|PHOTO|THRESHOLD (or --tone-mode "" to remove it)');
-            await setDefaultToneMode(db, custNr, mode.trim() === "" ? null : mode.trim().toUpperCase());
-            console.log(mode.trim() === "" ? `Customer ${custNr} has no default tone mode (jobs that give none: AUTO)` : `Default tone mode of customer ${custNr}: ${mode.trim().toUpperCase()}`);
+            const set = await setDefaultToneMode(db, custNr, mode.trim() === "" ? null : mode);
+            console.log(set === null ? `Customer ${custNr} has no default tone mode (jobs that give none: AUTO)` : `Default tone mode of customer ${custNr}: ${set}`);
             return 0;
           }
           case "retire-signing-secret": {

@@ -47,7 +47,7 @@ for (const dialect of DIALECTS) {
           return { toneMode: setup.input.toneMode, header: setup.input.header?.template ?? null };
         };
         assert.deepEqual(await toneModeOf(spec), { toneMode: "AUTO", header: null }, "no defaults: AUTO, no header");
-        await setDefaultToneMode(store.db, "55501", "PHOTO");
+        assert.equal(await setDefaultToneMode(store.db, "55501", " photo "), "PHOTO", "any letter case");
         await setDefaultHeader(store.db, "55501", "ACME %P/%T");
         assert.deepEqual(await toneModeOf(spec), { toneMode: "PHOTO", header: "ACME %P/%T" });
         assert.deepEqual(await toneModeOf({ ...spec, toneMode: "TEXT", header: "Own %P" }), { toneMode: "TEXT", header: "Own %P" }, "the job's own");
