@@ -30,15 +30,19 @@ export async function setDefaultHeader(db: Kysely<Database>, custNr: string, hea
   await db.updateTable("customers").set({ default_header: header }).where("cust_nr", "=", custNr).execute();
 }
 
-/** Sets (or with null removes) the tone mode used when a job gives no renderingOptions.toneMode; any letter case, as the API takes it. */
+/**
+ * Sets (or with null removes) the tone mode used when a job gives no renderingOptions.toneMode;
+ * any letter case, as the API takes it. AUTO is what no default means, and is kept as none.
+ */
 export async function setDefaultToneMode(db: Kysely<Database>, custNr: string, toneMode: string | null): Promise<ToneMode | null> {
   await requireCustomer(db, custNr);
   const mode = toneMode === null ? null : toneMode.trim().toUpperCase();
   if (mode !== null && !(TONE_MODES as readonly string[]).includes(mode)) {
     throw new AccountError(`The tone mode must be one of ${TONE_MODES.join(", ")}, got "${toneMode}"`);
   }
-  await db.updateTable("customers").set({ default_tone_mode: mode }).where("cust_nr", "=", custNr).execute();
-  return mode as ToneMode | null;
+  const stored = mode === "AUTO" ? null : (mode as ToneMode | null);
+  await db.updateTable("customers").set({ default_tone_mode: stored }).where("cust_nr", "=", custNr).execute();
+  return stored;
 }
 
 async function upsertTemplate(

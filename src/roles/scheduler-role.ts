@@ -26,6 +26,7 @@ import { failureReason, type FailureReasonCode } from "../errors/failure-reasons
 import type { DocumentInput } from "../render/pages/grey-page.ts";
 import { FaxImageWorker, faxImageFailureDetail, pageThreadsFor } from "../render/fax-image/fax-image-worker.ts";
 import type { FaxImageVariant } from "../render/render-fax-job.ts";
+import type { ToneMode } from "../render/fax-image/tone-mode.ts";
 import { renderSetup } from "../scheduler/render-setup.ts";
 import type { Database, JobRow } from "../store/database.ts";
 import { applyFailure, completeJobIfDone, failRecipientsFinal, lockJob } from "../scheduler/recipient-outcomes.ts";
@@ -70,7 +71,8 @@ export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: nu
 }
 
 type JobRenderResult =
-  | { status: "rendered"; images: FaxImageVariant[] }
+  /** `toneMode`: the one the pages were made with (the job's own, or its account's default). */
+  | { status: "rendered"; images: FaxImageVariant[]; toneMode: ToneMode }
   | { status: "failed"; reasonCode: FailureReasonCode; message: string }
   /** The node is stopping: the job keeps its lease and is rendered again after the restart. */
   | { status: "interrupted" };
@@ -117,7 +119,7 @@ async function renderJob(ctx: NodeContext, job: JobRow, faxImages: FaxImageWorke
   const outcome = await faxImages.render({ ...setup.input, documents: inputs });
   if (outcome.ok) {
     const { result } = outcome;
-    if (result.ok) return { status: "rendered", images: result.images };
+    if (result.ok) return { status: "rendered", images: result.images, toneMode: setup.input.toneMode ?? "AUTO" };
     return { status: "failed", reasonCode: result.reasonCode, message: result.message };
   }
   if (outcome.kind === "stopped") return { status: "interrupted" };
@@ -175,7 +177,8 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker, onClaimed:
       if (first === undefined) throw new Error(`rendering job ${job.id} gave no fax image`);
       await trx
         .updateTable("jobs")
-        .set({ state: "active", pages: first.pageSizes.length, page_sizes: JSON.stringify(first.pageSizes), locked_by: null, lease_until: null })
+        // The tone mode is kept as rendered: one left to the account's default is fixed from now on.
+        .set({ state: "active", pages: first.pageSizes.length, page_sizes: JSON.stringify(first.pageSizes), tone_mode: result.toneMode, locked_by: null, lease_until: null })
         .where("id", "=", job.id)
         .execute();
       // A job rendered again (after a crash or a lost lease) replaces its old images.

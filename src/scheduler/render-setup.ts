@@ -1,7 +1,8 @@
 /**
  * What a job's rendering needs besides its documents, gathered from the store: the header line
- * (the job's, else the account's default header), the cover page template, the overlay
- * document, the recipients with their properties, and the limits from config.
+ * (the job's, else the account's default header), the tone mode (the job's, else the account's
+ * default, else AUTO; the scheduler keeps the one used with the rendered job), the cover page
+ * template, the overlay document, the recipients with their properties, and the limits from config.
  *
  * Cover templates (`renderingOptions.coverpageTemplate`) are looked up among the customer's
  * installed templates of kind `cover` by name; as the contract says, a name that is not found

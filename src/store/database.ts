@@ -160,7 +160,7 @@ export interface JobsTable {
   coverpage_template: string | null;
   overlay_name: string | null;
   overlay_mode: string | null;
-  /** renderingOptions.toneMode (AUTO, TEXT, PHOTO, THRESHOLD); null: AUTO (jobs from before migration 0009). */
+  /** renderingOptions.toneMode (AUTO, TEXT, PHOTO, THRESHOLD) as given, and as rendered once the job is rendered; null until then when the job gave none: its customer's default_tone_mode, else AUTO. */
   tone_mode: string | null;
   customer_defined_id: string | null;
   billing_code: string | null;

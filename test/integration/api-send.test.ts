@@ -89,14 +89,15 @@ for (const dialect of DIALECTS) describe(`${dialect}: api: send a fax job`, () =
       assert.equal(report.pages, 1);
     });
 
-    it("keeps renderingOptions.toneMode (Faxline extension, any letter case; none when absent: the account's default then applies), and the jobs complete", async () => {
+    it("keeps renderingOptions.toneMode (Faxline extension, any letter case; when absent the account's default, here none: AUTO), and the jobs complete", async () => {
       const photo = await expect201(job({ renderingOptions: { toneMode: "photo" } }));
       const plain = await expect201(job());
-      const rows = await node.node.context.store.db.selectFrom("jobs").select(["id", "tone_mode"]).where("id", "in", [photo, plain]).execute();
-      assert.deepEqual(Object.fromEntries(rows.map((r) => [r.id, r.tone_mode])), { [photo]: "PHOTO", [plain]: null });
       const [photoReport, plainReport] = await Promise.all([waitForFinalReport(client, creds.custNr, photo), waitForFinalReport(client, creds.custNr, plain)]);
       assert.equal(photoReport.recipientStatus[0].status, "OK");
       assert.equal(plainReport.recipientStatus[0].status, "OK");
+      // Rendered, each job keeps the tone mode it was rendered with.
+      const rows = await node.node.context.store.db.selectFrom("jobs").select(["id", "tone_mode"]).where("id", "in", [photo, plain]).execute();
+      assert.deepEqual(Object.fromEntries(rows.map((r) => [r.id, r.tone_mode])), { [photo]: "PHOTO", [plain]: "AUTO" });
     });
 
     it("accepts documents: null together with a cover page template", async () => {

@@ -327,7 +327,7 @@ for (const dialect of DIALECTS) {
       assert.equal(basic.status, 404);
     });
 
-    it("changes settings that take effect through the API: default push, signing, e-mail report, header, retention, allow-list", async () => {
+    it("changes settings that take effect through the API: default push, signing, e-mail report, header, tone mode, retention, allow-list", async () => {
       const dave = { custNr: "70004", login: "dave", password: "dave-password" };
       await createTestLogin(node, { ...dave, isManager: true });
       // A login of the same customer that does not manage the account reads the settings, changes none.
@@ -376,9 +376,13 @@ for (const dialect of DIALECTS) {
       const ownMode = await daveClient.post(`/${dave.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC], renderingOptions: { toneMode: "TEXT" } });
       assert.equal((await b.request("GET", `/console/api/jobs/${noMode.body.jobId}`)).body.options.toneMode, "PHOTO", "the account's default");
       assert.equal((await b.request("GET", `/console/api/jobs/${ownMode.body.jobId}`)).body.options.toneMode, "TEXT", "the job's own");
-      assert.equal((await b.request("PUT", "/console/api/settings/tone-mode", { toneMode: null })).status, 200);
-      assert.equal((await b.request("GET", "/console/api/settings")).body.defaultToneMode, null);
-      assert.equal((await b.request("GET", `/console/api/jobs/${noMode.body.jobId}`)).body.options.toneMode, "AUTO", "no default: AUTO");
+      // Rendered, a job keeps the mode it was rendered with when the default changes afterwards.
+      await waitForFinalReport(daveClient, dave.custNr, noMode.body.jobId);
+      assert.equal((await b.request("PUT", "/console/api/settings/tone-mode", { toneMode: "auto" })).status, 200);
+      assert.equal((await b.request("GET", "/console/api/settings")).body.defaultToneMode, null, "AUTO is no default");
+      assert.equal((await b.request("GET", `/console/api/jobs/${noMode.body.jobId}`)).body.options.toneMode, "PHOTO", "as it was rendered");
+      const afterwards = await daveClient.post(`/${dave.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
+      assert.equal((await b.request("GET", `/console/api/jobs/${afterwards.body.jobId}`)).body.options.toneMode, "AUTO", "no default: AUTO");
       assert.equal((await b.request("PUT", "/console/api/settings/retention", { days: 0 })).status, 400);
       assert.equal((await b.request("PUT", "/console/api/settings/retention", { days: 9 })).status, 200);
       // A URL's credentials are kept but never shown, and saving the shown URL keeps them.

@@ -53,7 +53,7 @@ for (const dialect of DIALECTS) {
         assert.deepEqual(await toneModeOf({ ...spec, toneMode: "TEXT", header: "Own %P" }), { toneMode: "TEXT", header: "Own %P" }, "the job's own");
         await assert.rejects(setDefaultToneMode(store.db, "55501", "SEPIA"), /must be one of AUTO, TEXT, PHOTO, THRESHOLD/);
         await assert.rejects(setDefaultToneMode(store.db, "99999", "TEXT"), /No customer "99999"/);
-        await setDefaultToneMode(store.db, "55501", null);
+        assert.equal(await setDefaultToneMode(store.db, "55501", "AUTO"), null, "AUTO is kept as no default");
         assert.equal((await toneModeOf(spec)).toneMode, "AUTO", "removed: AUTO again");
       } finally {
         await store.close();

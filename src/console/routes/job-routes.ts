@@ -102,7 +102,8 @@ export function registerJobRoutes(app: FastifyInstance, deps: ConsoleDeps): void
     if (!found) throw new ApiError("report_not_found", `You have no job ${jobId} in region ${deps.config.node.region}`);
     const { job, documents, recipients, attempts, images } = found;
     const local = job.datacenter === deps.config.node.datacenter;
-    // A job that gives no tone mode renders with its customer's default (scheduler/render-setup.ts).
+    // A rendered job keeps the tone mode it was rendered with; one that gave none and is not
+    // rendered yet will take its customer's default (scheduler/render-setup.ts).
     const toneMode =
       job.tone_mode ?? (await db.selectFrom("customers").select("default_tone_mode").where("cust_nr", "=", job.cust_nr).executeTakeFirst())?.default_tone_mode ?? null;
     return {

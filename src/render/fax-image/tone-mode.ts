@@ -12,7 +12,7 @@
 export const TONE_MODES = ["AUTO", "TEXT", "PHOTO", "THRESHOLD"] as const;
 export type ToneMode = (typeof TONE_MODES)[number];
 
-/** A stored tone mode; null (jobs from before it was kept) and anything unknown are AUTO. */
+/** A stored tone mode; null (none set) and anything unknown are AUTO. */
 export function toneModeOf(stored: string | null): ToneMode {
   return (TONE_MODES as readonly string[]).includes(stored ?? "") ? (stored as ToneMode) : "AUTO";
 }

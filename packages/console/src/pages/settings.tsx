@@ -95,7 +95,7 @@ export function SettingsPage({ account }: { account: Account }) {
       setMode(v.reportMail?.attachedFaxImageMode ?? "NEVER");
       setFormat(v.reportMail?.attachedFaxImageFormat ?? "PDF");
       setHeader(v.defaultHeader ?? "");
-      setToneMode(v.defaultToneMode ?? "");
+      setToneMode(v.defaultToneMode === null || v.defaultToneMode === "AUTO" ? "" : v.defaultToneMode);
       setRetention(v.retentionDays === null ? "" : String(v.retentionDays));
       setAllow(v.ipAllowList.join("\n"));
     } catch (err) {
