@@ -38,6 +38,13 @@ export interface RunAudioSessionOptions {
   onEvent?: (event: EngineEvent) => void;
   /** Monotonic wall clock, milliseconds. (Default: performance.now) */
   now?: () => number;
+  /**
+   * When the engine clock starts, on `now`'s clock: its first tick runs one tick (20 ms of engine
+   * time) later. A start a little ahead gives the session the tick phase a TickSlots handed out
+   * (tick-slots.ts), so that sessions on one loop do not all tick in the same millisecond.
+   * (Default: now())
+   */
+  startAt?: number;
 }
 
 export interface AudioSessionResult extends T38SessionResult {
@@ -65,7 +72,7 @@ export function runAudioSession(session: AudioSession, transport: AudioFrameTran
   const signal = options.signal;
 
   return new Promise<AudioSessionResult>((resolve, reject) => {
-    const startedAt = now();
+    const startedAt = options.startAt ?? now();
     const events: EngineEvent[] = [];
     let phaseE: PhaseEEvent | null = null;
     let samples = 0;

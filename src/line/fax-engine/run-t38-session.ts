@@ -54,6 +54,13 @@ export interface RunT38SessionOptions {
   /** Monotonic wall clock, milliseconds. (Default: performance.now) */
   now?: () => number;
   /**
+   * When the engine clock starts, on `now`'s clock: its first tick runs one tick (20 ms of engine
+   * time) later. A start a little ahead gives the session the tick phase a TickSlots handed out
+   * (tick-slots.ts), so that sessions on one loop do not all tick in the same millisecond.
+   * (Default: now())
+   */
+  startAt?: number;
+  /**
    * Decides when the next tick runs instead of the wall clock: called after every tick with the
    * engine time so far (samples); the next tick runs when it resolves, a rejection ends the run
    * with that error. IFPs that arrive meanwhile go to the engine as usual.
@@ -89,7 +96,7 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
   const signal = options.signal;
 
   return new Promise<T38SessionResult>((resolve, reject) => {
-    const startedAt = now();
+    const startedAt = options.startAt ?? now();
     const events: EngineEvent[] = [];
     let phaseE: PhaseEEvent | null = null;
     let samples = 0;

@@ -20,6 +20,7 @@ import { closeQuietly } from "../media/bind-udp.ts";
 import type { AudioSession, AudioSessionOptions, Engine, EngineEvent, PhaseEEvent, T38Session, T38SessionOptions, TransferStatistics } from "../fax-engine/engine.ts";
 import { runAudioSession } from "../fax-engine/run-audio-session.ts";
 import { runT38Session } from "../fax-engine/run-t38-session.ts";
+import { TickSlots } from "../fax-engine/tick-slots.ts";
 import type { AudioCodec } from "../sip/sdp.ts";
 import { RtcpSession, type RtcpStats } from "../media/rtcp.ts";
 import { RtpSocket, type RtpPlayoutStats, type RtpSocketStats } from "../media/rtp.ts";
@@ -115,9 +116,13 @@ class Stopped extends Error {
   }
 }
 
-/** Runs sessions on this thread's event loop with the engine given. */
+/**
+ * Runs sessions on this thread's event loop with the engine given. Real-time sessions take their
+ * tick phase from one TickSlots per runner, so that calls started together do not tick together.
+ */
 export class InlineMediaRunner implements FaxMediaRunner {
   readonly #engine: Engine;
+  readonly #tickSlots = new TickSlots();
 
   constructor(engine: Engine) {
     this.#engine = engine;
@@ -140,7 +145,15 @@ export class InlineMediaRunner implements FaxMediaRunner {
     const result = (async (): Promise<FaxMediaResult> => {
       let session: T38Session | AudioSession | null = null;
       const withStatistics = (event: EngineEvent): void => onEvent(event, event.type === "phaseB" || event.type === "phaseD" ? (session?.statistics() ?? null) : null);
-      const options = { speed: clock.speed, maxSeconds: clock.maxSeconds, signal: stop.signal, onEvent: withStatistics };
+      let releaseTickSlot = (): void => {};
+      /** The run's options, made as it starts: a real-time session's engine clock starts in the tick phase it is given (a virtual clock, in tests, at once, as its peer expects). */
+      const optionsNow = () => {
+        const options = { speed: clock.speed, maxSeconds: clock.maxSeconds, signal: stop.signal, onEvent: withStatistics };
+        if (clock.speed !== 1) return options;
+        const slot = this.#tickSlots.take(performance.now());
+        releaseTickSlot = slot.release;
+        return { ...options, startAt: slot.startAt };
+      };
       const started = performance.now();
       let ran: { phaseE: PhaseEEvent | null; engineSeconds: number; playout?: RtpPlayoutStats } | null = null;
       try {
@@ -149,7 +162,7 @@ export class InlineMediaRunner implements FaxMediaRunner {
           if (moved.to?.kind === "t38") udptl.setRemote(moved.to.remote);
           session = this.#engine.openT38Session(spec.session);
           if (stop.signal.aborted) throw new Stopped();
-          ran = await runT38Session(session, udptl, options);
+          ran = await runT38Session(session, udptl, optionsNow());
         } else {
           rtp = await RtpSocket.open({ socket: take(sockets, "audio"), remote: spec.remote, codec: spec.codec, payloadType: spec.payloadType });
           const source = rtp;
@@ -157,7 +170,7 @@ export class InlineMediaRunner implements FaxMediaRunner {
           if (moved.to?.kind === "audio") follow("audio", moved.to.remote);
           session = this.#engine.openAudioSession(spec.session);
           if (stop.signal.aborted) throw new Stopped();
-          ran = await runAudioSession(session, rtp, options);
+          ran = await runAudioSession(session, rtp, optionsNow());
         }
       } catch (error) {
         if (!(stop.signal.aborted && (error === stop.signal.reason || error instanceof Stopped))) {
@@ -165,6 +178,7 @@ export class InlineMediaRunner implements FaxMediaRunner {
           throw error;
         }
       } finally {
+        releaseTickSlot();
         for (const socket of Object.values(sockets)) closeQuietly(socket);
         await udptl?.close();
         await rtcp?.close().catch(() => undefined);
