@@ -50,7 +50,7 @@
  *
  * Options: --t38-calls 1,50,100,200,300,400  --g711-calls 1,10  --ecm on|off (on)
  *          --direction send|receive (send)  --processes K (1)  --media process|inline (process)
- *          --nice N (0)  --api-load
+ *          --nice N (-10, the node's default lines.mediaNice)  --api-load
  *          --offload on|off (on): T.38 sessions hand received IFPs to the engine off the event loop
  *          (receiveIfpAsync, as the node does since 2026-11-26); off: on the loop, as before
  *          --page-file uncompressed|g4 (uncompressed): the page file the engine reads, as the SIP
@@ -58,6 +58,12 @@
  *          --spread S: the calls start evenly over the first S seconds (1). With 1 they all reach
  *          phase C within a second, the worst case; with 20 or more they overlap as calls that
  *          come and go do.
+ *          --tick-slots on|off (on): each media process spreads its sessions' 20 ms ticks over
+ *          the period (TickSlots, as the node does since 2026-11-27); off: a session ticks in the
+ *          phase it starts in, as before (with --spread 20 and 200 or 500 calls, starts 100 or
+ *          40 ms apart, every call then ticks in the same millisecond)
+ * Environment: BENCH_MEDIA_ARGV, Node options for the media processes, space-separated (for
+ * example "--cpu-prof --cpu-prof-dir=prof" or "--trace-gc").
  */
 import { fork, spawn } from "node:child_process";
 import { readFileSync, mkdtempSync, renameSync, rmSync, writeFileSync } from "node:fs";
@@ -87,13 +93,16 @@ const { values: args } = parseArgs({
     media: { type: "string", default: "process" },
     processes: { type: "string", default: "1" },
     "api-load": { type: "boolean", default: false },
-    nice: { type: "string", default: "0" },
+    nice: { type: "string", default: "-10" },
     offload: { type: "string", default: "on" },
+    "tick-slots": { type: "string", default: "on" },
     "page-file": { type: "string", default: "uncompressed" },
   },
 });
 if (args.offload !== "on" && args.offload !== "off") throw new Error(`--offload must be on or off, not ${args.offload}`);
 const offloadReceive = args.offload === "on";
+if (args["tick-slots"] !== "on" && args["tick-slots"] !== "off") throw new Error(`--tick-slots must be on or off, not ${args["tick-slots"]}`);
+const tickSlots = args["tick-slots"] === "on";
 const receiving = args.direction === "receive";
 if (!receiving && args.direction !== "send") throw new Error(`--direction must be send or receive, not ${args.direction}`);
 const list = (text: string): number[] => text.split(",").filter((x) => x.trim() !== "").map((x) => {
@@ -146,7 +155,7 @@ interface StepResult {
 
 /** Runs a job in a new media process (this script with --worker), on this process's CPUs. */
 function runSessionsInProcess(job: SessionsJob): Promise<SessionsResult> {
-  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx"], serialization: "advanced" });
+  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx", ...(process.env.BENCH_MEDIA_ARGV ? process.env.BENCH_MEDIA_ARGV.split(" ") : [])], serialization: "advanced" });
   if (mediaNice !== 0) {
     try {
       setPriority(child.pid!, mediaNice);
@@ -173,7 +182,7 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
   const shares = inlineMedia ? 1 : mediaProcesses;
   const jobs: SessionsJob[] = Array.from({ length: shares }, (_, k) => {
     const indices = Array.from({ length: calls }, (_, i) => i).filter((i) => i % shares === k);
-    return { kind, calls, indices, ports: indices.map((i) => receivers[i]!.port), tiffPath, rxDir, spreadS, ecm, receiving, offloadReceive };
+    return { kind, calls, indices, ports: indices.map((i) => receivers[i]!.port), tiffPath, rxDir, spreadS, ecm, receiving, offloadReceive, tickSlots };
   }).filter((j) => j.indices.length > 0);
   const parts = await Promise.all(jobs.map((job) => (inlineMedia ? runSessions(job, engine) : runSessionsInProcess(job))));
   const wallS = (performance.now() - started) / 1000;
@@ -311,6 +320,7 @@ async function main(): Promise<void> {
     console.log(`Faxline CPUs ${ownCpus()}; peers on ${receiverCpus ?? "the same CPUs (one core only: figures are pessimistic)"}`);
     console.log(`media        ${inlineMedia ? "inline: the sessions run on this process's event loop" + (apiLoad ? ", beside the node's API" : "") : `${mediaProcesses} media process${mediaProcesses === 1 ? "" : "es"} (forked, on the same CPUs), the calls dealt out in turn`}`);
     console.log(`page file    ${args["page-file"] === "uncompressed" ? "uncompressed, as the SIP line hands it to the engine" : "G4 (the rendered file as it is)"}`);
+    console.log(`tick phases  ${tickSlots ? "spread over the 20 ms period (TickSlots), as the node does" : "as each session starts (before TickSlots)"}`);
     console.log(`received IFP ${offloadReceive ? "handed to the engine off the event loop (libuv's pool), T.38" : "handed to the engine on the event loop"}`);
     if (apiLoad) console.log(`API load     a node with the api role in this process (SQLite); a client on ${receiverCpus ?? "the same CPUs"} keeps 16 requests in flight: POST /fax and GET /fax/reports in turn`);
     console.log(`page         A4 HIGH text, ${image.pageSizes.length} page, ${image.pageSizes[0]} bytes G4; ECM ${ecm ? "on" : "off"}; sustained = every fax OK and p99 pacing error < ${PACING_LIMIT_MS} ms (ticks of ${TICK_MS} ms)`);

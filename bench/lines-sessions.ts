@@ -10,6 +10,7 @@ import { join } from "node:path";
 import type { AudioSession, T38Session } from "../src/line/fax-engine/engine.ts";
 import { runAudioSession } from "../src/line/fax-engine/run-audio-session.ts";
 import { runT38Session, type T38SessionResult } from "../src/line/fax-engine/run-t38-session.ts";
+import { TickSlots } from "../src/line/fax-engine/tick-slots.ts";
 import type { SpandspEngine } from "../src/line/fax-engine/spandsp-engine.ts";
 import { RtpSocket } from "../src/line/media/rtp.ts";
 import { UdptlSocket } from "../src/line/media/udptl-socket.ts";
@@ -24,22 +25,35 @@ export function percentile(sorted: Float64Array, p: number): number {
 
 /** Collects how late each 20 ms tick of a session ran, and when in the step the worst one came. */
 export class PacingRecorder {
+  static readonly CHUNK = 65536;
   readonly #stepStart = performance.now();
-  #values: number[] = [];
+  /**
+   * The lateness of every tick, in fixed chunks: a growing array of a million numbers would be
+   * copied whole each time it grows (tens of megabytes, in old space), and those copies and the
+   * full collections they bring would stall the very loop being measured.
+   */
+  readonly #chunks: Float64Array[] = [new Float64Array(PacingRecorder.CHUNK)];
+  #used = 0;
   #worst = { late: -Infinity, atS: 0 };
   /** Records a tick that ended at engine sample `sampleEnd` of a session started at wall time `startedAt`. */
   tick(startedAt: number, sampleEnd: number): void {
     const now = performance.now();
     const late = now - (startedAt + sampleEnd / 8);
-    this.#values.push(late);
+    if (this.#used === PacingRecorder.CHUNK) {
+      this.#chunks.push(new Float64Array(PacingRecorder.CHUNK));
+      this.#used = 0;
+    }
+    this.#chunks[this.#chunks.length - 1]![this.#used++] = late;
     if (late > this.#worst.late) this.#worst = { late, atS: (now - this.#stepStart) / 1000 };
   }
   /** The raw lateness of every tick, and the worst one's time (to merge the media processes' figures). */
   export(): { values: Float64Array; worstAtS: number } {
-    return { values: Float64Array.from(this.#values), worstAtS: this.#worst.atS };
+    const values = new Float64Array((this.#chunks.length - 1) * PacingRecorder.CHUNK + this.#used);
+    this.#chunks.forEach((chunk, k) => values.set(k === this.#chunks.length - 1 ? chunk.subarray(0, this.#used) : chunk, k * PacingRecorder.CHUNK));
+    return { values, worstAtS: this.#worst.atS };
   }
   summary(): { ticks: number; p50: number; p99: number; max: number; maxAtS: number; overLimit: number } {
-    return summarizePacing([{ values: Float64Array.from(this.#values), worstAtS: this.#worst.atS }]);
+    return summarizePacing([this.export()]);
   }
 }
 
@@ -96,12 +110,12 @@ export class EngineCallTimer {
   }
 }
 
-/** A T.38 session whose ticks are timed: `startedAt` is set just before the runner starts. */
-export function timedT38(session: T38Session, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: T38Session; start(): void } {
+/** A T.38 session whose ticks are timed: `start(at)` is given the time its runner's engine clock starts. */
+export function timedT38(session: T38Session, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: T38Session; start(at: number): void } {
   let startedAt = 0;
   let samples = 0;
   return {
-    start: () => (startedAt = performance.now()),
+    start: (at) => (startedAt = at),
     session: {
       advance(n) {
         samples += n;
@@ -117,11 +131,11 @@ export function timedT38(session: T38Session, pacing: PacingRecorder, engineCall
   };
 }
 
-export function timedAudio(session: AudioSession, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: AudioSession; start(): void } {
+export function timedAudio(session: AudioSession, pacing: PacingRecorder, engineCalls: EngineCallTimer): { session: AudioSession; start(at: number): void } {
   let startedAt = 0;
   let samples = 0;
   return {
-    start: () => (startedAt = performance.now()),
+    start: (at) => (startedAt = at),
     session: {
       process(rx) {
         samples += typeof rx === "number" ? rx : rx.length;
@@ -149,6 +163,8 @@ export interface SessionsJob {
   receiving: boolean;
   /** T.38: received IFPs handled off the event loop (runT38Session's offloadReceive). */
   offloadReceive: boolean;
+  /** The sessions take their tick phases from one TickSlots, as a media process's do (else each ticks in the phase it starts in). */
+  tickSlots: boolean;
 }
 
 export interface SessionsResult {
@@ -165,6 +181,7 @@ export interface SessionsResult {
 /** Runs a share of a step's sessions on this process's event loop, as one media process does. */
 export async function runSessions(job: SessionsJob, engine: SpandspEngine): Promise<SessionsResult> {
   const { kind, calls, tiffPath, rxDir, spreadS, ecm, receiving, offloadReceive } = job;
+  const slots = job.tickSlots ? new TickSlots() : null;
   const pacing = new PacingRecorder();
   const gc = new GcRecorder();
   const engineCalls = new EngineCallTimer();
@@ -182,24 +199,36 @@ export async function runSessions(job: SessionsJob, engine: SpandspEngine): Prom
     const localIdent = receiving ? `RX-${i}` : `TX-${i}`;
     const sessionFile = receiving ? join(rxDir, `rx-${i}.tif`) : tiffPath;
     let close = (): void => {};
+    let releaseSlot = (): void => {};
+    /** When the session's engine clock starts: in the phase the slots hand out, as InlineMediaRunner does, or now. */
+    const clockStart = (): number => {
+      const now = performance.now();
+      if (slots === null) return now;
+      const slot = slots.take(now);
+      releaseSlot = slot.release;
+      return slot.startAt;
+    };
     try {
       let result: T38SessionResult;
       if (socket instanceof UdptlSocket) {
         const options = receiving ? { mode: "receive" as const, calling: false, tiffPath: sessionFile, localIdent, ecm } : { tiffPath, localIdent, ecm };
         const timed = timedT38(engine.openT38Session(options), pacing, engineCalls);
         close = () => timed.session.close();
-        timed.start();
-        result = await runT38Session(timed.session, socket, { maxSeconds: 150, offloadReceive });
+        const startAt = clockStart();
+        timed.start(startAt);
+        result = await runT38Session(timed.session, socket, { maxSeconds: 150, offloadReceive, startAt });
       } else {
         const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent, ecm }), pacing, engineCalls);
         close = () => timed.session.close();
-        timed.start();
-        result = await runAudioSession(timed.session, socket, { maxSeconds: 150 });
+        const startAt = clockStart();
+        timed.start(startAt);
+        result = await runAudioSession(timed.session, socket, { maxSeconds: 150, startAt });
       }
       const ok = result.phaseE?.name === "T30_ERR_OK" && (!receiving || result.statistics.pagesRx === 1);
       if (!ok) failures.push(`call ${i}: ${result.phaseE?.name ?? "no phase E"}${receiving ? `, ${result.statistics.pagesRx} pages received` : ""}`);
       return ok;
     } finally {
+      releaseSlot();
       close();
       await socket.close();
     }
