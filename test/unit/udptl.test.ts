@@ -106,6 +106,25 @@ describe("UDPTL sender", () => {
     assert.equal(sender.stats.oversize, 1);
   });
 
+  it("frames the bytes encodeUdptlPacket makes, secondaries trimmed alike (random IFPs of 0 to 300 bytes)", () => {
+    let state = 7;
+    const random = (n: number): number => ((state = (state * 1103515245 + 12345) >>> 0) % n);
+    for (const redundancy of [0, 1, 3, 5]) {
+      const maxDatagram = 120 + random(400);
+      const sender = new UdptlSender({ redundancy, maxDatagram, firstSeq: 65530 });
+      const sent: Uint8Array[] = [];
+      for (let n = 0; n < 60; n++) {
+        const primary = Uint8Array.from({ length: random(n % 7 === 0 ? 300 : 60) }, () => random(256));
+        const { seq, datagram } = sender.frame(primary);
+        // The reference: as many of the newest earlier IFPs as fit, through the general encoder.
+        let secondaries = sent.slice(-redundancy || sent.length).reverse().slice(0, redundancy);
+        while (secondaries.length > 0 && udptlPacketSize(primary.length, secondaries.map((x) => x.length)) > maxDatagram) secondaries = secondaries.slice(0, -1);
+        assert.deepEqual([...datagram], [...encodeUdptlPacket({ seq, primary, errorRecovery: { kind: "redundancy", secondaries } })], `redundancy ${redundancy}, IFP ${n}`);
+        sent.push(primary);
+      }
+    }
+  });
+
   it("wraps the sequence number from 65535 to 0", () => {
     const sender = new UdptlSender({ redundancy: 1, firstSeq: 65534 });
     assert.deepEqual([1, 2, 3].map((n) => sender.frame(ifp(n)).seq), [65534, 65535, 0]);

@@ -179,8 +179,12 @@ function toEncoding(encoding: string): TransferStatistics["encoding"] {
 type AddonT38Step = ReturnType<SpandspAddon["t38Advance"]>;
 
 function toT38Step(step: AddonT38Step): T38Step {
-  return { packets: step.packets, events: step.events.map(toEvent), finished: step.finished, samples: step.samples };
+  // Most ticks carry no event: no new array for them.
+  return { packets: step.packets, events: step.events.length === 0 ? NO_EVENTS : step.events.map(toEvent), finished: step.finished, samples: step.samples };
 }
+
+/** Shared by every step without events; frozen, so a consumer that tried to add to it would throw. */
+const NO_EVENTS = Object.freeze([]) as unknown as EngineEvent[];
 
 function toStatistics(s: AddonStatistics): TransferStatistics {
   return {

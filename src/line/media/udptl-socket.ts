@@ -119,6 +119,11 @@ export class UdptlSocket {
     this.#handler = handler;
   }
 
+  /** One callback for every send (not a closure per datagram: this runs every 20 ms for every call). */
+  readonly #afterSend = (error: Error | null): void => {
+    if (error) this.#socketErrors += 1;
+  };
+
   /** Frames one IFP under the next sequence number and sends the datagram `count` times. */
   sendIfp(ifp: Uint8Array, count: number): void {
     if (this.#closed) return;
@@ -131,9 +136,7 @@ export class UdptlSocket {
       }
       if (remote === null) continue;
       this.#datagramsSent += 1;
-      this.#socket.send(datagram, remote.port, remote.address, (error) => {
-        if (error) this.#socketErrors += 1;
-      });
+      this.#socket.send(datagram, remote.port, remote.address, this.#afterSend);
     }
   }
 

@@ -94,6 +94,39 @@ export function udptlPacketSize(primaryLength: number, secondaryLengths: readonl
   return size;
 }
 
+/** Bytes of a redundancy-mode packet with this primary and the first `count` of `secondaries` (newest first). */
+function redundancyPacketSize(primaryLength: number, secondaries: readonly Uint8Array[], count: number): number {
+  let size = 2 + lengthBytes(primaryLength) + primaryLength + 1 + lengthBytes(count);
+  for (let k = 0; k < count; k++) size += lengthBytes(secondaries[k]!.length) + secondaries[k]!.length;
+  return size;
+}
+
+/**
+ * What `encodeUdptlPacket` makes of a redundancy-mode packet with the first `count` of
+ * `secondaries`, byte for byte, for the sending path (one datagram per 20 ms tick of every call):
+ * no intermediate arrays, and the datagram cut from Node's shared buffer pool instead of a memory
+ * block of its own (which the garbage collector would track and free one by one).
+ */
+function encodeRedundancyDatagram(seq: number, primary: Uint8Array, secondaries: readonly Uint8Array[], count: number, size: number): Uint8Array {
+  const out = Buffer.allocUnsafe(size);
+  out[0] = seq >> 8;
+  out[1] = seq & 0xff;
+  let at = writeLength(out, 2, primary.length);
+  out.set(primary, at);
+  at += primary.length;
+  out[at++] = 0x00;
+  at = writeLength(out, at, count);
+  for (let k = 0; k < count; k++) {
+    const item = secondaries[k]!;
+    at = writeLength(out, at, item.length);
+    out.set(item, at);
+    at += item.length;
+  }
+  // Every byte of the pooled (not zeroed) buffer must have been written.
+  if (at !== size) throw new Error(`UDPTL datagram: ${at} bytes written for a size of ${size}`);
+  return out;
+}
+
 export function encodeUdptlPacket(packet: UdptlPacket): Uint8Array {
   const { seq, primary, errorRecovery } = packet;
   if (!Number.isInteger(seq) || seq < 0 || seq >= UDPTL_SEQ_MODULO) throw new RangeError(`UDPTL sequence number ${seq} is outside 0..65535`);
@@ -224,12 +257,15 @@ export class UdptlSender {
   /** Frames one IFP under the next sequence number; send the datagram as many times as the engine asked. */
   frame(ifp: Uint8Array): { seq: number; datagram: Uint8Array } {
     const seq = this.#nextSeq;
-    let secondaries = this.#history.slice(0, this.redundancy);
-    while (secondaries.length > 0 && udptlPacketSize(ifp.length, secondaries.map((s) => s.length)) > this.maxDatagram) {
-      secondaries = secondaries.slice(0, -1);
+    const history = this.#history;
+    let count = Math.min(history.length, this.redundancy);
+    let size = redundancyPacketSize(ifp.length, history, count);
+    while (count > 0 && size > this.maxDatagram) {
+      count -= 1;
+      size = redundancyPacketSize(ifp.length, history, count);
       this.stats.trimmedSecondaries += 1;
     }
-    const datagram = encodeUdptlPacket({ seq, primary: ifp, errorRecovery: { kind: "redundancy", secondaries } });
+    const datagram = encodeRedundancyDatagram(seq, ifp, history, count, size);
     if (datagram.length > this.maxDatagram) this.stats.oversize += 1;
     this.stats.framed += 1;
     this.#history.unshift(ifp.slice());
