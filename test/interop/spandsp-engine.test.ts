@@ -188,6 +188,51 @@ describe("SpanDSP engine addon", () => {
     });
   }
 
+  it("T.38 ticks through t38AdvanceInto send the very IFPs t38Advance sends: a 2-page ECM fax in lockstep, pixel-identical", async () => {
+    const letter = letters.get("HIGH")!;
+    /** Sender and receiver in one loop, 20 ms for 20 ms, each IFP handed over once; the sender's IFPs as hex. */
+    const run = (engineToUse: SpandspEngine, rxPath: string): { sent: string[]; sender: string | undefined; receiver: string | undefined; pages: number } => {
+      const sender = engineToUse.openT38Session({ tiffPath: letter.path, localIdent: "+49 89 1234567", ecm: true });
+      const receiver = engineToUse.openT38Session({ mode: "receive", calling: false, tiffPath: rxPath, localIdent: "T38-RX", ecm: true });
+      const sent: string[] = [];
+      let txSeq = 0;
+      let rxSeq = 0;
+      let senderEnd: string | undefined;
+      let receiverEnd: string | undefined;
+      try {
+        for (let tick = 0; tick < 15_000 && (senderEnd === undefined || receiverEnd === undefined); tick++) {
+          const fromSender = sender.advance(160);
+          for (const e of fromSender.events) if (e.type === "phaseE") senderEnd = e.name;
+          for (const p of fromSender.packets) {
+            sent.push(`${p.count}:${Buffer.from(p.ifp).toString("hex")}`);
+            for (const e of receiver.receiveIfp(p.ifp, txSeq++ & 0xffff).events) if (e.type === "phaseE") receiverEnd = e.name;
+          }
+          const fromReceiver = receiver.advance(160);
+          for (const e of fromReceiver.events) if (e.type === "phaseE") receiverEnd = e.name;
+          for (const p of fromReceiver.packets) {
+            for (const e of sender.receiveIfp(p.ifp, rxSeq++ & 0xffff).events) if (e.type === "phaseE") senderEnd = e.name;
+          }
+        }
+        return { sent, sender: senderEnd, receiver: receiverEnd, pages: sender.statistics().pagesTx };
+      } finally {
+        sender.close();
+        receiver.close();
+      }
+    };
+    const packedPath = path.join(workDir, "t38-packed.tif");
+    const objectsPath = path.join(workDir, "t38-objects.tif");
+    const packed = run(engine, packedPath);
+    const objects = run(SpandspEngine.load({ packedTicks: false }), objectsPath);
+    assert.equal(packed.sender, "T30_ERR_OK");
+    assert.equal(packed.receiver, "T30_ERR_OK");
+    assert.equal(packed.pages, 2);
+    assert.equal(objects.sender, "T30_ERR_OK");
+    assert.ok(packed.sent.length > 1000, `${packed.sent.length} IFPs`);
+    assert.deepEqual(packed.sent, objects.sent, "the same IFPs, in the same order");
+    const pages = await comparePages(letter.bytes, readFileSync(packedPath), 2);
+    assert.ok(identical(pages), JSON.stringify(pages));
+  });
+
   for (const maxBitRate of [9_600, 4_800] as const) {
     it(`caps the modem at ${maxBitRate} bit/s when asked (the ladder's lower rungs), pages still identical`, async () => {
       const letter = letters.get("LOW")!;

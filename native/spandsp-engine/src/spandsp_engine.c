@@ -21,6 +21,9 @@
  * Exports (all synchronous; `h` is the handle returned by a create function):
  *   t38Create(options) -> h           audioCreate(options) -> h
  *   t38Advance(h, samples) -> { packets: [{ ifp: Buffer, count }], events, finished, samples }
+ *   t38AdvanceInto(h, samples, out: Uint8Array) -> packets written to `out`, or -1: t38Advance
+ *     for the common tick (no event), without building objects; -1 leaves the step for
+ *     t38Advance(h, 0). The layout is at t38_advance_into below.
  *   t38ReceiveIfp(h, ifp, seq) -> same shape
  *   t38ReceiveIfpAsync(h, ifp, seq) -> Promise of the same shape: the IFP is handled on a thread of
  *     libuv's pool, so that a long step (the sender reads and encodes its page when the receiver's
@@ -702,19 +705,18 @@ static napi_value t38_step_result(napi_env env, session_t *s)
     return obj;
 }
 
-static napi_value t38_advance(napi_env env, napi_callback_info info)
+/* Reads (handle, samples) and runs the T.38 terminal's clock that far, in steps of at most
+   SAMPLES_PER_STEP. Returns the session, or NULL with a JS exception pending. */
+static session_t *advance_t38_args(napi_env env, napi_value argv[2])
 {
-    size_t argc = 2;
-    napi_value argv[2];
-    NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-    if (argc < 2)
-        return throw_type_error(env, "t38Advance(handle, samples)");
     session_t *s = get_session(env, argv[0], KIND_T38);
     if (s == NULL)
         return NULL;
     int64_t samples;
-    if (napi_get_value_int64(env, argv[1], &samples) != napi_ok || samples < 0 || samples > 8000 * 3600)
-        return throw_type_error(env, "samples must be a whole number from 0 to 28 800 000 (one hour)");
+    if (napi_get_value_int64(env, argv[1], &samples) != napi_ok || samples < 0 || samples > 8000 * 3600) {
+        throw_type_error(env, "samples must be a whole number from 0 to 28 800 000 (one hour)");
+        return NULL;
+    }
     while (samples > 0) {
         int step = samples > SAMPLES_PER_STEP ? SAMPLES_PER_STEP : (int) samples;
         s->samples += step;
@@ -722,7 +724,79 @@ static napi_value t38_advance(napi_env env, napi_callback_info info)
         if (t38_terminal_send_timeout(s->t38, step))
             s->spandsp_done = 1;
     }
+    return s;
+}
+
+static napi_value t38_advance(napi_env env, napi_callback_info info)
+{
+    size_t argc = 2;
+    napi_value argv[2];
+    NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    if (argc < 2)
+        return throw_type_error(env, "t38Advance(handle, samples)");
+    session_t *s = advance_t38_args(env, argv);
+    if (s == NULL)
+        return NULL;
     return t38_step_result(env, s);
+}
+
+static void put_u32le(uint8_t *p, uint32_t v)
+{
+    p[0] = (uint8_t) v;
+    p[1] = (uint8_t) (v >> 8);
+    p[2] = (uint8_t) (v >> 16);
+    p[3] = (uint8_t) (v >> 24);
+}
+
+/* t38AdvanceInto(h, samples, out): t38Advance without building objects, for the tick of every call.
+   When the step has no event and the session has not finished, its packets go into `out` (a
+   Uint8Array): u32 samples, then per packet u16 length, u16 count and the bytes (little-endian),
+   and the number of packets is returned. Otherwise (events, phase E, spandsp done, or `out` too
+   small) nothing is taken from the queues and -1 is returned: t38Advance(h, 0) then hands out the
+   whole step. */
+static napi_value t38_advance_into(napi_env env, napi_callback_info info)
+{
+    size_t argc = 3;
+    napi_value argv[3];
+    NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+    if (argc < 3)
+        return throw_type_error(env, "t38AdvanceInto(handle, samples, out)");
+    bool is_typed = false;
+    napi_typedarray_type ta_type;
+    size_t length;
+    void *data;
+    napi_value ab;
+    size_t offset;
+    if (napi_is_typedarray(env, argv[2], &is_typed) != napi_ok || !is_typed
+        || napi_get_typedarray_info(env, argv[2], &ta_type, &length, &data, &ab, &offset) != napi_ok || ta_type != napi_uint8_array)
+        return throw_type_error(env, "out must be a Uint8Array");
+    session_t *s = advance_t38_args(env, argv);
+    if (s == NULL)
+        return NULL;
+    size_t needed = 4;
+    int wide = 0;
+    for (size_t i = 0; i < s->packets_len; i++) {
+        needed += 4 + (size_t) s->packets[i].len;
+        if (s->packets[i].len > 0xFFFF || s->packets[i].count < 0 || s->packets[i].count > 0xFFFF)
+            wide = 1;
+    }
+    if (wide || s->events_len > 0 || s->phase_e_seen || s->spandsp_done || needed > length || s->samples > UINT32_MAX)
+        return make_int(env, -1);
+    uint8_t *out = data;
+    put_u32le(out, (uint32_t) s->samples);
+    size_t at = 4;
+    for (size_t i = 0; i < s->packets_len; i++) {
+        const out_packet_t *p = &s->packets[i];
+        out[at] = (uint8_t) p->len;
+        out[at + 1] = (uint8_t) (p->len >> 8);
+        out[at + 2] = (uint8_t) p->count;
+        out[at + 3] = (uint8_t) (p->count >> 8);
+        memcpy(out + at + 4, p->bytes, (size_t) p->len);
+        at += 4 + (size_t) p->len;
+    }
+    napi_value n = make_int(env, (int64_t) s->packets_len);
+    clear_packets(s);
+    return n;
 }
 
 #define MAX_IFP_BYTES 2048
@@ -1244,6 +1318,7 @@ static napi_value init(napi_env env, napi_value exports)
         {"audioCreate", NULL, audio_create, NULL, NULL, NULL, napi_enumerable, NULL},
         {"t38Advance", NULL, t38_advance, NULL, NULL, NULL, napi_enumerable, NULL},
         {"t38ReceiveIfp", NULL, t38_receive_ifp, NULL, NULL, NULL, napi_enumerable, NULL},
+        {"t38AdvanceInto", NULL, t38_advance_into, NULL, NULL, NULL, napi_enumerable, NULL},
         {"t38ReceiveIfpAsync", NULL, t38_receive_ifp_async, NULL, NULL, NULL, napi_enumerable, NULL},
         {"audioProcess", NULL, audio_process, NULL, NULL, NULL, napi_enumerable, NULL},
         {"statistics", NULL, statistics, NULL, NULL, NULL, napi_enumerable, NULL},
