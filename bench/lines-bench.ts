@@ -59,7 +59,7 @@
  *          phase C within a second, the worst case; with 20 or more they overlap as calls that
  *          come and go do.
  *          --tick-slots on|off (on): each media process spreads its sessions' 20 ms ticks over
- *          the period (TickSlots, as the node does since 2026-11-27); off: a session ticks in the
+ *          the period (TickSlots, as the node does since 2026-11-26); off: a session ticks in the
  *          phase it starts in, as before (with --spread 20 and 200 or 500 calls, starts 100 or
  *          40 ms apart, every call then ticks in the same millisecond)
  * Environment: BENCH_MEDIA_ARGV, Node options for the media processes, space-separated (for
@@ -155,7 +155,7 @@ interface StepResult {
 
 /** Runs a job in a new media process (this script with --worker), on this process's CPUs. */
 function runSessionsInProcess(job: SessionsJob): Promise<SessionsResult> {
-  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx", ...(process.env.BENCH_MEDIA_ARGV ? process.env.BENCH_MEDIA_ARGV.split(" ") : [])], serialization: "advanced" });
+  const child = fork(fileURLToPath(new URL("./lines-media-worker.ts", import.meta.url)), [], { execArgv: ["--import", "tsx", ...(process.env.BENCH_MEDIA_ARGV ? process.env.BENCH_MEDIA_ARGV.split(/\s+/).filter(Boolean) : [])], serialization: "advanced" });
   if (mediaNice !== 0) {
     try {
       setPriority(child.pid!, mediaNice);
@@ -320,6 +320,7 @@ async function main(): Promise<void> {
     console.log(`Faxline CPUs ${ownCpus()}; peers on ${receiverCpus ?? "the same CPUs (one core only: figures are pessimistic)"}`);
     console.log(`media        ${inlineMedia ? "inline: the sessions run on this process's event loop" + (apiLoad ? ", beside the node's API" : "") : `${mediaProcesses} media process${mediaProcesses === 1 ? "" : "es"} (forked, on the same CPUs), the calls dealt out in turn`}`);
     console.log(`page file    ${args["page-file"] === "uncompressed" ? "uncompressed, as the SIP line hands it to the engine" : "G4 (the rendered file as it is)"}`);
+    console.log(`media nice   ${inlineMedia ? "none (inline)" : `${mediaNice}${mediaNice !== 0 ? " (as lines.mediaNice; a refusal is reported below)" : ""}`}`);
     console.log(`tick phases  ${tickSlots ? "spread over the 20 ms period (TickSlots), as the node does" : "as each session starts (before TickSlots)"}`);
     console.log(`received IFP ${offloadReceive ? "handed to the engine off the event loop (libuv's pool), T.38" : "handed to the engine on the event loop"}`);
     if (apiLoad) console.log(`API load     a node with the api role in this process (SQLite); a client on ${receiverCpus ?? "the same CPUs"} keeps 16 requests in flight: POST /fax and GET /fax/reports in turn`);

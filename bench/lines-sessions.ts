@@ -28,7 +28,7 @@ export class PacingRecorder {
   static readonly CHUNK = 65536;
   readonly #stepStart = performance.now();
   /**
-   * The lateness of every tick, in fixed chunks: a growing array of a million numbers would be
+   * The lateness of every tick, in fixed chunks: a growing array of 1.5 million numbers (500 calls) would be
    * copied whole each time it grows (tens of megabytes, in old space), and those copies and the
    * full collections they bring would stall the very loop being measured.
    */

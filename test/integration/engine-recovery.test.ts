@@ -194,6 +194,15 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: races around an ex
     });
   }
 
+  /**
+   * Waits until the sweep may judge send leases: only after the store has answered this node's
+   * heartbeats for two intervals (cluster/store-health.ts). On a fast machine these tests reach
+   * their sweep sooner than that after the node starts, and the sweep then rightly leaves the
+   * stale row alone.
+   */
+  const steadyStore = (): Promise<true> =>
+    eventually(async () => (ctx.health.steadyFor(ctx.clock.now()) >= 2 * ctx.config.cluster.heartbeatInterval ? true : undefined), 5_000, "a steady store connection");
+
   const record = (recipientId: string, attemptId: string, holder: string, outcome: AttemptOutcome) =>
     recordAttemptOutcome(db, { recipientId, attemptId, node: holder, outcome, now: Date.now(), schedule: retrySchedule(ctx.config) });
 
@@ -203,6 +212,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: races around an ex
     const first = await claim(holder, Date.now() + 60_000);
     // The call hangs past its lease; the sweep abandons it and requeues the recipient.
     await db.updateTable("recipients").set({ lease_until: Date.now() - 1 }).where("id", "=", recipientId).execute();
+    await steadyStore();
     await sweepOnce(ctx);
     const abandoned = await db.selectFrom("attempts").selectAll().where("id", "=", first).executeTakeFirstOrThrow();
     assert.equal(abandoned.result, "abandoned");
@@ -256,6 +266,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: races around an ex
         return typeof value === "function" ? value.bind(target) : value;
       },
     });
+    await steadyStore();
     await sweepOnce({ ...ctx, store: { ...ctx.store, db: racingDb } });
     assert.ok(raced, "the sweep saw the stale row");
 

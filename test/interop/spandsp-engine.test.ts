@@ -219,6 +219,7 @@ describe("SpanDSP engine addon", () => {
         receiver.close();
       }
     };
+    assert.equal(engine.packedTicks, true, "the addon has t38AdvanceInto (rebuild it: scripts/build-native.sh)");
     const packedPath = path.join(workDir, "t38-packed.tif");
     const objectsPath = path.join(workDir, "t38-objects.tif");
     const packed = run(engine, packedPath);
@@ -227,6 +228,7 @@ describe("SpanDSP engine addon", () => {
     assert.equal(packed.receiver, "T30_ERR_OK");
     assert.equal(packed.pages, 2);
     assert.equal(objects.sender, "T30_ERR_OK");
+    assert.equal(objects.receiver, "T30_ERR_OK");
     assert.ok(packed.sent.length > 1000, `${packed.sent.length} IFPs`);
     assert.deepEqual(packed.sent, objects.sent, "the same IFPs, in the same order");
     const pages = await comparePages(letter.bytes, readFileSync(packedPath), 2);

@@ -777,7 +777,7 @@ static napi_value t38_advance_into(napi_env env, napi_callback_info info)
     int wide = 0;
     for (size_t i = 0; i < s->packets_len; i++) {
         needed += 4 + (size_t) s->packets[i].len;
-        if (s->packets[i].len > 0xFFFF || s->packets[i].count < 0 || s->packets[i].count > 0xFFFF)
+        if (s->packets[i].len < 0 || s->packets[i].len > 0xFFFF || s->packets[i].count < 0 || s->packets[i].count > 0xFFFF)
             wide = 1;
     }
     if (wide || s->events_len > 0 || s->phase_e_seen || s->spandsp_done || needed > length || s->samples > UINT32_MAX)

@@ -160,7 +160,7 @@ export interface OutgoingIfp {
 }
 
 export interface SessionStep {
-  events: EngineEvent[];
+  events: readonly EngineEvent[];
   /** Phase E has happened; keep the clock running a little (2 s) so the last frames go out. */
   finished: boolean;
   /** Engine clock after the call, samples since the session opened. */

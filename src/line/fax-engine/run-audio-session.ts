@@ -41,8 +41,8 @@ export interface RunAudioSessionOptions {
   /**
    * When the engine clock starts, on `now`'s clock: its first tick runs one tick (20 ms of engine
    * time) later. A start a little ahead gives the session the tick phase a TickSlots handed out
-   * (tick-slots.ts), so that sessions on one loop do not all tick in the same millisecond.
-   * (Default: now())
+   * (tick-slots.ts), so that sessions on one loop do not all tick in the same millisecond. The
+   * result's `wallMs` counts from it. (Default: now())
    */
   startAt?: number;
 }
@@ -70,6 +70,7 @@ export function runAudioSession(session: AudioSession, transport: AudioFrameTran
   const delayMs = options.playoutDelayMs ?? defaultPlayoutDelayMs(speed);
   const playout = new RtpPlayout(Math.round((delayMs * SAMPLES_PER_SECOND) / 1000 / TICK_SAMPLES) * TICK_SAMPLES);
   const signal = options.signal;
+  if (options.startAt !== undefined && !Number.isFinite(options.startAt)) throw new RangeError(`startAt must be a finite time, got ${options.startAt}`);
 
   return new Promise<AudioSessionResult>((resolve, reject) => {
     const startedAt = options.startAt ?? now();

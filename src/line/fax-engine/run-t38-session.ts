@@ -56,8 +56,8 @@ export interface RunT38SessionOptions {
   /**
    * When the engine clock starts, on `now`'s clock: its first tick runs one tick (20 ms of engine
    * time) later. A start a little ahead gives the session the tick phase a TickSlots handed out
-   * (tick-slots.ts), so that sessions on one loop do not all tick in the same millisecond.
-   * (Default: now())
+   * (tick-slots.ts), so that sessions on one loop do not all tick in the same millisecond. The
+   * result's `wallMs` counts from it. (Default: now())
    */
   startAt?: number;
   /**
@@ -94,6 +94,7 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
   const now = options.now ?? (() => performance.now());
   const samplesPerMs = (SAMPLES_PER_SECOND / 1000) * speed;
   const signal = options.signal;
+  if (options.startAt !== undefined && !Number.isFinite(options.startAt)) throw new RangeError(`startAt must be a finite time, got ${options.startAt}`);
 
   return new Promise<T38SessionResult>((resolve, reject) => {
     const startedAt = options.startAt ?? now();

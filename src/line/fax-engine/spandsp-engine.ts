@@ -200,8 +200,8 @@ function readAdvanced(out: Uint8Array, n: number): T38Step {
   return { packets, events: NO_EVENTS, finished: false, samples };
 }
 
-/** Shared by every step without events; frozen, so a consumer that tried to add to it would throw. */
-const NO_EVENTS = Object.freeze([]) as unknown as EngineEvent[];
+/** Shared by every step without events (steps hand out their events read-only). */
+const NO_EVENTS: readonly EngineEvent[] = Object.freeze([]);
 
 function toStatistics(s: AddonStatistics): TransferStatistics {
   return {
@@ -335,6 +335,11 @@ export class SpandspEngine implements Engine {
    */
   static load(options: { addonPath?: string; packedTicks?: boolean } = {}): SpandspEngine {
     return new SpandspEngine(loadAddon(options.addonPath), options.packedTicks ?? true);
+  }
+
+  /** Whether T.38 ticks go through t38AdvanceInto (false with an addon built before it, or when asked). */
+  get packedTicks(): boolean {
+    return this.#packedTicks;
   }
 
   openT38Session(options: T38SessionOptions): T38Session {

@@ -10,8 +10,10 @@
  * the least used of `slots` phases, and its clock starts at the next instant of that phase: at most
  * one period later than it would have.
  *
- * One instance per event loop (a media process, or a node running its sessions inline); sessions
- * on other loops or processes do not compete for the same loop.
+ * One instance per event loop (a media process, or a node running its sessions inline): sessions
+ * on other loops do not compete for this loop, though several media processes on one core do
+ * compete for the core, and their phases are not coordinated. Every session counts the same (a
+ * G.711 tick costs more than a T.38 one).
  */
 export class TickSlots {
   readonly #periodMs: number;

@@ -254,7 +254,11 @@ export class UdptlSender {
     return this.#nextSeq;
   }
 
-  /** Frames one IFP under the next sequence number; send the datagram as many times as the engine asked. */
+  /**
+   * Frames one IFP under the next sequence number; send the datagram as many times as the engine
+   * asked. The datagram is a Buffer cut from Node's shared pool: its `.buffer` is the pool, and its
+   * `.slice()` a view (`new Uint8Array(datagram)` copies it).
+   */
   frame(ifp: Uint8Array): { seq: number; datagram: Uint8Array } {
     const seq = this.#nextSeq;
     const history = this.#history;
