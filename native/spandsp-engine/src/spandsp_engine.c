@@ -705,6 +705,18 @@ static napi_value t38_step_result(napi_env env, session_t *s)
     return obj;
 }
 
+/* The bytes of `value` when it is a Uint8Array (`data` already points past its byte offset);
+   false otherwise, with nothing thrown. */
+static bool get_uint8_array(napi_env env, napi_value value, void **data, size_t *length)
+{
+    bool is_typed = false;
+    napi_typedarray_type ta_type;
+    napi_value ab;
+    size_t offset;
+    return napi_is_typedarray(env, value, &is_typed) == napi_ok && is_typed
+        && napi_get_typedarray_info(env, value, &ta_type, length, data, &ab, &offset) == napi_ok && ta_type == napi_uint8_array;
+}
+
 /* Reads (handle, samples) and runs the T.38 terminal's clock that far, in steps of at most
    SAMPLES_PER_STEP. Returns the session, or NULL with a JS exception pending. */
 static session_t *advance_t38_args(napi_env env, napi_value argv[2])
@@ -761,14 +773,9 @@ static napi_value t38_advance_into(napi_env env, napi_callback_info info)
     NAPI_CALL(env, napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
     if (argc < 3)
         return throw_type_error(env, "t38AdvanceInto(handle, samples, out)");
-    bool is_typed = false;
-    napi_typedarray_type ta_type;
     size_t length;
     void *data;
-    napi_value ab;
-    size_t offset;
-    if (napi_is_typedarray(env, argv[2], &is_typed) != napi_ok || !is_typed
-        || napi_get_typedarray_info(env, argv[2], &ta_type, &length, &data, &ab, &offset) != napi_ok || ta_type != napi_uint8_array)
+    if (!get_uint8_array(env, argv[2], &data, &length))
         return throw_type_error(env, "out must be a Uint8Array");
     session_t *s = advance_t38_args(env, argv);
     if (s == NULL)
@@ -815,14 +822,9 @@ static session_t *read_ifp_args(napi_env env, napi_callback_info info, const cha
     session_t *s = get_session(env, argv[0], KIND_T38);
     if (s == NULL)
         return NULL;
-    bool is_typed = false;
-    napi_typedarray_type ta_type;
     size_t length;
     void *data;
-    napi_value ab;
-    size_t offset;
-    if (napi_is_typedarray(env, argv[1], &is_typed) != napi_ok || !is_typed
-        || napi_get_typedarray_info(env, argv[1], &ta_type, &length, &data, &ab, &offset) != napi_ok || ta_type != napi_uint8_array) {
+    if (!get_uint8_array(env, argv[1], &data, &length)) {
         throw_type_error(env, "ifp must be a Uint8Array");
         return NULL;
     }
