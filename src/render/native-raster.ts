@@ -3,7 +3,8 @@
  * dependencies that scripts/build-native.sh builds): the shaded threshold of text pages
  * (fax-image/encode-fax-page.ts: thresholdInPlace), the G4 encoder (fax-image/encode-g4-page.ts:
  * encodeG4Page), the grey histograms of the picture finder and the paper tone (encode-fax-page.ts:
- * pictureBlocks, paperWhite) and the photo test (pages/place-on-page.ts: contentTone). Each has a
+ * pictureBlocks, paperWhite), the halftone of a photo page's pictures (encode-fax-page.ts:
+ * halftonePictures) and the photo test (pages/place-on-page.ts: contentTone). Each has a
  * TypeScript twin that gives the same result; the tests run both on the same pages. The addon is used
  * when it is built, the TypeScript otherwise, so that rendering works on a machine without a C
  * compiler; `FAXLINE_RASTER_ADDON` names another file, or `off` to use the TypeScript (the render
@@ -36,6 +37,17 @@ export interface NativeRaster {
   ): void;
   encodeG4(pixels: Uint8Array, width: number, height: number, countBlackFrom: number, codes: Uint32Array): { data: Uint8Array; mhBits: number; blackPixels: number };
   greyHistograms(pixels: Uint8Array, width: number, yStart: number, yEnd: number, shift: number, histograms: Uint32Array): void;
+  halftoneBlocks(
+    pixels: Uint8Array,
+    out: Uint8Array,
+    width: number,
+    height: number,
+    mask: Uint8Array,
+    block: number,
+    levels: Uint8Array,
+    cellLevels: Uint8Array,
+    cell: number,
+  ): void;
   smoothGreys(
     pixels: Uint8Array,
     stride: number,

@@ -10,7 +10,7 @@ import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { nativeRaster, rasterKernels } from "../../src/render/native-raster.ts";
-import { greyHistogramsTs, thresholdInPlace, thresholdInPlaceTs } from "../../src/render/fax-image/encode-fax-page.ts";
+import { greyHistogramsTs, halftoneBlocksTs, thresholdInPlace, thresholdInPlaceTs } from "../../src/render/fax-image/encode-fax-page.ts";
 import { encodeG4Page, encodeG4PageTs } from "../../src/render/fax-image/encode-g4-page.ts";
 import { contentTone, smoothGreysTs } from "../../src/render/pages/place-on-page.ts";
 import { openPdfDocument } from "../../src/render/pages/pdf-pages.ts";
@@ -150,9 +150,47 @@ describe("native raster kernels", async () => {
         const [, sampled] = smoothGreysTs(page, region, ts);
         assert.equal(native!.smoothGreys(page.data, page.width, region.left, region.top, region.width, region.height, 2, 40, 215, 16, c), sampled, `samples on ${page.name}`);
         assert.ok(same(ts, c), `smooth greys differ on ${page.name}`);
+        // Other steps (the addon looks at sixteen pixels at a time where the step divides 16, one
+        // at a time otherwise) and levels, against a plain count.
+        for (const [step, midMin, midMax, smoothStep] of [[1, 40, 215, 16], [3, 40, 215, 16], [4, 0, 255, 255], [8, 100, 100, 0], [5, 1, 254, 3]] as const) {
+          const expected = new Uint32Array(256);
+          let samples = 0;
+          for (let y = region.top; y < region.top + region.height - 1; y += step) {
+            for (let x = region.left; x < region.left + region.width - 1; x += step) {
+              samples++;
+              const at = y * page.width + x;
+              const v = page.data[at]!;
+              if (v >= midMin && v <= midMax && Math.abs(page.data[at + 1]! - v) <= smoothStep && Math.abs(page.data[at + page.width]! - v) <= smoothStep) expected[v]!++;
+            }
+          }
+          const got = new Uint32Array(256);
+          const counted = native!.smoothGreys(page.data, page.width, region.left, region.top, region.width, region.height, step, midMin, midMax, smoothStep, got);
+          assert.equal(counted, samples, `samples on ${page.name}, step ${step}`);
+          assert.ok(same(expected, got), `smooth greys differ on ${page.name}, step ${step}`);
+        }
       }
     }
     assert.equal(contentTone(pages.find((p) => p.name === "vector PDF HIGH")!), "text");
+  });
+
+  it("screen picture blocks with the TypeScript's halftone, leaving the other blocks alone", () => {
+    const levels = new Uint8Array(256).map((_, v) => Math.min(255, Math.round(v * 1.1)));
+    for (const page of pages) {
+      // One-pixel blocks only on the smaller pages (a mask byte per pixel).
+      for (const [block, cell] of page.data.length < 1e6 ? ([[32, 6], [7, 5], [1, 1]] as const) : ([[32, 6], [7, 5]] as const)) {
+        const columns = Math.ceil(page.width / block);
+        const rows = Math.ceil(page.height / block);
+        const mask = new Uint8Array(columns * rows).map((_, i) => (i % 3 === 0 || i % 7 === 1 ? 1 : i % 11 === 2 ? 2 : 0)); // 2: not a picture either
+        const cellLevels = new Uint8Array(cell * cell).map((_, i) => (i * 97 + 13) % 256);
+        const ts = new Uint8Array(page.width * page.height).fill(77);
+        const c = ts.slice();
+        halftoneBlocksTs(page.data, ts, page.width, page.height, mask, block, levels, cellLevels, cell);
+        native!.halftoneBlocks(page.data, c, page.width, page.height, mask, block, levels, cellLevels, cell);
+        assert.ok(same(ts, c), `halftone differs on ${page.name}, block ${block}`);
+        const untouched = ts.filter((_, i) => mask[Math.floor(Math.floor(i / page.width) / block) * columns + Math.floor((i % page.width) / block)] !== 1);
+        assert.ok(untouched.every((v) => v === 77), `pixels outside the picture blocks changed on ${page.name}`);
+      }
+    }
   });
 
   it("render pages as a process without the addon does (FAXLINE_RASTER_ADDON=off: the TypeScript loops)", async () => {
@@ -180,5 +218,10 @@ describe("native raster kernels", async () => {
     assert.throws(() => native!.thresholdShaded(small, 10, 10, 48, 232, 160, 6, 6, new Uint8Array(10)), RangeError);
     assert.throws(() => native!.greyHistograms(small, 10, 0, 11, 5, new Uint32Array(256)), RangeError);
     assert.throws(() => native!.smoothGreys(small, 10, 5, 0, 6, 10, 2, 40, 215, 16, new Uint32Array(256)), RangeError);
+    const levels = new Uint8Array(256);
+    assert.throws(() => native!.halftoneBlocks(small, new Uint8Array(99), 10, 10, new Uint8Array(1), 32, levels, new Uint8Array(36), 6), RangeError);
+    assert.throws(() => native!.halftoneBlocks(small, new Uint8Array(100), 10, 10, new Uint8Array(3), 4, levels, new Uint8Array(36), 6), RangeError);
+    assert.throws(() => native!.halftoneBlocks(small, new Uint8Array(100), 10, 10, new Uint8Array(1), 32, new Uint8Array(255), new Uint8Array(36), 6), RangeError);
+    assert.throws(() => native!.halftoneBlocks(small, new Uint8Array(100), 10, 10, new Uint8Array(1), 32, levels, new Uint8Array(35), 6), RangeError);
   });
 });

@@ -20,6 +20,12 @@
  *     Adds each pixel of scan lines yStart..yEnd-1 to `histograms[(x >> shift) * 256 + grey]`
  *     (one histogram per column of 2^shift pixels), except paper (255), which is not counted.
  *
+ *   halftoneBlocks(pixels, out, width, height, mask, block, levels, cellLevels, cell)
+ *     Screens the blocks of `block` x `block` pixels that `mask` marks (one byte per block, row by
+ *     row, ceil(width / block) to a row) with a clustered-dot halftone into `out`
+ *     (encode-fax-page.ts: halftonePictures): a pixel is white where `levels[grey]` lies above
+ *     `cellLevels[(y % cell) * cell + x % cell]`, else black. `out` outside those blocks is untouched.
+ *
  *   smoothGreys(pixels, stride, left, top, width, height, step, midMin, midMax, smoothStep, levels) -> sampled
  *     Looks at every step-th pixel of every step-th scan line of the region (place-on-page.ts:
  *     contentTone) and counts in `levels[grey]` those of mid grey (midMin..midMax) within
@@ -27,6 +33,10 @@
  *
  * No policy lives here: every threshold, table and code comes from the caller. Pure functions of
  * their arguments, no global state, so that any thread (render worker, page helper) may call them.
+ *
+ * Where the compiler has GCC's vector extensions (GCC and Clang: SSE2 on x86-64, NEON on arm64),
+ * thresholdShaded and smoothGreys look at sixteen pixels at a time (VECTORS below); the scalar
+ * loops do the tails and every pixel elsewhere, and both give the same result.
  */
 #include <node_api.h>
 #include <stdint.h>
@@ -76,6 +86,36 @@ static int int_arg(napi_env env, napi_value value, int64_t min, int64_t max, int
   return 1;
 }
 
+#if defined(__GNUC__) || defined(__clang__)
+#define VECTORS 1
+/* Sixteen pixels; a comparison gives 0xff in the lanes where it holds, 0 elsewhere. */
+typedef uint8_t u8x16 __attribute__((vector_size(16)));
+
+static inline u8x16 load16(const uint8_t *p) {
+  u8x16 v;
+  memcpy(&v, p, sizeof v);
+  return v;
+}
+
+static inline u8x16 splat16(int value) {
+  return (u8x16){0} + (uint8_t)value;
+}
+
+static inline int any16(u8x16 lanes) {
+  uint64_t half[2];
+  memcpy(half, &lanes, sizeof half);
+  return (half[0] | half[1]) != 0;
+}
+
+/* |a - b| per lane. */
+static inline u8x16 absdiff16(u8x16 a, u8x16 b) {
+  const u8x16 greater = (u8x16)(a > b);
+  return ((a - b) & greater) | ((b - a) & ~greater);
+}
+#else
+#define VECTORS 0
+#endif
+
 /* Eight pixels at p all equal to `same` (0x00 or 0xff). */
 static inline int eight_are(const uint8_t *p, uint64_t same) {
   uint64_t word;
@@ -103,18 +143,24 @@ static napi_value threshold_shaded(napi_env env, napi_callback_info info) {
   /* Paper and ink are skipped eight pixels at a time: they stay as they are only if 255 is paper and 0 ink. */
   const int skip = lightest < 255 && darkest > 0;
 
-  uint8_t *above = malloc((size_t)width);
-  uint8_t *current = malloc((size_t)width);
+  /* Copies of the row above and of the current row, one byte of padding on each side, so that the
+     sixteen-pixel steps may read a neighbour left of column 0 and right of the last column (lanes
+     there are never flat: see below). */
+  uint8_t *above_copy = malloc((size_t)width + 2);
+  uint8_t *current_copy = malloc((size_t)width + 2);
+  uint8_t *above = above_copy == NULL ? NULL : above_copy + 1;
+  uint8_t *current = current_copy == NULL ? NULL : current_copy + 1;
   /* Each column's offset in a row of the flatBlack table: (x % cell) * 256, worked out once (a
      division per pixel of a photo would cost more than the rest of its test). */
   uint16_t *cell_column = malloc(sizeof(uint16_t) * (size_t)width);
-  if (above == NULL || current == NULL || cell_column == NULL) {
-    free(above);
-    free(current);
+  if (above_copy == NULL || current_copy == NULL || cell_column == NULL) {
+    free(above_copy);
+    free(current_copy);
     free(cell_column);
     napi_throw_error(env, NULL, "thresholdShaded: out of memory");
     return NULL;
   }
+  above_copy[0] = above_copy[width + 1] = current_copy[0] = current_copy[width + 1] = 0;
   for (int64_t x = 0, column = 0; x < width; x++, column = column + 1 == cell ? 0 : column + 1) cell_column[x] = (uint16_t)(column * 256);
   const int64_t last_row = height - 1, last_column = width - 1;
   for (int64_t y = 0; y < height; y++) {
@@ -126,7 +172,41 @@ static napi_value threshold_shaded(napi_env env, napi_callback_info info) {
     const uint8_t *cell_row = flat_black + (y % cell) * cell * 256;
     const int inner = y > 0 && y < last_row;
     const uint8_t *below = row + width;
-    for (int64_t x = 0; x < width; x++) {
+    int64_t x = 0;
+#if VECTORS
+    const u8x16 lightest16 = splat16((int)lightest), darkest16 = splat16((int)darkest), flatness16 = splat16((int)flatness);
+    /* Mid greys at or above blackBelow are white; blackBelow 256 makes every mid grey black. */
+    const u8x16 black_below16 = splat16(black_below > 255 ? 255 : (int)black_below);
+    const int none_white = black_below > 255;
+    for (; x + 16 <= width; x += 16) {
+      const u8x16 v = load16(current + x);
+      const u8x16 white = (u8x16)(v > lightest16);
+      const u8x16 mid = ~(white | (u8x16)(v < darkest16));
+      if (!any16(mid)) {
+        memcpy(row + x, &white, 16); /* paper and ink: 255 and 0 */
+        continue;
+      }
+      u8x16 out = white | (none_white ? (u8x16){0} : (mid & (u8x16)(v >= black_below16)));
+      if (inner) {
+        u8x16 flat = mid & (u8x16)(absdiff16(load16(current + x - 1), v) <= flatness16) & (u8x16)(absdiff16(load16(current + x + 1), v) <= flatness16) &
+                     (u8x16)(absdiff16(load16(above + x), v) <= flatness16) & (u8x16)(absdiff16(load16(below + x), v) <= flatness16);
+        if (any16(flat)) {
+          uint8_t lanes[16], grey[16], result[16];
+          memcpy(lanes, &flat, 16);
+          memcpy(grey, &v, 16);
+          memcpy(result, &out, 16);
+          if (x == 0) lanes[0] = 0;
+          if (last_column - x < 16) lanes[last_column - x] = 0;
+          for (int i = 0; i < 16; i++) {
+            if (lanes[i]) result[i] = cell_row[cell_column[x + i] + grey[i]] ? 0 : 255;
+          }
+          memcpy(&out, result, 16);
+        }
+      }
+      memcpy(row + x, &out, 16);
+    }
+#endif
+    for (; x < width; x++) {
       if (skip && (x & 7) == 0) {
         while (x + 8 <= width && (eight_are(row + x, UINT64_MAX) || eight_are(row + x, 0))) x += 8;
         if (x >= width) break;
@@ -152,8 +232,8 @@ static napi_value threshold_shaded(napi_env env, napi_callback_info info) {
       row[x] = (uint8_t)(black - 1); /* 1 -> 0 (black), 0 -> 255 (white) */
     }
   }
-  free(above);
-  free(current);
+  free(above_copy);
+  free(current_copy);
   free(cell_column);
   return NULL;
 }
@@ -167,28 +247,31 @@ typedef struct {
   int failed;
 } bit_writer;
 
-static void put(bit_writer *out, uint32_t code) {
+/* Makes room for more bytes; on failure keeps going without output (the caller throws). Rare: out of line. */
+static __attribute__((noinline, cold)) void grow(bit_writer *out) {
+  uint8_t *bigger = out->failed ? NULL : realloc(out->bytes, out->size * 2);
+  if (bigger == NULL) {
+    out->failed = 1;
+    out->at = 0;
+  } else {
+    out->bytes = bigger;
+    out->size *= 2;
+  }
+}
+
+static inline void put(bit_writer *out, uint32_t code) {
   const int length = code & 0xff;
   out->pending = (out->pending << length) | (code >> 8);
   out->pending_bits += length;
   while (out->pending_bits >= 8) {
     out->pending_bits -= 8;
-    if (out->at == out->size) {
-      uint8_t *bigger = out->failed ? NULL : realloc(out->bytes, out->size * 2);
-      if (bigger == NULL) {
-        out->failed = 1;
-        out->at = 0; /* keep going without output; the caller throws */
-      } else {
-        out->bytes = bigger;
-        out->size *= 2;
-      }
-    }
+    if (__builtin_expect(out->at == out->size, 0)) grow(out);
     out->bytes[out->at++] = (uint8_t)(out->pending >> out->pending_bits);
   }
   out->pending &= (((uint64_t)1) << out->pending_bits) - 1;
 }
 
-static void put_run(bit_writer *out, int64_t run, const uint32_t *codes) {
+static inline void put_run(bit_writer *out, int64_t run, const uint32_t *codes) {
   while (run > MAX_MAKEUP_RUN) {
     put(out, codes[CODE_TERMINATING + (MAX_MAKEUP_RUN >> 6)]);
     run -= MAX_MAKEUP_RUN;
@@ -197,7 +280,7 @@ static void put_run(bit_writer *out, int64_t run, const uint32_t *codes) {
   put(out, codes[run & 63]);
 }
 
-static int64_t run_bits(int64_t run, const uint32_t *codes) {
+static inline int64_t run_bits(int64_t run, const uint32_t *codes) {
   int64_t bits = 0;
   while (run > MAX_MAKEUP_RUN) {
     bits += codes[CODE_TERMINATING + (MAX_MAKEUP_RUN >> 6)] & 0xff;
@@ -228,6 +311,15 @@ static int64_t changing_elements(const uint8_t *row, int64_t width, int32_t *cha
   int64_t n = 0, run_start = 0, x = 0;
   int black = 0;
   for (;;) {
+    /* Sixteen pixels per step while they last (a row is mostly long runs), then eight. */
+    const uint64_t invert = black ? 0 : UINT64_MAX;
+    for (; x + 16 <= width; x += 16) {
+      const uint64_t low = (load_pixels(row + x) ^ invert) & HIGH_BITS, high = (load_pixels(row + x + 8) ^ invert) & HIGH_BITS;
+      if ((low | high) != 0) {
+        x += low != 0 ? __builtin_ctzll(low) >> 3 : 8 + (__builtin_ctzll(high) >> 3);
+        goto found;
+      }
+    }
     for (; x + 8 <= width; x += 8) {
       const uint64_t word = load_pixels(row + x);
       const uint64_t changed = black ? (word & HIGH_BITS) : (~word & HIGH_BITS);
@@ -378,6 +470,60 @@ static napi_value grey_histograms(napi_env env, napi_callback_info info) {
   return NULL;
 }
 
+static napi_value halftone_blocks(napi_env env, napi_callback_info info) {
+  size_t argc = 9;
+  napi_value argv[9];
+  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
+  if (argc < 9) return throw_range(env, "halftoneBlocks needs 9 arguments");
+  uint8_t *data, *out, *mask, *levels, *cell_levels;
+  size_t length, out_length, mask_length, levels_length, cell_length;
+  int64_t width, height, block, cell;
+  if (!typed_bytes(env, argv[0], napi_uint8_array, (void **)&data, &length) || !typed_bytes(env, argv[1], napi_uint8_array, (void **)&out, &out_length))
+    return throw_range(env, "halftoneBlocks: pixels and out must be Uint8Arrays");
+  if (!int_arg(env, argv[2], 1, 1 << 20, &width) || !int_arg(env, argv[3], 1, 1 << 20, &height)) return throw_range(env, "halftoneBlocks: bad page size");
+  if ((uint64_t)width * (uint64_t)height > length || (uint64_t)width * (uint64_t)height > out_length)
+    return throw_range(env, "halftoneBlocks: fewer pixels than width x height");
+  if (!int_arg(env, argv[5], 1, 1 << 20, &block) || !int_arg(env, argv[8], 1, 64, &cell)) return throw_range(env, "halftoneBlocks: bad block or cell size");
+  const int64_t columns = (width + block - 1) / block, rows = (height + block - 1) / block;
+  if (!typed_bytes(env, argv[4], napi_uint8_array, (void **)&mask, &mask_length) || mask_length < (size_t)(columns * rows))
+    return throw_range(env, "halftoneBlocks: mask must be a Uint8Array of one byte per block");
+  if (!typed_bytes(env, argv[6], napi_uint8_array, (void **)&levels, &levels_length) || levels_length != 256)
+    return throw_range(env, "halftoneBlocks: levels must be a Uint8Array(256)");
+  if (!typed_bytes(env, argv[7], napi_uint8_array, (void **)&cell_levels, &cell_length) || cell_length != (size_t)(cell * cell))
+    return throw_range(env, "halftoneBlocks: cellLevels must be a Uint8Array of cell x cell entries");
+  /* Each column's place in a row of the cell, worked out once (a division per pixel otherwise). */
+  uint8_t *cell_column = malloc((size_t)width);
+  if (cell_column == NULL) {
+    napi_throw_error(env, NULL, "halftoneBlocks: out of memory");
+    return NULL;
+  }
+  for (int64_t x = 0, column = 0; x < width; x++, column = column + 1 == cell ? 0 : column + 1) cell_column[x] = (uint8_t)column;
+  for (int64_t by = 0; by < rows; by++) {
+    const int64_t y_end = (by + 1) * block < height ? (by + 1) * block : height;
+    for (int64_t bx = 0; bx < columns; bx++) {
+      if (mask[by * columns + bx] != 1) continue;
+      const int64_t x_start = bx * block, x_end = x_start + block < width ? x_start + block : width;
+      for (int64_t y = by * block; y < y_end; y++) {
+        const uint8_t *cell_row = cell_levels + (y % cell) * cell;
+        const uint8_t *from = data + y * width;
+        uint8_t *to = out + y * width;
+        for (int64_t x = x_start; x < x_end; x++) to[x] = levels[from[x]] > cell_row[cell_column[x]] ? 255 : 0;
+      }
+    }
+  }
+  free(cell_column);
+  return NULL;
+}
+
+/* smoothGreys' test of the sample at row[x]: a mid grey within smoothStep of its right and lower neighbours is counted. */
+static inline void count_smooth(const uint8_t *row, int64_t x, int64_t stride, int64_t mid_min, int64_t mid_max, int64_t smooth_step, uint32_t *levels) {
+  const int v = row[x];
+  if (v < mid_min || v > mid_max) return;
+  const int right = row[x + 1] - v;
+  const int below = row[x + stride] - v;
+  if (right <= smooth_step && right >= -smooth_step && below <= smooth_step && below >= -smooth_step) levels[v]++;
+}
+
 static napi_value smooth_greys(napi_env env, napi_callback_info info) {
   size_t argc = 11;
   napi_value argv[11];
@@ -397,15 +543,37 @@ static napi_value smooth_greys(napi_env env, napi_callback_info info) {
   const int64_t x_end = left + width - 1;
   const int64_t per_row = (x_end - left + step - 1) / step;
   int64_t sampled = 0;
+#if VECTORS
+  /* Sixteen pixels at a time where the samples fall on the same lanes of every sixteen (a step
+     that divides 16): the lanes of samples, then mid grey, then smooth, each a mask. */
+  const int vectors = 16 % step == 0;
+  const u8x16 min16 = splat16((int)mid_min), max16 = splat16((int)mid_max), smooth16 = splat16((int)smooth_step);
+  u8x16 sample_lanes = {0};
+  for (int i = 0; i < 16; i += (int)step) sample_lanes[i] = 0xff;
+#endif
   for (int64_t y = top; y < top + height - 1; y += step) {
     const uint8_t *row = data + y * stride;
     sampled += per_row;
-    for (int64_t x = left; x < x_end; x += step) {
-      const int v = row[x];
-      if (v < mid_min || v > mid_max) continue;
-      const int right = row[x + 1] - v;
-      const int below = row[x + stride] - v;
-      if (right <= smooth_step && right >= -smooth_step && below <= smooth_step && below >= -smooth_step) levels[v]++;
+    int64_t x = left;
+    while (x < x_end) {
+#if VECTORS
+      if (vectors && x + 16 <= x_end) {
+        const u8x16 v = load16(row + x);
+        u8x16 hit = sample_lanes & (u8x16)(v >= min16) & (u8x16)(v <= max16);
+        if (any16(hit)) {
+          hit &= (u8x16)(absdiff16(load16(row + x + 1), v) <= smooth16) & (u8x16)(absdiff16(load16(row + x + stride), v) <= smooth16);
+          if (any16(hit)) {
+            for (int i = 0; i < 16; i++) {
+              if (hit[i]) levels[v[i]]++;
+            }
+          }
+        }
+        x += 16;
+        continue;
+      }
+#endif
+      count_smooth(row, x, stride, mid_min, mid_max, smooth_step, levels);
+      x += step;
     }
   }
   napi_value result;
@@ -419,6 +587,7 @@ NAPI_MODULE_INIT() {
       {"encodeG4", NULL, encode_g4, NULL, NULL, NULL, napi_enumerable, NULL},
       {"greyHistograms", NULL, grey_histograms, NULL, NULL, NULL, napi_enumerable, NULL},
       {"smoothGreys", NULL, smooth_greys, NULL, NULL, NULL, napi_enumerable, NULL},
+      {"halftoneBlocks", NULL, halftone_blocks, NULL, NULL, NULL, napi_enumerable, NULL},
   };
   if (napi_define_properties(env, exports, sizeof properties / sizeof properties[0], properties) != napi_ok) return NULL;
   return exports;

@@ -91,7 +91,7 @@ export function encodeFaxPage(page: GreyPage, countBlackFrom = 0, options: { ove
       const halftoneG4 = encodeG4Page(screened, size, countBlackFrom);
       const halftoneBytes = g4Bytes(halftoneG4.g4);
       if (tryDither) {
-        const dithered = withPictures(text, ditherPage(page), pictures, page);
+        const dithered = withPictures(text, ditherPage(page, pictures.white), pictures, page);
         const ditherG4 = encodeG4Page(dithered, size, countBlackFrom);
         const ditherBytes = g4Bytes(ditherG4.g4);
         if (ditherBytes <= DITHER_PAYS * halftoneBytes && ditherBytes <= budget) return { ...ditherG4, pixels: dithered, method: "dither" };
@@ -135,6 +135,8 @@ export interface PictureBlocks {
   rows: number;
   count: number;
   total: number;
+  /** The page's paper tone (paperWhite), from the same histograms. */
+  white: number;
 }
 
 /**
@@ -150,8 +152,10 @@ export function pictureBlocks(page: GreyPage): PictureBlocks {
   const rows = Math.ceil(height / PICTURE_BLOCK);
   const midGrey = new Uint32Array(columns * rows);
   const strong = new Uint8Array(columns * rows);
-  // Grey-level histograms of one row of blocks at a time.
+  // Grey-level histograms of one row of blocks at a time; their sum over the page's light levels
+  // (the only ones paperWhite reads) gives the paper tone without another pass over the page.
   const histograms = new Uint32Array(columns * 256);
+  const paperLevels = new Uint32Array(256);
   const blockPixels = (block: number): number => {
     const bx = block % columns;
     const by = (block / columns) | 0;
@@ -162,15 +166,17 @@ export function pictureBlocks(page: GreyPage): PictureBlocks {
     greyHistograms(data, width, by * PICTURE_BLOCK, Math.min(height, (by + 1) * PICTURE_BLOCK), PICTURE_BLOCK_SHIFT, histograms);
     for (let bx = 0; bx < columns; bx++) {
       const block = by * columns + bx;
-      const histogram = histograms.subarray(bx * 256, bx * 256 + 256);
+      // The block's histogram is histograms[at + grey].
+      const at = bx * 256;
+      for (let v = PAPER_LEVELS_FROM; v < 255; v++) paperLevels[v]! += histograms[at + v]!;
       let mid = 0;
-      for (let v = MID_GREY_MIN; v <= MID_GREY_MAX; v++) mid += histogram[v]!;
+      for (let v = MID_GREY_MIN; v <= MID_GREY_MAX; v++) mid += histograms[at + v]!;
       midGrey[block] = mid;
       if (mid === 0 || mid < PICTURE_MID_GREY_SHARE * blockPixels(block)) continue;
       let peak = 0;
       let window = 0;
       for (let v = MID_GREY_MIN; v <= MID_GREY_MAX; v++) {
-        window += histogram[v]! - (v - 2 * PEAK_SPREAD - 1 >= MID_GREY_MIN ? histogram[v - 2 * PEAK_SPREAD - 1]! : 0);
+        window += histograms[at + v]! - (v - 2 * PEAK_SPREAD - 1 >= MID_GREY_MIN ? histograms[at + v - 2 * PEAK_SPREAD - 1]! : 0);
         if (window > peak) peak = window;
       }
       if (peak < PICTURE_PEAK_SHARE * mid) strong[block] = 1;
@@ -205,27 +211,53 @@ export function pictureBlocks(page: GreyPage): PictureBlocks {
     for (const block of joining) mask[block] = 1;
     count += joining.length;
   }
-  return { mask, columns, rows, count, total: columns * rows };
+  return { mask, columns, rows, count, total: columns * rows, white: paperWhiteOf(paperLevels, data.length) };
 }
 
 /** Writes the clustered-dot halftone of the picture blocks over `out` (the same as halftonePage there); returns `out`. */
 function halftonePictures(page: GreyPage, out: Uint8Array, pictures: PictureBlocks): Uint8Array {
   const { width, height, data } = page;
-  const levels = levelsTable(paperWhite(page));
-  for (let by = 0; by < pictures.rows; by++) {
-    const y1 = Math.min(height, (by + 1) * PICTURE_BLOCK);
-    for (let bx = 0; bx < pictures.columns; bx++) {
-      if (pictures.mask[by * pictures.columns + bx] !== 1) continue;
-      const x0 = bx * PICTURE_BLOCK;
-      const x1 = Math.min(width, x0 + PICTURE_BLOCK);
-      for (let y = by * PICTURE_BLOCK; y < y1; y++) {
+  const levels = levelsTable(pictures.white);
+  const native = nativeRaster();
+  if (native !== null) native.halftoneBlocks(data, out, width, height, pictures.mask, PICTURE_BLOCK, levels, HALFTONE_LEVELS, HALFTONE_CELL);
+  else halftoneBlocksTs(data, out, width, height, pictures.mask, PICTURE_BLOCK, levels, HALFTONE_LEVELS, HALFTONE_CELL);
+  return out;
+}
+
+/**
+ * The clustered-dot halftone of the blocks (`block` pixels square) that `mask` marks, written over
+ * `out`: white where `levels[grey]` lies above the cell's level at the pixel's place, else black.
+ * In C where the raster addon is built (native-raster.ts: halftoneBlocks); this is its twin.
+ */
+export function halftoneBlocksTs(
+  data: Uint8Array,
+  out: Uint8Array,
+  width: number,
+  height: number,
+  mask: Uint8Array,
+  block: number,
+  levels: Uint8Array,
+  cellLevels: Uint8Array,
+  cell: number,
+): void {
+  const columns = Math.ceil(width / block);
+  const rows = Math.ceil(height / block);
+  // Each column's place in a row of the cell, worked out once rather than per pixel.
+  const cellColumn = new Uint8Array(width);
+  for (let x = 0; x < width; x++) cellColumn[x] = x % cell;
+  for (let by = 0; by < rows; by++) {
+    const y1 = Math.min(height, (by + 1) * block);
+    for (let bx = 0; bx < columns; bx++) {
+      if (mask[by * columns + bx] !== 1) continue;
+      const x0 = bx * block;
+      const x1 = Math.min(width, x0 + block);
+      for (let y = by * block; y < y1; y++) {
         const row = y * width;
-        const cellRow = (y % HALFTONE_CELL) * HALFTONE_CELL;
-        for (let x = x0; x < x1; x++) out[row + x] = levels[data[row + x]!]! > HALFTONE_LEVELS[cellRow + (x % HALFTONE_CELL)]! ? 255 : 0;
+        const cellRow = (y % cell) * cell;
+        for (let x = x0; x < x1; x++) out[row + x] = levels[data[row + x]!]! > cellLevels[cellRow + cellColumn[x]!]! ? 255 : 0;
       }
     }
   }
-  return out;
 }
 
 /** `text` with the picture blocks' pixels taken from `screened` (a new page). */
@@ -370,6 +402,14 @@ export function paperWhite(page: GreyPage): number {
   const histogram = new Uint32Array(256);
   // Paper (255) is left uncounted: only levels up to 254 are read below.
   greyHistograms(page.data, page.width, 0, page.height, 31, histogram);
+  return paperWhiteOf(histogram, page.data.length);
+}
+
+/** The levels of a page's histogram that paperWhiteOf reads (PAPER_LEVELS_FROM to 254). */
+const PAPER_LEVELS_FROM = PAPER_MIN - PAPER_SPREAD;
+
+/** paperWhite from a histogram of the page's `pixels` pixels (only its levels PAPER_LEVELS_FROM..254 are read). */
+function paperWhiteOf(histogram: Uint32Array, pixels: number): number {
   let best = -1;
   let bestCount = 0;
   for (let level = PAPER_MIN; level <= PAPER_WHITE; level++) {
@@ -380,7 +420,7 @@ export function paperWhite(page: GreyPage): number {
       bestCount = count;
     }
   }
-  return best >= 0 && bestCount >= PAPER_SHARE * page.data.length ? Math.min(PAPER_WHITE, best - PAPER_SPREAD) : PAPER_WHITE;
+  return best >= 0 && bestCount >= PAPER_SHARE * pixels ? Math.min(PAPER_WHITE, best - PAPER_SPREAD) : PAPER_WHITE;
 }
 
 /**
@@ -419,11 +459,11 @@ function levelsTable(white: number): Uint8Array {
 /**
  * Bilevel by Floyd–Steinberg dithering after levels, serpentine; pure white and pure black
  * pixels (after levels) keep their value and take no diffused error. Errors are kept in 1/16ths,
- * the Floyd–Steinberg weights being 7, 3, 5 and 1 sixteenths.
+ * the Floyd–Steinberg weights being 7, 3, 5 and 1 sixteenths. `white` is the page's paper tone (paperWhite), where the caller has it.
  */
-export function ditherPage(page: GreyPage): Uint8Array {
+export function ditherPage(page: GreyPage, white = paperWhite(page)): Uint8Array {
   const { width, height, data } = page;
-  const levels = levelsTable(paperWhite(page));
+  const levels = levelsTable(white);
   const out = new Uint8Array(width * height);
   const words = whiteWords(page);
   // Error rows, indexed x + 1 so that the neighbours of both edges need no bounds checks.
