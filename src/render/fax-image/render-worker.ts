@@ -6,7 +6,6 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { PageHelperPool } from "../page-helpers/page-helper-pool.ts";
-import { renderFaxJob } from "../render-fax-job.ts";
 import type { RenderReply, RenderRequest, RenderWorkerData } from "./fax-image-worker.ts";
 
 const port = parentPort;
@@ -15,6 +14,10 @@ const settings = workerData as RenderWorkerData;
 // The page helpers end with this thread (a terminated worker takes its own workers along).
 const pageHelpers = new PageHelperPool({ threads: settings.pageThreads, memoryLimitMb: settings.memoryLimitMb });
 if (settings.startHelpersEarly) pageHelpers.startHelpers();
+// The render stage is loaded after the helpers have been started, so that they boot while it
+// loads (a command's first document waits for both). Requests that arrive meanwhile wait in the
+// port: it delivers nothing before the listener below is added.
+const { renderFaxJob } = await import("../render-fax-job.ts");
 
 port.on("message", (request: RenderRequest) => {
   renderFaxJob(request.input, { pageHelpers }).then(
