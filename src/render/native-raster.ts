@@ -64,6 +64,7 @@ export interface NativeRaster {
 }
 
 const ADDON_RELATIVE = "native/fax-raster/build/Release/fax_raster.node";
+const NATIVE_FUNCTIONS = ["thresholdShaded", "encodeG4", "greyHistograms", "halftoneBlocks", "smoothGreys"] as const satisfies readonly (keyof NativeRaster)[];
 
 let loaded: NativeRaster | null | undefined;
 
@@ -77,7 +78,12 @@ export function nativeRaster(): NativeRaster | null {
     if (setting) throw new Error(`FAXLINE_RASTER_ADDON names ${file}, which does not exist`);
     return (loaded = null);
   }
-  loaded = createRequire(import.meta.url)(file) as NativeRaster;
+  const addon = createRequire(import.meta.url)(file) as Partial<NativeRaster>;
+  // An addon built from older sources lacks the newer functions: a rebuild is needed, not a crash mid-render.
+  for (const name of NATIVE_FUNCTIONS) {
+    if (typeof addon[name] !== "function") throw new Error(`${file} has no ${name}: it was built from older sources; run scripts/build-native.sh`);
+  }
+  loaded = addon as NativeRaster;
   return loaded;
 }
 

@@ -3,14 +3,14 @@
  * the same pages through both must give the same bytes and counts. Pages: PDFium renderings of
  * the golden vector PDF (text, rules, a grey box) at both resolutions, a page of random greys (every
  * level, no aligned runs), nearly flat greys (at the flatness limit of the shading test), a photo-like ramp with flat shading and text bars, and odd widths (no
- * aligned words, so the eight-pixel steps meet their tails). The addon is built by
+ * aligned words, so the sixteen- and eight-pixel steps meet tails of 1 to 15 pixels). The addon is built by
  * scripts/build-native.sh, which the install and CI run: a missing addon fails here.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { Buffer } from "node:buffer";
 import { nativeRaster, rasterKernels } from "../../src/render/native-raster.ts";
-import { greyHistogramsTs, halftoneBlocksTs, thresholdInPlace, thresholdInPlaceTs } from "../../src/render/fax-image/encode-fax-page.ts";
+import { greyHistogramsTs, halftoneBlocksTs, paperWhite, pictureBlocks, thresholdInPlace, thresholdInPlaceTs } from "../../src/render/fax-image/encode-fax-page.ts";
 import { encodeG4Page, encodeG4PageTs } from "../../src/render/fax-image/encode-g4-page.ts";
 import { contentTone, smoothGreysTs } from "../../src/render/pages/place-on-page.ts";
 import { openPdfDocument } from "../../src/render/pages/pdf-pages.ts";
@@ -51,7 +51,7 @@ async function testPages(): Promise<Array<GreyPage & { name: string }>> {
   pages.push(synthetic(1728, 300, () => Math.floor(next() * 256), "random greys"));
   // Nearly flat greys: neighbours differ by 0 to 13 levels, across the flatness limit of the shading test.
   pages.push(synthetic(1728, 120, (x, y) => (y < 60 ? 90 + ((x * 3 + y * 5) % 13) : 180 + Math.floor(next() * 14)), "nearly flat greys"));
-  for (const width of [1728, 1001, 13]) {
+  for (const width of [1728, 1001, 33, 23, 13]) {
     pages.push(
       synthetic(
         width,
@@ -191,6 +191,13 @@ describe("native raster kernels", async () => {
         assert.ok(untouched.every((v) => v === 77), `pixels outside the picture blocks changed on ${page.name}`);
       }
     }
+  });
+
+  it("take the paper tone from the picture finder's histograms as from a pass of its own", () => {
+    // Grey paper (a scan of yellowish paper) with a photo-like band and text bars, and every test page.
+    const greyPaper = synthetic(1001, 300, (x, y) => (y > 100 && y < 200 ? (x * 7 + y) % 256 : x % 50 < 3 ? 20 : 200 + ((x + y) % 5)), "grey paper");
+    for (const page of [...pages, greyPaper]) assert.equal(pictureBlocks(page).white, paperWhite(page), `paper tone differs on ${page.name}`);
+    assert.ok(paperWhite(greyPaper) < 224, "the grey paper is found as paper");
   });
 
   it("render pages as a process without the addon does (FAXLINE_RASTER_ADDON=off: the TypeScript loops)", async () => {
