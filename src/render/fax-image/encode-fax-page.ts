@@ -459,7 +459,8 @@ function levelsTable(white: number): Uint8Array {
 /**
  * Bilevel by Floyd–Steinberg dithering after levels, serpentine; pure white and pure black
  * pixels (after levels) keep their value and take no diffused error. Errors are kept in 1/16ths,
- * the Floyd–Steinberg weights being 7, 3, 5 and 1 sixteenths. `white` is the page's paper tone (paperWhite), where the caller has it.
+ * the Floyd–Steinberg weights being 7, 3, 5 and 1 sixteenths. `white` is the page's paper tone
+ * (paperWhite), where the caller has it.
  */
 export function ditherPage(page: GreyPage, white = paperWhite(page)): Uint8Array {
   const { width, height, data } = page;
