@@ -111,6 +111,63 @@ describe("native raster kernels", async () => {
     }
   });
 
+  it("threshold as a plain per-pixel reference does, with levels, flatness and cells other than the production ones", () => {
+    // The production call passes one set of levels; the sixteen-pixel path has its own code for
+    // blackBelow 256 (every mid grey black), for flatness 0 and 255, for edge lanes, and for
+    // darkest 0 or lightest 255 (no paper/ink skipping). Each is met here against a reference that
+    // reads only the original pixels, as the kernel's row copies do.
+    const reference = (src: Uint8Array, width: number, height: number, darkest: number, lightest: number, blackBelow: number, flatness: number, cell: number, flatBlack: Uint8Array): Uint8Array => {
+      const out = new Uint8Array(width * height);
+      for (let y = 0; y < height; y++) {
+        for (let x = 0; x < width; x++) {
+          const i = y * width + x;
+          const v = src[i]!;
+          let black: boolean;
+          if (v > lightest) black = false;
+          else if (v < darkest) black = true;
+          else {
+            black = v < blackBelow;
+            const inner = y > 0 && y < height - 1 && x > 0 && x < width - 1;
+            if (inner && [src[i - 1]!, src[i + 1]!, src[i - width]!, src[i + width]!].every((n) => Math.abs(n - v) <= flatness)) {
+              black = flatBlack[((y % cell) * cell + (x % cell)) * 256 + v] === 1;
+            }
+          }
+          out[i] = black ? 0 : 255;
+        }
+      }
+      return out;
+    };
+    const next = random(20261127);
+    const levelSets: Array<[darkest: number, lightest: number, blackBelow: number, flatness: number, cell: number]> = [
+      [48, 232, 160, 6, 6],
+      [0, 255, 256, 0, 1],
+      [0, 255, 0, 255, 4],
+      [10, 250, 128, 3, 5],
+      [100, 100, 101, 1, 7],
+      [1, 254, 256, 8, 8],
+      [200, 40, 128, 6, 3],
+    ];
+    let compared = 0;
+    for (const [darkest, lightest, blackBelow, flatness, cell] of levelSets) {
+      const flatBlack = Uint8Array.from({ length: cell * cell * 256 }, () => (next() < 0.5 ? 1 : 0));
+      for (const [width, height] of [[1, 1], [15, 3], [16, 4], [17, 5], [33, 9], [48, 6], [61, 2]] as const) {
+        // Flat patches with small noise (the flatness test), paper and ink runs (the skipping), and random greys.
+        const src = new Uint8Array(width * height);
+        for (let i = 0; i < src.length; i++) {
+          const x = i % width;
+          const zone = Math.floor(x / 8) % 4;
+          src[i] = zone === 0 ? 255 : zone === 1 ? 0 : zone === 2 ? 120 + Math.floor(next() * 5) : Math.floor(next() * 256);
+        }
+        const expected = reference(src, width, height, darkest, lightest, blackBelow, flatness, cell, flatBlack);
+        const actual = src.slice();
+        native!.thresholdShaded(actual, width, height, darkest, lightest, blackBelow, flatness, cell, flatBlack);
+        assert.ok(same(actual, expected), `levels ${[darkest, lightest, blackBelow, flatness, cell]}, ${width} x ${height}`);
+        compared++;
+      }
+    }
+    assert.equal(compared, levelSets.length * 7);
+  });
+
   it("encode every page in G4 with the TypeScript's bytes and counts", () => {
     for (const page of pages) {
       // Thresholded pages (0 and 255) and the raw greys (any level: black is below 128).
