@@ -216,11 +216,16 @@ export function pictureBlocks(page: GreyPage): PictureBlocks {
 
 /** Writes the clustered-dot halftone of the picture blocks over `out` (the same as halftonePage there); returns `out`. */
 function halftonePictures(page: GreyPage, out: Uint8Array, pictures: PictureBlocks): Uint8Array {
+  return halftoneBlocks(page, out, pictures.mask, PICTURE_BLOCK, pictures.white);
+}
+
+/** halftoneBlocks in C where the raster addon is built (native-raster.ts), else in TypeScript; returns `out`. */
+function halftoneBlocks(page: GreyPage, out: Uint8Array, mask: Uint8Array, block: number, white: number): Uint8Array {
   const { width, height, data } = page;
-  const levels = levelsTable(pictures.white);
+  const levels = levelsTable(white);
   const native = nativeRaster();
-  if (native !== null) native.halftoneBlocks(data, out, width, height, pictures.mask, PICTURE_BLOCK, levels, HALFTONE_LEVELS, HALFTONE_CELL);
-  else halftoneBlocksTs(data, out, width, height, pictures.mask, PICTURE_BLOCK, levels, HALFTONE_LEVELS, HALFTONE_CELL);
+  if (native !== null) native.halftoneBlocks(data, out, width, height, mask, block, levels, HALFTONE_LEVELS, HALFTONE_CELL);
+  else halftoneBlocksTs(data, out, width, height, mask, block, levels, HALFTONE_LEVELS, HALFTONE_CELL);
   return out;
 }
 
@@ -527,26 +532,18 @@ function clusteredDotLevels(cell: number): Uint8Array {
 
 const HALFTONE_LEVELS = clusteredDotLevels(HALFTONE_CELL);
 
-/** Bilevel by a clustered-dot halftone after the same levels step as ditherPage (see the module comment). */
+/**
+ * Bilevel by a clustered-dot halftone after the same levels step as ditherPage (see the module
+ * comment): the whole page as one picture block. Paper stays white, as every cell level is below
+ * 255.
+ */
 export function halftonePage(page: GreyPage): Uint8Array {
-  const { width, height, data } = page;
-  const levels = levelsTable(paperWhite(page));
-  const out = new Uint8Array(width * height);
-  const words = whiteWords(page);
-  for (let y = 0; y < height; y++) {
-    const row = y * width;
-    const cellRow = (y % HALFTONE_CELL) * HALFTONE_CELL;
-    // Paper (255) is white whatever the cell: only the span between the row's white ends is screened.
-    const [first, end] = inkSpan(data, words, row, width);
-    out.fill(255, row, row + first);
-    out.fill(255, row + end, row + width);
-    for (let x = first; x < end; x++) {
-      const level = levels[data[row + x]!]!;
-      out[row + x] = level > HALFTONE_LEVELS[cellRow + (x % HALFTONE_CELL)]! ? 255 : 0;
-    }
-  }
-  return out;
+  const { width, height } = page;
+  return halftoneBlocks(page, new Uint8Array(width * height), WHOLE_PAGE, Math.max(width, height), paperWhite(page));
 }
+
+/** A picture mask of one block, marked. */
+const WHOLE_PAGE = Uint8Array.of(1);
 
 /** The page's pixels as 32-bit words, where its rows are word-aligned (for skipping paper). */
 function whiteWords(page: GreyPage): Uint32Array | null {
