@@ -30,7 +30,8 @@ import { headerPrints, parseHeaderTemplate, type HeaderTemplate } from "./header
 import { applyOverlay, overlaidPages, type OverlayMode } from "./overlay/overlay-pages.ts";
 import { asPdf, documentPages } from "./pages/document-pages.ts";
 import { openPdfDocument, pdfPages } from "./pages/pdf-pages.ts";
-import type { PageHelperPool } from "./page-helpers/page-helper-pool.ts";
+import type { PageHelperPool, SharedPdf } from "./page-helpers/page-helper-pool.ts";
+import { documentTypeFromName } from "./document-types.ts";
 import { preparePage, type PreparedPage, type PreparePageMode } from "./prepare-page.ts";
 import {
   DocumentRenderError,
@@ -150,21 +151,41 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
   let current = "";
   try {
     const pages: DocumentPage[] = [];
-    for (const [documentIndex, doc] of input.documents.entries()) {
-      current = doc.name;
-      for await (const prepared of preparedPages(doc, geometry, input.limits, { drawsLater, bandRows, toneMode: input.toneMode ?? "AUTO" }, options.pageHelpers)) {
-        if (pages.length + coverPages + 1 > input.limits.maxPages) {
-          throw new DocumentRenderError(
-            "document_too_large",
-            `${doc.name} brings the fax to more than the limit of ${input.limits.maxPages} ${input.limits.maxPages === 1 ? "page" : "pages"}`,
-          );
-        }
-        pages.push(
-          prepared.kind === "final"
-            ? { documentIndex, g4: prepared.g4, packed: null, preflight: preflightFromCounts(prepared.counts, prepared.g4, g4Bytes(prepared.g4), preflightOptions) }
-            : { documentIndex, g4: null, packed: prepared.packed, preflight: null },
+    const mode: PreparePageMode = { drawsLater, bandRows, toneMode: input.toneMode ?? "AUTO" };
+    const add = (documentIndex: number, prepared: PreparedPage): void => {
+      current = input.documents[documentIndex]!.name;
+      if (pages.length + coverPages + 1 > input.limits.maxPages) {
+        throw new DocumentRenderError(
+          "document_too_large",
+          `${current} brings the fax to more than the limit of ${input.limits.maxPages} ${input.limits.maxPages === 1 ? "page" : "pages"}`,
         );
       }
+      pages.push(
+        prepared.kind === "final"
+          ? { documentIndex, g4: prepared.g4, packed: null, preflight: preflightFromCounts(prepared.counts, prepared.g4, g4Bytes(prepared.g4), preflightOptions) }
+          : { documentIndex, g4: null, packed: prepared.packed, preflight: null },
+      );
+    };
+    for (let documentIndex = 0; documentIndex < input.documents.length; ) {
+      const doc = input.documents[documentIndex]!;
+      current = doc.name;
+      // PDFs that follow each other are shared with the page helpers as one sequence of pages.
+      const run = (options.pageHelpers?.helperCount ?? 0) === 0 ? [] : await openPdfRun(input.documents.slice(documentIndex, documentIndex + MAX_PDF_RUN), geometry, input.limits);
+      if (run.length > 0) {
+        try {
+          const first = documentIndex;
+          const turn = (document: number): void => {
+            current = input.documents[first + document]!.name;
+          };
+          for await (const { document, page } of options.pageHelpers!.preparePages(run, geometry, input.limits, mode, turn)) add(first + document, page);
+        } finally {
+          for (const { local } of run) local.close();
+        }
+        documentIndex += run.length;
+        continue;
+      }
+      for await (const prepared of preparedPages(doc, geometry, input.limits, mode, options.pageHelpers)) add(documentIndex, prepared);
+      documentIndex++;
     }
 
     current = input.overlay?.document.name ?? "";
@@ -219,6 +240,30 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
 }
 
 /**
+ * PDFs shared with the page helpers as one sequence at most: each holds its bytes and, once a
+ * page of it is rendered on a thread, a page buffer there (about 4 MB at HIGH) until it is done.
+ */
+const MAX_PDF_RUN = 8;
+
+/**
+ * The PDFs at the start of `docs`, opened, up to the first document that is not a PDF (by name:
+ * documents that need converting are converted one at a time, at their turn) or that cannot be
+ * opened: that one fails at its turn, when it is opened again, after the pages before it.
+ */
+async function openPdfRun(docs: readonly DocumentInput[], geometry: PageGeometry, limits: RenderLimits): Promise<SharedPdf[]> {
+  const run: SharedPdf[] = [];
+  for (const doc of docs) {
+    if (documentTypeFromName(doc.name) !== "pdf") break;
+    try {
+      run.push({ doc, local: await openPdfDocument(doc, geometry, limits) });
+    } catch {
+      break;
+    }
+  }
+  return run;
+}
+
+/**
  * The prepared pages of one document (prepare-page.ts), in order. A PDF (or a document converted
  * to one) is rendered page by page into one reused buffer, its pages shared with the page
  * helpers where there are any; other documents page by page here.
@@ -237,7 +282,7 @@ async function* preparedPages(
   }
   const local = await openPdfDocument(pdf, geometry, limits);
   try {
-    if (helpers !== undefined) yield* helpers.preparePages(pdf, local, geometry, limits, mode);
+    if (helpers !== undefined) for await (const { page } of helpers.preparePages([{ doc: pdf, local }], geometry, limits, mode)) yield page;
     else for (let index = 0; index < local.pageCount; index++) yield local.usePage(index, (grey) => preparePage(grey, mode));
   } finally {
     local.close();

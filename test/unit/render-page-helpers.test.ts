@@ -3,7 +3,8 @@
  * helpers together gives the same fax image and preflight as one thread, page for page, with and
  * without a header drawn later; a page that cannot be rendered fails the job as it would on one
  * thread; a helper that dies mid-document leaves its pages to the render thread; and documents too
- * short to share, and other document types, never start a helper.
+ * short to share, and other document types, never start a helper. Short PDFs that follow each
+ * other in a job are shared as one sequence, with the same image, and fail where one thread fails.
  */
 import { after, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -14,6 +15,7 @@ import { openPdfDocument } from "../../src/render/pages/pdf-pages.ts";
 import { DocumentRenderError, pageGeometry, type GreyPage, type RenderLimits } from "../../src/render/pages/grey-page.ts";
 import { renderFaxJob, type FaxJobRenderInput } from "../../src/render/render-fax-job.ts";
 
+type DocumentInputLike = { name: string; bytes: Buffer };
 const LIMITS: RenderLimits = { maxPages: 100, maxSourcePixels: 200_000_000, converterTimeoutMs: 10_000 };
 const A4: [number, number] = [595.28, 841.89];
 
@@ -110,7 +112,7 @@ describe("page helpers", () => {
     try {
       await assert.rejects(
         async () => {
-          for await (const _ of pool(2).preparePages({ name: "long.pdf", bytes }, faulty, geometry, limits, mode)) handedOn++;
+          for await (const _ of pool(2).preparePages([{ doc: { name: "long.pdf", bytes }, local: faulty }], geometry, limits, mode)) handedOn++;
         },
         (err: unknown) => err instanceof DocumentRenderError && err.reasonCode === "document_too_large" && /page 3 of long\.pdf/.test(err.message),
       );
@@ -128,7 +130,7 @@ describe("page helpers", () => {
     const local = await openPdfDocument({ name: "long.pdf", bytes }, geometry, LIMITS);
     const pages = [];
     try {
-      for await (const page of helpers.preparePages({ name: "long.pdf", bytes }, local, geometry, LIMITS, mode)) {
+      for await (const { page } of helpers.preparePages([{ doc: { name: "long.pdf", bytes }, local }], geometry, LIMITS, mode)) {
         if (pages.length === 0) {
           const [helper] = helpers.helperWorkers;
           assert.ok(helper !== undefined);
@@ -149,6 +151,53 @@ describe("page helpers", () => {
     const again = await renderFaxJob(job(bytes, false), { pageHelpers: helpers });
     assert.ok(again.ok && again.images[0]!.tiff.equals(alone.images[0]!.tiff));
     assert.equal(helpers.helperWorkers.length, 1);
+  });
+
+  it("share a job's short PDFs as one sequence, with the same image as one thread, also across other documents", async () => {
+    const sizes = [1, 2, 1, 1, 3];
+    const pdfs = await Promise.all(sizes.map((pages) => longPdf(pages)));
+    const documents = pdfs.map((bytes, n) => ({ name: `part-${n + 1}.pdf`, bytes }));
+    const text = { name: "notes.txt", bytes: Buffer.from("A line of notes.\n".repeat(20)) };
+    const cases: Array<[string, FaxJobRenderInput]> = [
+      ["five PDFs", { ...job(Buffer.alloc(0), false), documents }],
+      ["five PDFs, header", { ...job(Buffer.alloc(0), true), documents }],
+      ["PDFs around a text document", { ...job(Buffer.alloc(0), false), documents: [...documents.slice(0, 3), text, ...documents.slice(3)] }],
+      // More PDFs than one run takes (MAX_PDF_RUN, 8): two runs.
+      ["eleven one-page PDFs", { ...job(Buffer.alloc(0), false), documents: Array.from({ length: 11 }, (_, n) => ({ name: `one-${n}.pdf`, bytes: pdfs[n % 2 === 0 ? 0 : 2]! })) }],
+    ];
+    const helpers = pool(2);
+    for (const [what, input] of cases) {
+      const alone = await renderFaxJob(input);
+      const shared = await renderFaxJob(input, { pageHelpers: helpers });
+      assert.ok(alone.ok && shared.ok, what);
+      assert.ok(shared.images[0]!.tiff.equals(alone.images[0]!.tiff), `${what}: the images differ`);
+      assert.deepEqual(shared.images[0]!.preflight, alone.images[0]!.preflight, what);
+    }
+    assert.equal(helpers.helperWorkers.length, 1, "the helper shared the short PDFs");
+  });
+
+  it("fail a run of short PDFs at the document that fails, named, as one thread does", async () => {
+    const first = await longPdf(2);
+    const last = await longPdf(3);
+    const limits = { ...LIMITS, maxSourcePixels: 20_000_000 };
+    const cases: Array<[string, DocumentInputLike, string]> = [
+      ["a first page too large to render", { name: "huge.pdf", bytes: await longPdf(2, 0) }, "document_too_large"],
+      ["a later page too large to render", { name: "huge.pdf", bytes: await longPdf(2, 1) }, "document_too_large"],
+      ["a file that is not a PDF", { name: "broken.pdf", bytes: Buffer.from("%PDF-1.4 this is not a PDF") }, "document_unreadable"],
+    ];
+    for (const [what, bad, reasonCode] of cases) {
+      const input = { ...job(Buffer.alloc(0), false), limits, documents: [{ name: "first.pdf", bytes: first }, bad, { name: "last.pdf", bytes: last }] };
+      const alone = await renderFaxJob(input);
+      const shared = await renderFaxJob(input, { pageHelpers: pool(2) });
+      assert.ok(!alone.ok && alone.reasonCode === reasonCode && alone.documentName === bad.name, `${what}: ${JSON.stringify(alone)}`);
+      assert.deepEqual(shared, alone, what);
+    }
+    // The page limit over the run: the document that passes it is named.
+    const capped = { ...job(Buffer.alloc(0), false), limits: { ...LIMITS, maxPages: 4 }, documents: [{ name: "first.pdf", bytes: first }, { name: "last.pdf", bytes: last }] };
+    const alone = await renderFaxJob(capped);
+    const shared = await renderFaxJob(capped, { pageHelpers: pool(2) });
+    assert.ok(!alone.ok && alone.reasonCode === "document_too_large" && alone.documentName === "last.pdf", JSON.stringify(alone));
+    assert.deepEqual(shared, alone);
   });
 
   it("are not started for short PDFs or other documents", async () => {

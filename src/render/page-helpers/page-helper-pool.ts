@@ -1,23 +1,27 @@
 /**
- * Renders the pages of one long PDF on several cores: the render thread (which runs
+ * Renders the pages of a job's PDFs on several cores: the render thread (which runs
  * render-fax-job.ts) and `threads − 1` page helper threads (page-helper-thread.ts) render and
- * prepare (prepare-page.ts) pages of the same document at once, and the pages come out in order.
+ * prepare (prepare-page.ts) pages of the same documents at once, and the pages come out in order.
+ * A long PDF is shared page by page; so is a run of PDFs that follow each other in a job (their
+ * pages counted as one sequence), so that a job of short documents keeps both cores busy too.
  *
- * Each helper opens the document itself (its own PDFium instance) and is handed page numbers as
- * it finishes them, LOOKAHEAD at a time, so a helper never waits for the render thread. The
- * render thread takes the pages nobody holds: while the page it must hand on next is still with a
- * helper, it renders the next unassigned one itself. No page more than `maxAhead` (a few per
- * thread) past the one to be handed on next is given out or rendered, so few prepared pages ever
- * wait, and helpers do not run far past a page that fails; a page holds no bitmap, only its G4
- * encoding (final) or its pixels packed at 1 bit per pixel (for a header or overlay), as in the
- * sequential path.
+ * Each helper opens a document itself (its own PDFium instance) when first given one of its pages,
+ * and is handed page numbers as it finishes them, LOOKAHEAD at a time, so a helper never waits for
+ * the render thread. The render thread takes the pages nobody holds: while the page it must hand
+ * on next is still with a helper, it renders the next unassigned one itself. No page more than
+ * `maxAhead` (a few per thread) past the one to be handed on next is given out or rendered, so few
+ * prepared pages ever wait, and helpers do not run far past a page that fails; a page holds no
+ * bitmap, only its G4 encoding (final) or its pixels packed at 1 bit per pixel (for a header or
+ * overlay), as in the sequential path. A document is closed, here and in the helpers, once its
+ * last page is handed on.
  *
- * Helpers start on the first document long enough to share (PARALLEL_MIN_PAGES), or when asked
- * (startHelpers), load PDFium at once, and stay for the next; they hold the event loop only while a document is being shared. A helper that dies (a
- * crash, or its heap outgrowing the limit) leaves its pages to the render thread, and a new one
- * starts with the next document. A page that cannot be rendered fails the document when its turn
- * comes, as it would sequentially (also when the render thread met it ahead of its turn); a page a
- * helper failed on for another reason is rendered again by the render thread at its turn.
+ * Helpers start on the first documents long enough to share (PARALLEL_MIN_PAGES in all), or when
+ * asked (startHelpers), load PDFium at once, and stay for the next; they hold the event loop only
+ * while documents are being shared. A helper that dies (a crash, or its heap outgrowing the limit)
+ * leaves its pages to the render thread, and a new one starts with the next documents. A page that
+ * cannot be rendered fails the job when its turn comes, as it would sequentially (also when the
+ * render thread met it ahead of its turn); a page a helper failed on for another reason is
+ * rendered again by the render thread at its turn.
  */
 import type { Worker } from "node:worker_threads";
 import { startWorkerThread } from "../../lib/worker-thread.ts";
@@ -26,7 +30,7 @@ import type { PdfDocument } from "../pages/pdf-pages.ts";
 import { preparePage, type PreparedPage, type PreparePageMode } from "../prepare-page.ts";
 import type { HelperPageResult, HelperReply, HelperRequest } from "./page-helper-protocol.ts";
 
-/** Documents with fewer pages are rendered by the render thread alone: sharing would not pay. */
+/** Documents with fewer pages (in all) are rendered by the render thread alone: sharing would not pay. */
 export const PARALLEL_MIN_PAGES = 4;
 /**
  * Page numbers a helper holds at once. With 2, a helper of the 200-page bench document sat idle
@@ -39,6 +43,8 @@ class Helper {
   readonly worker: Worker;
   /** Pages of the current document the helper has been asked for and not answered. */
   readonly assigned = new Set<number>();
+  /** Documents (their ids) the helper has been told to open and not yet to close. */
+  readonly opened = new Set<number>();
   dead = false;
   onReply: ((reply: HelperReply) => void) | null = null;
   onDeath: (() => void) | null = null;
@@ -88,18 +94,48 @@ export class PageHelperPool {
   }
 
   /**
-   * The prepared pages of `doc`, a PDF that this thread has opened as `local`, in page order;
-   * the helpers render pages of the same document meanwhile.
+   * The prepared pages of `pdfs`, PDFs of one job that this thread has opened, in order (the
+   * first document's pages, then the next one's); the helpers render pages of the same documents
+   * meanwhile, so a job of several short PDFs is shared as one long one would be. Each document is
+   * closed here once its last page is handed on (closing again is harmless), and a helper opens a
+   * document only when it is first given one of its pages. `onTurn` is told the document whose
+   * page is to be handed on next as each document's turn comes (a failure thrown then is its).
    */
-  async *preparePages(doc: DocumentInput, local: PdfDocument, geometry: PageGeometry, limits: RenderLimits, mode: PreparePageMode): AsyncGenerator<PreparedPage> {
-    const pageCount = local.pageCount;
+  async *preparePages(
+    pdfs: readonly SharedPdf[],
+    geometry: PageGeometry,
+    limits: RenderLimits,
+    mode: PreparePageMode,
+    onTurn?: (document: number) => void,
+  ): AsyncGenerator<PoolPage> {
+    const firsts: number[] = [];
+    let pageCount = 0;
+    for (const pdf of pdfs) {
+      firsts.push(pageCount);
+      pageCount += pdf.local.pageCount;
+    }
+    /** The document of page `flat` (counted over all the documents) and its index in it. */
+    const locate = (flat: number): [document: number, index: number] => {
+      let document = pdfs.length - 1;
+      while (firsts[document]! > flat) document--;
+      return [document, flat - firsts[document]!];
+    };
+    const here = (flat: number): PageResult => {
+      const [document, index] = locate(flat);
+      return prepareHere(pdfs[document]!.local, index, mode);
+    };
     const helpers = this.#busy || this.#helperCount === 0 || pageCount < PARALLEL_MIN_PAGES ? [] : this.#running();
     if (helpers.length === 0) {
-      for (let index = 0; index < pageCount; index++) yield local.usePage(index, (grey) => preparePage(grey, mode));
+      for (const [document, { local }] of pdfs.entries()) {
+        onTurn?.(document);
+        for (let index = 0; index < local.pageCount; index++) yield { document, page: local.usePage(index, (grey) => preparePage(grey, mode)) };
+        local.close();
+      }
       return;
     }
     this.#busy = true;
-    const documentId = this.#nextDocumentId++;
+    const documentIds = pdfs.map(() => this.#nextDocumentId++);
+    const documentOfId = new Map(documentIds.map((id, document) => [id, document]));
     const results = new Map<number, PageResult>();
     /** Pages of helpers that died before answering: nobody holds them now. */
     const orphans: number[] = [];
@@ -113,18 +149,36 @@ export class PageHelperPool {
     };
     const give = (helper: Helper): void => {
       while (!helper.dead && helper.assigned.size < LOOKAHEAD && next < pageCount && next < handingOn + this.#maxAhead) {
-        const index = next++;
-        helper.assigned.add(index);
+        const flat = next++;
+        const [document, index] = locate(flat);
+        const documentId = documentIds[document]!;
+        if (!helper.opened.has(documentId)) {
+          const { doc } = pdfs[document]!;
+          // The helper is sent a copy of the document's own bytes, not of a larger buffer they may sit in.
+          const bytes = doc.bytes.byteOffset === 0 && doc.bytes.byteLength === doc.bytes.buffer.byteLength ? doc.bytes : doc.bytes.slice();
+          helper.send({ type: "open", documentId, name: doc.name, bytes, geometry, limits, mode });
+          helper.opened.add(documentId);
+        }
+        helper.assigned.add(flat);
         helper.send({ type: "page", documentId, index });
       }
     };
+    /** Closes a document whose pages have all been handed on, here and in the helpers that opened it. */
+    const done = (document: number): void => {
+      pdfs[document]!.local.close();
+      const documentId = documentIds[document]!;
+      for (const helper of helpers) {
+        if (helper.opened.delete(documentId)) helper.send({ type: "close", documentId });
+      }
+    };
     try {
-      // The helper is sent a copy of the document's own bytes, not of a larger buffer they may sit in.
-      const bytes = doc.bytes.byteOffset === 0 && doc.bytes.byteLength === doc.bytes.buffer.byteLength ? doc.bytes : doc.bytes.slice();
       for (const helper of helpers) {
         helper.onReply = (reply) => {
-          if (reply.documentId !== documentId || !helper.assigned.delete(reply.index)) return;
-          results.set(reply.index, reply.result);
+          const document = documentOfId.get(reply.documentId);
+          if (document === undefined) return;
+          const flat = firsts[document]! + reply.index;
+          if (!helper.assigned.delete(flat)) return;
+          results.set(flat, reply.result);
           give(helper);
           notify();
         };
@@ -134,47 +188,51 @@ export class PageHelperPool {
           notify();
         };
         helper.worker.ref();
-        helper.send({ type: "open", documentId, name: doc.name, bytes, geometry, limits, mode });
       }
-      for (let index = 0; index < pageCount; index++) {
-        handingOn = index;
+      for (let flat = 0; flat < pageCount; flat++) {
+        handingOn = flat;
+        if (firsts.includes(flat)) onTurn?.(locate(flat)[0]);
         for (const helper of helpers) give(helper);
-        let result = results.get(index);
+        let result = results.get(flat);
         while (result === undefined) {
-          const orphan = orphans.indexOf(index);
-          if (orphan >= 0 || index >= next) {
+          const orphan = orphans.indexOf(flat);
+          if (orphan >= 0 || flat >= next) {
             // Nobody holds this page: render it here.
             if (orphan >= 0) orphans.splice(orphan, 1);
-            else next = index + 1;
-            result = prepareHere(local, index, mode);
-          } else if (results.size < this.#maxAhead && (orphans.length > 0 || (next < pageCount && next < index + this.#maxAhead))) {
+            else next = flat + 1;
+            result = here(flat);
+          } else if (results.size < this.#maxAhead && (orphans.length > 0 || (next < pageCount && next < flat + this.#maxAhead))) {
             // The page is with a helper: render one nobody holds meanwhile, then let replies in.
             orphans.sort((a, b) => a - b);
             const ahead = orphans.length > 0 ? orphans.shift()! : next++;
-            results.set(ahead, prepareHere(local, ahead, mode));
+            results.set(ahead, here(ahead));
             await new Promise<void>((resolve) => setImmediate(resolve));
-            result = results.get(index);
+            result = results.get(flat);
           } else {
             await new Promise<void>((resolve) => {
               wake = resolve;
             });
-            result = results.get(index);
+            result = results.get(flat);
           }
         }
-        results.delete(index);
+        results.delete(flat);
         // A fault of the helper (its own PDFium, say) is not the page's: this thread renders it, and
         // a fault of the page itself then fails the job as it would on one thread.
-        if (result.kind === "internal_error") result = prepareHere(local, index, mode);
-        yield unwrap(result);
+        if (result.kind === "internal_error") result = here(flat);
+        const [document, index] = locate(flat);
+        yield { document, page: unwrap(result) };
+        if (index === pdfs[document]!.local.pageCount - 1) done(document);
       }
     } finally {
       for (const helper of helpers) {
         helper.onReply = null;
         helper.onDeath = null;
         helper.assigned.clear();
-        helper.send({ type: "close", documentId });
+        for (const documentId of helper.opened) helper.send({ type: "close", documentId });
+        helper.opened.clear();
         if (!helper.dead) helper.worker.unref();
       }
+      for (const { local } of pdfs) local.close();
       this.#busy = false;
     }
   }
@@ -206,6 +264,18 @@ export class PageHelperPool {
     }
     return [...this.#helpers];
   }
+}
+
+/** A PDF of the job for the pool to prepare: its bytes (for the helpers) and this thread's open copy. */
+export interface SharedPdf {
+  doc: DocumentInput;
+  local: PdfDocument;
+}
+
+/** A prepared page and the document (its index in the `pdfs` given) it belongs to. */
+export interface PoolPage {
+  document: number;
+  page: PreparedPage;
 }
 
 /** A page's outcome: as a helper answers it, or an error thrown rendering it here (kept for its turn). */
