@@ -170,7 +170,8 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
       const doc = input.documents[documentIndex]!;
       current = doc.name;
       // PDFs that follow each other are shared with the page helpers as one sequence of pages.
-      const run = (options.pageHelpers?.helperCount ?? 0) === 0 ? [] : await openPdfRun(input.documents.slice(documentIndex, documentIndex + MAX_PDF_RUN), geometry, input.limits);
+      const { run, failure } =
+        (options.pageHelpers?.helperCount ?? 0) === 0 ? { run: [], failure: null } : await openPdfRun(input.documents.slice(documentIndex), geometry, input.limits);
       if (run.length > 0) {
         try {
           const first = documentIndex;
@@ -182,8 +183,13 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
           for (const { local } of run) local.close();
         }
         documentIndex += run.length;
-        continue;
       }
+      if (failure !== null) {
+        // The PDF after the run cannot be opened: it fails now, at its turn, as it would alone.
+        current = input.documents[documentIndex]!.name;
+        throw failure.error;
+      }
+      if (run.length > 0) continue;
       for await (const prepared of preparedPages(doc, geometry, input.limits, mode, options.pageHelpers)) add(documentIndex, prepared);
       documentIndex++;
     }
@@ -240,27 +246,33 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
 }
 
 /**
- * PDFs shared with the page helpers as one sequence at most: each holds its bytes and, once a
- * page of it is rendered on a thread, a page buffer there (about 4 MB at HIGH) until it is done.
+ * A run of PDFs shared with the page helpers as one sequence holds at most this many documents,
+ * and their bytes (each thread copies them into its PDFium memory, which does not shrink) at most
+ * MAX_PDF_RUN_BYTES unless one document alone is larger. Each document open on a thread also
+ * holds a page buffer there (about 4 MB at HIGH) once a page of it is rendered, until it is done.
  */
 const MAX_PDF_RUN = 8;
+const MAX_PDF_RUN_BYTES = 32 * 1024 * 1024;
 
 /**
  * The PDFs at the start of `docs`, opened, up to the first document that is not a PDF (by name:
- * documents that need converting are converted one at a time, at their turn) or that cannot be
- * opened: that one fails at its turn, when it is opened again, after the pages before it.
+ * documents that need converting are converted one at a time, at their turn), up to the limits
+ * above, or up to one that cannot be opened: `failure` then holds its error, for its turn.
  */
-async function openPdfRun(docs: readonly DocumentInput[], geometry: PageGeometry, limits: RenderLimits): Promise<SharedPdf[]> {
+async function openPdfRun(docs: readonly DocumentInput[], geometry: PageGeometry, limits: RenderLimits): Promise<{ run: SharedPdf[]; failure: { error: unknown } | null }> {
   const run: SharedPdf[] = [];
+  let bytes = 0;
   for (const doc of docs) {
-    if (documentTypeFromName(doc.name) !== "pdf") break;
+    if (run.length === MAX_PDF_RUN || documentTypeFromName(doc.name) !== "pdf") break;
+    bytes += doc.bytes.length;
+    if (run.length > 0 && bytes > MAX_PDF_RUN_BYTES) break;
     try {
       run.push({ doc, local: await openPdfDocument(doc, geometry, limits) });
-    } catch {
-      break;
+    } catch (error) {
+      return { run, failure: { error } };
     }
   }
-  return run;
+  return { run, failure: null };
 }
 
 /**

@@ -186,11 +186,16 @@ describe("page helpers", () => {
       ["a file that is not a PDF", { name: "broken.pdf", bytes: Buffer.from("%PDF-1.4 this is not a PDF") }, "document_unreadable"],
     ];
     for (const [what, bad, reasonCode] of cases) {
-      const input = { ...job(Buffer.alloc(0), false), limits, documents: [{ name: "first.pdf", bytes: first }, bad, { name: "last.pdf", bytes: last }] };
-      const alone = await renderFaxJob(input);
-      const shared = await renderFaxJob(input, { pageHelpers: pool(2) });
-      assert.ok(!alone.ok && alone.reasonCode === reasonCode && alone.documentName === bad.name, `${what}: ${JSON.stringify(alone)}`);
-      assert.deepEqual(shared, alone, what);
+      for (const documents of [
+        [{ name: "first.pdf", bytes: first }, bad, { name: "last.pdf", bytes: last }],
+        [bad, { name: "last.pdf", bytes: last }],
+      ]) {
+        const input = { ...job(Buffer.alloc(0), false), limits, documents };
+        const alone = await renderFaxJob(input);
+        const shared = await renderFaxJob(input, { pageHelpers: pool(2) });
+        assert.ok(!alone.ok && alone.reasonCode === reasonCode && alone.documentName === bad.name, `${what}: ${JSON.stringify(alone)}`);
+        assert.deepEqual(shared, alone, `${what}, ${documents.length} documents`);
+      }
     }
     // The page limit over the run: the document that passes it is named.
     const capped = { ...job(Buffer.alloc(0), false), limits: { ...LIMITS, maxPages: 4 }, documents: [{ name: "first.pdf", bytes: first }, { name: "last.pdf", bytes: last }] };

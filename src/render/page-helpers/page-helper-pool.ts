@@ -41,7 +41,7 @@ const LOOKAHEAD = 4;
 
 class Helper {
   readonly worker: Worker;
-  /** Pages of the current document the helper has been asked for and not answered. */
+  /** Pages (counted over all the documents being shared) the helper has been asked for and not answered. */
   readonly assigned = new Set<number>();
   /** Documents (their ids) the helper has been told to open and not yet to close. */
   readonly opened = new Set<number>();
@@ -126,10 +126,14 @@ export class PageHelperPool {
     };
     const helpers = this.#busy || this.#helperCount === 0 || pageCount < PARALLEL_MIN_PAGES ? [] : this.#running();
     if (helpers.length === 0) {
-      for (const [document, { local }] of pdfs.entries()) {
-        onTurn?.(document);
-        for (let index = 0; index < local.pageCount; index++) yield { document, page: local.usePage(index, (grey) => preparePage(grey, mode)) };
-        local.close();
+      try {
+        for (const [document, { local }] of pdfs.entries()) {
+          onTurn?.(document);
+          for (let index = 0; index < local.pageCount; index++) yield { document, page: local.usePage(index, (grey) => preparePage(grey, mode)) };
+          local.close();
+        }
+      } finally {
+        for (const { local } of pdfs) local.close();
       }
       return;
     }
@@ -154,8 +158,9 @@ export class PageHelperPool {
         const documentId = documentIds[document]!;
         if (!helper.opened.has(documentId)) {
           const { doc } = pdfs[document]!;
-          // The helper is sent a copy of the document's own bytes, not of a larger buffer they may sit in.
-          const bytes = doc.bytes.byteOffset === 0 && doc.bytes.byteLength === doc.bytes.buffer.byteLength ? doc.bytes : doc.bytes.slice();
+          // The helper is sent a copy of the document's own bytes, not of a larger buffer they may
+          // sit in (a Buffer's slice() would be a view of that buffer: new Uint8Array copies).
+          const bytes = doc.bytes.byteOffset === 0 && doc.bytes.byteLength === doc.bytes.buffer.byteLength ? doc.bytes : new Uint8Array(doc.bytes);
           helper.send({ type: "open", documentId, name: doc.name, bytes, geometry, limits, mode });
           helper.opened.add(documentId);
         }
