@@ -18,7 +18,7 @@ import type { FaxTransport } from "../line/outcomes/call-outcomes.ts";
 import { parsePortRange } from "../line/sip-fax-line/media-ports.ts";
 import { SendFaxError, SipFaxLine, type SendFaxReport } from "../line/sip-fax-line/sip-fax-line.ts";
 import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
-import { FaxImageWorker, faxImageFailureDetail, pageThreadsFor, type FaxImageOutcome } from "../render/fax-image/fax-image-worker.ts";
+import { FaxImageWorker, faxImageFailureDetail, pageThreadsFor, helpersWorthStartingEarly, type FaxImageOutcome } from "../render/fax-image/fax-image-worker.ts";
 import { renderInputForFiles, RenderRequestError, type RenderFilesRequest } from "./render-files.ts";
 
 export interface FaxSendRequest {
@@ -155,7 +155,7 @@ export async function faxSend(config: FaxlineConfig, request: FaxSendRequest): P
     if (!request.json) console.log(text);
   };
 
-  const worker = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: true });
+  const worker = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: helpersWorthStartingEarly(input.documents) });
   let rendered: FaxImageOutcome;
   try {
     rendered = await worker.render(input);

@@ -11,7 +11,7 @@ import { readFileSync, writeFileSync } from "node:fs";
 import { basename } from "node:path";
 import type { FaxlineConfig } from "../config/schema.ts";
 import { failureReason, type FailureReasonCode } from "../errors/failure-reasons.ts";
-import { FaxImageWorker, faxImageFailureDetail, pageThreadsFor, type FaxImageOutcome } from "../render/fax-image/fax-image-worker.ts";
+import { FaxImageWorker, faxImageFailureDetail, pageThreadsFor, helpersWorthStartingEarly, type FaxImageOutcome } from "../render/fax-image/fax-image-worker.ts";
 import { parseHeaderTemplate } from "../render/header/header-template.ts";
 import { coverKindOf } from "../render/installed-templates.ts";
 import type { OverlayMode } from "../render/overlay/overlay-pages.ts";
@@ -97,7 +97,7 @@ export async function renderFiles(config: FaxlineConfig, request: RenderFilesReq
     return 1;
   }
 
-  const faxImages = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: true });
+  const faxImages = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: helpersWorthStartingEarly(input.documents) });
   const started = performance.now();
   let outcome: FaxImageOutcome;
   try {

@@ -7,7 +7,7 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { FaxImageWorker, faxImageFailureDetail, type FaxImageOutcome } from "../../src/render/fax-image/fax-image-worker.ts";
+import { FaxImageWorker, faxImageFailureDetail, helpersWorthStartingEarly, type FaxImageOutcome } from "../../src/render/fax-image/fax-image-worker.ts";
 import { renderFaxJob, type FaxImageVariant, type FaxJobRenderInput, type FaxJobRenderResult } from "../../src/render/render-fax-job.ts";
 
 const OPTIONS = { timeoutMs: 120_000, memoryLimitMb: 1536 };
@@ -150,5 +150,21 @@ describe("FaxImageWorker", () => {
     const worker = new FaxImageWorker(OPTIONS);
     await worker.close();
     assert.deepEqual(await worker.render(INPUT), { ok: false, kind: "stopped" });
+  });
+});
+
+describe("helpersWorthStartingEarly (faxline render and fax send)", () => {
+  const doc = (name: string, size: number) => ({ name, bytes: new Uint8Array(size) });
+  it("starts the page helpers early only for jobs whose PDFs may be shared", () => {
+    // One small PDF (a letter) or documents that are never shared: the render worker keeps the second core.
+    assert.equal(helpersWorthStartingEarly([doc("letter.pdf", 3_000)]), false);
+    assert.equal(helpersWorthStartingEarly([doc("notes.txt", 500_000), doc("scan.tif", 2_000_000), doc("photo.jpg", 300_000)]), false);
+    assert.equal(helpersWorthStartingEarly([doc("letter.pdf", 32 * 1024 - 1), doc("notes.txt", 100)]), false);
+    // A larger PDF, two PDFs (shared as one sequence), or a document converted to PDF.
+    assert.equal(helpersWorthStartingEarly([doc("report.pdf", 32 * 1024)]), true);
+    assert.equal(helpersWorthStartingEarly([doc("letter.pdf", 3_000), doc("invoice.PDF", 10_000)]), true);
+    assert.equal(helpersWorthStartingEarly([doc("contract.docx", 20_000)]), true);
+    assert.equal(helpersWorthStartingEarly([doc("page.html", 2_000)]), true);
+    assert.equal(helpersWorthStartingEarly([doc("drawing.ps", 2_000)]), true);
   });
 });

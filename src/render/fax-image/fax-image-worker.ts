@@ -24,6 +24,8 @@ import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
 import { startWorkerThread } from "../../lib/worker-thread.ts";
 import { formatDurationMs } from "../../lib/durations.ts";
+import { documentTypeFromName } from "../document-types.ts";
+import type { DocumentInput } from "../pages/grey-page.ts";
 import type { FaxJobRenderInput, FaxJobRenderResult } from "../render-fax-job.ts";
 
 /** Documents larger than this in all end the worker after their job (see the module comment). */
@@ -45,6 +47,31 @@ export interface RenderWorkerData {
  */
 export function pageThreadsFor(configured: number, workers: number): number {
   return configured > 0 ? configured : Math.max(1, Math.floor(availableParallelism() / Math.max(1, workers)));
+}
+
+/** A job's PDFs, in bytes, from which a command starts its page helpers with the render worker. */
+const EARLY_HELPERS_MIN_PDF_BYTES = 32 * 1024;
+
+/**
+ * Whether a command that renders `documents` at once should start its page helpers with the
+ * render worker (they boot and load PDFium while it does) rather than with the first documents
+ * long enough to share. Only PDFs, and documents converted to PDF, are shared: a job of one small
+ * PDF (a letter, an invoice: under 32 KiB) or of other documents leaves the second core to the
+ * render worker, where early helpers cost a one-page letter about a tenth of its time
+ * (docs/benchmarks.md); the helpers still start if the document turns out long.
+ */
+export function helpersWorthStartingEarly(documents: readonly DocumentInput[]): boolean {
+  let pdfs = 0;
+  let bytes = 0;
+  for (const doc of documents) {
+    const type = documentTypeFromName(doc.name);
+    if (type === "office" || type === "html" || type === "postscript") return true;
+    if (type === "pdf") {
+      pdfs++;
+      bytes += doc.bytes.length;
+    }
+  }
+  return pdfs >= 2 || bytes >= EARLY_HELPERS_MIN_PDF_BYTES;
 }
 
 export interface RenderRequest {
