@@ -7,7 +7,7 @@
 import { ApiError } from "../errors/api-errors.ts";
 import { addIsoDuration, parseIsoDuration } from "../lib/durations.ts";
 import { normalizeFaxNumber, type NumberContext } from "../numbers/normalize-number.ts";
-import { documentTypeFromName } from "../render/document-types.ts";
+import { convertsToPdf, documentTypeFromName } from "../render/document-types.ts";
 import { normalizeCharset } from "../render/decode-text.ts";
 import { checkReferenceUrl } from "../documents/fetch-reference.ts";
 import { parseHeaderTemplate } from "../render/header/header-template.ts";
@@ -217,7 +217,7 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
         `${field}.name "${doc.name}" has no known document extension (.txt, .pdf, .tif, .png, .jpg, .docx …)`,
       );
     }
-    if (type === "office" || type === "html" || type === "postscript") {
+    if (convertsToPdf(type)) {
       const missing = missingConverterMessage(type, doc.name);
       if (missing !== null) throw new ApiError("document_type_unavailable", `${field}.name "${doc.name}": ${missing}`);
     }

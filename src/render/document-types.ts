@@ -65,6 +65,11 @@ export function documentTypeFromName(name: string): DocumentType | null {
   return TYPE_BY_EXTENSION.get(extension) ?? null;
 }
 
+/** The types rendered by converting them to a PDF first (LibreOffice, Ghostscript), then as one. */
+export function convertsToPdf(type: DocumentType | null): type is "office" | "html" | "postscript" {
+  return type === "office" || type === "html" || type === "postscript";
+}
+
 /** The extensions Faxline renders, as listed in messages: ".pdf, .tif, ...". */
 export const KNOWN_EXTENSIONS: readonly string[] = [...TYPE_BY_EXTENSION.keys()];
 

@@ -24,7 +24,7 @@ import { availableParallelism } from "node:os";
 import type { Worker } from "node:worker_threads";
 import { startWorkerThread } from "../../lib/worker-thread.ts";
 import { formatDurationMs } from "../../lib/durations.ts";
-import { documentTypeFromName } from "../document-types.ts";
+import { convertsToPdf, documentTypeFromName } from "../document-types.ts";
 import type { DocumentInput } from "../pages/grey-page.ts";
 import type { FaxJobRenderInput, FaxJobRenderResult } from "../render-fax-job.ts";
 
@@ -65,7 +65,7 @@ export function helpersWorthStartingEarly(documents: readonly DocumentInput[]): 
   let bytes = 0;
   for (const doc of documents) {
     const type = documentTypeFromName(doc.name);
-    if (type === "office" || type === "html" || type === "postscript") return true;
+    if (convertsToPdf(type)) return true;
     if (type === "pdf") {
       pdfs++;
       bytes += doc.bytes.length;

@@ -4,7 +4,7 @@
  * Ghostscript, each to PDF, and then through the PDF renderer like any PDF. The text and image
  * renderers load on first use: they bring the canvas and sharp, which a job of PDFs never needs.
  */
-import { documentTypeFromName, unknownTypeMessage } from "../document-types.ts";
+import { convertsToPdf, documentTypeFromName, unknownTypeMessage } from "../document-types.ts";
 import { officeToPdf } from "../convert/libreoffice-to-pdf.ts";
 import { postscriptToPdf } from "../convert/ghostscript-to-pdf.ts";
 import { DocumentRenderError, type DocumentInput, type GreyPage, type PageGeometry, type RenderLimits } from "./grey-page.ts";
@@ -37,7 +37,7 @@ export async function* documentPages(doc: DocumentInput, geometry: PageGeometry,
  */
 export async function asPdf(doc: DocumentInput, limits: RenderLimits): Promise<DocumentInput | null> {
   const type = documentTypeFromName(doc.name);
-  return type === "pdf" || type === "office" || type === "html" || type === "postscript" ? pdfOf(doc, type, limits) : null;
+  return type === "pdf" || convertsToPdf(type) ? pdfOf(doc, type, limits) : null;
 }
 
 async function pdfOf(doc: DocumentInput, type: "pdf" | "office" | "html" | "postscript", limits: RenderLimits): Promise<DocumentInput> {
