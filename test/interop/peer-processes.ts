@@ -150,6 +150,10 @@ async function startSippOnce(scenario: string, options: SippOptions): Promise<Si
 
 /** The receiver harness's RESULT line. */
 export interface ReceiverResult {
+  /** The call's index in a harness running several (startT38Peers). */
+  session?: number;
+  /** The exit code the call alone would have had (T.38 harness). */
+  exit?: number;
   code: number;
   text: string;
   /** Pages sent (the harness's -t mode). */
@@ -272,12 +276,38 @@ export async function startT38Sender(options: {
 }
 
 async function startReceiver(binary: string, extraArgs: string[], cpus?: string, sendFile?: string): Promise<ReceiverRun> {
+  return (await startReceiverGroup(binary, extraArgs, 1, cpus, sendFile))[0]!;
+}
+
+/**
+ * Starts `count` calls of the T.38 harness in ONE process (its `-n`), on one event loop, each
+ * with its own socket and clock, as startT38Receiver / startT38Sender start one. A process per
+ * call costs its core a wake-up per call every 20 ms: at a few hundred calls that, not Faxline,
+ * was the limit of `npm run bench:lines`. Call i receives into `<rxFile>` of its own, says
+ * `<ident>-<i>`, and seeds its loss with `seed + i`. `kill()` ends only its own call (it still
+ * reports, with exit code 3).
+ */
+export async function startT38Peers(
+  count: number,
+  options: { speed: number; ecm: boolean; ident: string; redundancy?: number; lossPercent?: number; seed?: number; wallSeconds?: number; cpus?: string; lockstep?: boolean; txFile?: string },
+): Promise<ReceiverRun[]> {
+  if (!Number.isInteger(count) || count < 1) throw new Error(`not a call count: ${count}`);
+  const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
+  if (options.lossPercent !== undefined) args.push("-x", String(options.lossPercent), "-S", String(options.seed ?? 1));
+  if (options.ecm) args.push("-e");
+  if (options.lockstep) args.push("-L");
+  if (count > 1) args.push("-n", String(count));
+  return startReceiverGroup(RECEIVER_PATH, args, count, options.cpus, options.txFile);
+}
+
+async function startReceiverGroup(binary: string, extraArgs: string[], count: number, cpus?: string, sendFile?: string): Promise<ReceiverRun[]> {
   const dir = mkdtempSync(path.join(tmpdir(), "faxline-rx-"));
   const rxFile = path.join(dir, "rx.tif");
   const args = [...(sendFile !== undefined ? ["-t", sendFile] : ["-f", rxFile]), "-l", "127.0.0.1:0", ...extraArgs];
   const stdio: ["pipe", "pipe", "pipe"] = ["pipe", "pipe", "pipe"];
   const child = cpus === undefined ? spawn(binary, args, { stdio }) : spawn("taskset", ["-c", cpus, binary, ...args], { stdio });
-  if (!args.includes("-L")) child.stdin.end();
+  // A lone call reads stdin only in lockstep; a group reads it always ("STOP <i>" ends one call).
+  if (!args.includes("-L") && count === 1) child.stdin.end();
   child.stdin.on("error", () => {}); // EPIPE once the harness has ended
   let log = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
@@ -286,47 +316,81 @@ async function startReceiver(binary: string, extraArgs: string[], cpus?: string,
     if (child.exitCode === null) child.kill("SIGKILL");
     rmSync(dir, { recursive: true, force: true });
   });
-  // stdout: "LISTENING <port>", then in lockstep "STEPPED <n>" per step, then "RESULT {...}".
+  // stdout: "LISTENING <port> ...", then in lockstep "STEPPED [<i>] <n>" per step, then one
+  // "RESULT {...}" per call as it ends (with "session": i).
   let listening: (line: string | undefined) => void = () => {};
   const firstLine = new Promise<string | undefined>((resolve) => (listening = resolve));
-  let resultLine: string | undefined;
-  const stepped: ((sent: number | null) => void)[] = [];
-  let ended = false;
+  const calls = Array.from({ length: count }, () => ({
+    resultLine: undefined as string | undefined,
+    stepped: [] as ((sent: number | null) => void)[],
+    ended: false,
+    reported: () => {},
+  }));
+  const endCall = (call: (typeof calls)[number]): void => {
+    call.ended = true;
+    for (const resolve of call.stepped.splice(0)) resolve(null);
+    call.reported();
+  };
+  let closed = false;
   const lines = createInterface({ input: child.stdout });
   lines.on("line", (line) => {
     if (line.startsWith("LISTENING ")) listening(line);
-    else if (line.startsWith("STEPPED ")) stepped.shift()?.(Number(line.slice("STEPPED ".length)));
-    else if (line.startsWith("RESULT ")) resultLine = line;
+    else if (line.startsWith("STEPPED ")) {
+      const parts = line.slice("STEPPED ".length).split(" ").map(Number);
+      const [index, sent] = count > 1 ? [parts[0]!, parts[1]!] : [0, parts[0]!];
+      calls[index]?.stepped.shift()?.(sent);
+    } else if (line.startsWith("RESULT ")) {
+      const index = count > 1 ? (JSON.parse(line.slice("RESULT ".length)) as { session: number }).session : 0;
+      const call = calls[index];
+      if (call !== undefined) {
+        call.resultLine = line;
+        endCall(call);
+      }
+    }
   });
   lines.on("close", () => {
-    ended = true;
+    closed = true;
     listening(undefined);
-    for (const resolve of stepped.splice(0)) resolve(null);
+    for (const call of calls) endCall(call);
   });
   const first = await firstLine;
-  const port = Number(/^LISTENING (\d+)$/.exec(first ?? "")?.[1]);
-  if (!(port > 0)) throw new Error(`the receiver did not say where it listens: ${first}\n${log}`);
-  const result = (async () => {
-    const exitCode = await exited;
-    await new Promise<void>((resolve) => (ended ? resolve() : lines.once("close", () => resolve())));
-    return { result: resultLine ? (JSON.parse(resultLine.slice("RESULT ".length)) as ReceiverResult) : null, exitCode, log };
-  })();
-  return {
-    port,
-    rxFile,
-    result,
-    kill: () => child.kill("SIGTERM"),
-    step: (sent) => {
-      if (ended || child.stdin.writableEnded) return Promise.resolve(null);
-      return new Promise((resolve) => {
-        stepped.push(resolve);
-        child.stdin.write(`STEP ${sent}\n`);
-      });
-    },
-    endLockstep: () => {
-      child.stdin.end();
-    },
-  };
+  const ports = (/^LISTENING ((?:\d+ ?)+)$/.exec(first ?? "")?.[1] ?? "").trim().split(" ").map(Number);
+  if (ports.length !== count || !ports.every((p) => p > 0)) throw new Error(`the receiver did not say where it listens: ${first}\n${log}`);
+  return calls.map((call, i) => {
+    // With one call, its result waits for the process's exit code; with several, each call's own
+    // "exit" from its RESULT line stands for it.
+    const result = (async () => {
+      if (count === 1) {
+        const exitCode = await exited;
+        await new Promise<void>((resolve) => (closed ? resolve() : lines.once("close", () => resolve())));
+        return { result: call.resultLine ? (JSON.parse(call.resultLine.slice("RESULT ".length)) as ReceiverResult) : null, exitCode, log };
+      }
+      await new Promise<void>((resolve) => (call.ended ? resolve() : (call.reported = resolve)));
+      const parsed = call.resultLine ? (JSON.parse(call.resultLine.slice("RESULT ".length)) as ReceiverResult) : null;
+      return { result: parsed, exitCode: parsed?.exit ?? (await exited), log };
+    })();
+    return {
+      port: ports[i]!,
+      rxFile: count > 1 ? `${rxFile}.${i}` : rxFile,
+      result,
+      kill: () => {
+        if (count === 1) child.kill("SIGTERM");
+        else if (!call.ended && !child.stdin.writableEnded) child.stdin.write(`STOP ${i}\n`);
+      },
+      step: (sent) => {
+        if (call.ended || child.stdin.writableEnded) return Promise.resolve(null);
+        return new Promise((resolve) => {
+          call.stepped.push(resolve);
+          child.stdin.write(count > 1 ? `STEP ${i} ${sent}\n` : `STEP ${sent}\n`);
+        });
+      },
+      endLockstep: () => {
+        if (count > 1) {
+          if (!child.stdin.writableEnded) child.stdin.write(`END ${i}\n`);
+        } else child.stdin.end();
+      },
+    };
+  });
 }
 
 /**

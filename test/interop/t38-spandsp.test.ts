@@ -30,7 +30,7 @@ import { isFcf } from "../../src/line/fax-engine/t30-fcf.ts";
 import { UdptlSocket, type UdptlSocketStats } from "../../src/line/media/udptl-socket.ts";
 import type { Resolution } from "../../src/render/pages/grey-page.ts";
 import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, seededRandom, type PageComparison } from "./interop-support.ts";
-import { cleanupPeers, lockstepPacer, startT38Receiver, type ReceiverResult } from "./peer-processes.ts";
+import { cleanupPeers, lockstepPacer, startT38Peers, startT38Receiver, type ReceiverResult, type ReceiverRun } from "./peer-processes.ts";
 
 const OUR_IDENT = "+49 89 1234567";
 const RECEIVER_IDENT = "FAXLINE-TEST-RX";
@@ -67,7 +67,7 @@ let workDir: string;
 const sentTiff = new Map<string, { path: string; bytes: Buffer }>();
 
 async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
-  const receiverRun = await startT38Receiver({
+  return faxTo(await startT38Receiver({
     speed: 1,
     lockstep: true,
     ecm: c.ecm,
@@ -78,7 +78,11 @@ async function faxToReceiver(c: FaxCase, seed: number): Promise<FaxRun> {
     ...(c.compressions !== undefined ? { compressions: c.compressions } : {}),
     virtualSeconds: 240,
     wallSeconds: 60,
-  });
+  }), c, seed);
+}
+
+/** Faxes the case's letter to a harness call already started in lockstep (our side's loss seeded by `seed`). */
+async function faxTo(receiverRun: ReceiverRun, c: FaxCase, seed: number): Promise<FaxRun> {
   let socket: UdptlSocket | null = null;
   let session: T38Session | null = null;
   try {
@@ -228,6 +232,44 @@ describe("T.38 over UDPTL to a SpanDSP receiver in another process (lockstep vir
       assert.ok(identical(run.pages), JSON.stringify(run.pages));
     });
   }
+
+  // The bench's peers: several calls in one harness process (its -n), each on its own socket and
+  // clock. Each call must behave exactly as it does alone in a process of its own: the same UDPTL
+  // counters, the same virtual time, the same pages; a state shared between the calls would show.
+  it("three calls in one harness process, at 5 % loss: each as it is alone, pixel-identical", { timeout: 60_000 }, async (t) => {
+    const group: FaxCase[] = [
+      { ecm: true, resolution: "HIGH", redundancy: 3, lossPercent: 5 },
+      { ecm: true, resolution: "LOW", redundancy: 3, lossPercent: 5 },
+      { ecm: true, resolution: "HIGH", redundancy: 3, lossPercent: 5, paper: "LETTER" },
+    ];
+    const seed = 40;
+    const peers = await startT38Peers(group.length, { speed: 1, lockstep: true, ecm: true, ident: RECEIVER_IDENT, redundancy: 3, lossPercent: 5, seed, wallSeconds: 60 });
+    assert.equal(new Set(peers.map((p) => p.port)).size, group.length, "a socket per call");
+    const together = await Promise.all(group.map((c, i) => faxTo(peers[i]!, c, seed + i)));
+    for (const [i, run] of together.entries()) {
+      t.diagnostic(`call ${i}: ${describeRun(run)}`);
+      assert.equal(run.sender.phaseE?.name, "T30_ERR_OK", describeRun(run) + "\n" + run.receiverLog);
+      assert.equal(run.receiver.code, 0);
+      assert.equal(run.receiverExit, 0);
+      assert.equal(run.receiver.session, i);
+      assert.equal(run.sender.statistics.remoteIdent, `${RECEIVER_IDENT}-${i}`);
+      assert.equal(run.receiver.pages_rx, 2);
+      assert.ok(run.receiver.udptl.rx_recovered > 0, "the receiver recovered nothing from the redundancy");
+      assert.ok(identical(run.pages), JSON.stringify(run.pages));
+    }
+    // Alone, with the same seeds and a CSI of the same length (the ident is in the frames).
+    for (const [i, c] of group.entries()) {
+      const alone = await faxTo(
+        await startT38Receiver({ speed: 1, lockstep: true, ecm: true, ident: `${RECEIVER_IDENT}-${i}`, redundancy: 3, lossPercent: 5, seed: seed + i, virtualSeconds: 240, wallSeconds: 60 }),
+        c,
+        seed + i,
+      );
+      assert.deepEqual(together[i]!.receiver.udptl, alone.receiver.udptl, `call ${i}: UDPTL counters together and alone`);
+      assert.equal(together[i]!.receiver.virtual_s, alone.receiver.virtual_s, `call ${i}: virtual time together and alone`);
+      assert.equal(together[i]!.sender.engineSeconds, alone.sender.engineSeconds);
+      assert.deepEqual(together[i]!.pages, alone.pages);
+    }
+  });
 
   it("reports phase B with the receiver's DIS, the DCS sent, and phase D after each page", { timeout: 30_000 }, async () => {
     const run = await faxToReceiver({ ecm: true, resolution: "LOW", redundancy: 3, lossPercent: 0 }, 99);

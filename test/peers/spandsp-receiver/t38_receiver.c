@@ -31,6 +31,16 @@
  * run is the same on every machine however loaded. At the end of stdin the harness runs on alone,
  * as fast as it can, until phase E and its linger or the virtual watchdog.
  *
+ * With -n COUNT it runs COUNT such calls at once in this one process, each on its own socket and
+ * its own clock, all on one event loop (epoll): one process per call made the peers of
+ * `npm run bench:lines` wake 500 processes every 20 ms, and the peers' core, not Faxline, was the
+ * limit. It then prints "LISTENING <port0> <port1> ...", one RESULT line per call as that call
+ * ends, each with "session":<i> and "exit":<the exit code that call alone would have>, and exits
+ * 0 when every call did, else the highest of their codes. Call <i> receives into <file>.<i> (or
+ * sends the same -t file), says <ident>-<i> and seeds its loss with SEED + <i>. In lockstep the
+ * lines are "STEP <i> <n>" and "STEPPED <i> <m>", and "END <i>" lets call <i> run on alone; in
+ * either mode "STOP <i>" on stdin ends call <i> at once (code 3), as SIGTERM ends them all.
+ *
  * With -t it is a T.38 SENDER instead (the calling terminal: CNG, then DCS, pages, EOP), for the
  * tests where Faxline receives (test/interop/sip-reception-sipp.test.ts): it still waits for the
  * first datagram (Faxline, the answering side, sends its CED and DIS first) and starts its clock
@@ -38,7 +48,7 @@
  *
  * Usage: t38_receiver -f rx.tif | -t tx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%]
  *                     [-S SEED] [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S]
- *                     [-P] [-C MH[,MR[,MMR]]] [-L] [-d]
+ *                     [-P] [-C MH[,MR[,MMR]]] [-L] [-n COUNT] [-d]
  *   -f  receive into this TIFF file
  *   -t  send this TIFF-F file (calling terminal) instead of receiving
  *   -l  local address (default 127.0.0.1:0: any free port)
@@ -56,18 +66,21 @@
  *   -P  no pacing (spandsp T38_TERMINAL_OPTION_NO_PACING)
  *   -C  compressions offered in our DIS, e.g. MH or MH,MR or MH,MR,MMR (default: all three)
  *   -L  lockstep with the test over stdin/stdout (see above)
+ *   -n  run COUNT calls in this process (default 1; see above)
  *   -d  spandsp FLOW logs on stderr
  */
 #define _GNU_SOURCE
 #include <arpa/inet.h>
 #include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
 #include <netinet/in.h>
-#include <poll.h>
 #include <signal.h>
 #include <stdint.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
+#include <sys/epoll.h>
 #include <sys/socket.h>
 #include <time.h>
 #include <unistd.h>
@@ -78,6 +91,10 @@
 #define MAX_IFP 1024
 #define MAX_DEPTH 8
 #define MAX_DATAGRAM 2048
+#define MAX_SESSIONS 4096
+/* Ticks a call that runs on alone after its lockstep may take per turn of the loop, so that one
+   such call does not hold up the others. */
+#define FREE_RUN_TICKS 50
 
 /* ---- options and state ----------------------------------------------------------------------- */
 
@@ -100,30 +117,54 @@ static struct {
     int no_pacing;
     int compressions;
     int lockstep;
+    int count;
     int debug;
 } opt;
 
-static int sock = -1;
-static t38_terminal_state_t *terminal;
-static t30_state_t *t30;
-static int64_t samples;
-static int phase_e_code = -1;
-static int64_t phase_e_at = -1;
-static t30_stats_t last_page;
-static int have_last_page;
+/* How a call is paced: by the wall clock, stepped by the test, or (after the test's END) as fast
+   as it can. */
+enum pacing { PACE_WALL, PACE_STEPPED, PACE_FREE };
 
-static struct {
-    uint16_t tx_seq;
-    uint8_t history[MAX_DEPTH][MAX_IFP];
-    int history_len[MAX_DEPTH];
-    int history_count;
-    int rx_started;
-    uint16_t rx_expected;
-    long tx_datagrams, tx_dropped, tx_trimmed, tx_sent;
-    long rx_datagrams, rx_recovered, rx_lost, rx_duplicates, rx_fec, rx_malformed;
-} udptl;
+/* One call: its socket, its SpanDSP terminal, its clock and its UDPTL state. */
+typedef struct {
+    int index;
+    int sock;
+    char rx_file[PATH_MAX];
+    char ident[128];
+    struct sockaddr_in remote;
+    int have_remote;
+    t38_terminal_state_t *terminal;
+    t30_state_t *t30;
+    int64_t samples;
+    int phase_e_code;
+    int64_t phase_e_at;
+    t30_stats_t last_page;
+    int have_last_page;
+    uint32_t rng_state;
+    /* PACE_WALL: the wall time of the first datagram, -1 before it. */
+    double started;
+    enum pacing pacing;
+    /* PACE_STEPPED: a STEP is waiting for this many datagrams in all, since step_since. */
+    int step_pending;
+    long step_expected;
+    double step_since;
+    int done;
+    int exit_code;
+    struct {
+        uint16_t tx_seq;
+        uint8_t history[MAX_DEPTH][MAX_IFP];
+        int history_len[MAX_DEPTH];
+        int history_count;
+        int rx_started;
+        uint16_t rx_expected;
+        long tx_datagrams, tx_dropped, tx_trimmed, tx_sent;
+        long rx_datagrams, rx_recovered, rx_lost, rx_duplicates, rx_fec, rx_malformed;
+    } udptl;
+} session_t;
 
-static uint32_t rng_state;
+static session_t *sessions;
+static int live_sessions;
+static double launched;
 static volatile sig_atomic_t stop_requested;
 
 static void request_stop(int signo)
@@ -131,14 +172,14 @@ static void request_stop(int signo)
     stop_requested = 1;
 }
 
-static uint32_t rng_next(void)
+static uint32_t rng_next(session_t *s)
 {
     /* xorshift32 */
-    uint32_t x = rng_state;
+    uint32_t x = s->rng_state;
     x ^= x << 13;
     x ^= x >> 17;
     x ^= x << 5;
-    rng_state = x;
+    s->rng_state = x;
     return x;
 }
 
@@ -153,6 +194,14 @@ static void hex(FILE *f, const uint8_t *b, int len)
 {
     for (int i = 0; i < len; i++)
         fprintf(f, "%02X", b[i]);
+}
+
+/* The prefix of a log line: the call's virtual time, and its index when there are several. */
+static void log_prefix(const session_t *s)
+{
+    if (opt.count > 1)
+        fprintf(stderr, "[%d] ", s->index);
+    fprintf(stderr, "%8.2f ", s->samples / 8000.0);
 }
 
 /* ---- UDPTL ----------------------------------------------------------------------------------- */
@@ -189,7 +238,7 @@ static int get_length(const uint8_t *buf, int len, int at, int *value)
     return -1; /* fragmented lengths: never used for IFPs */
 }
 
-static int encode_datagram(uint8_t *out, uint16_t seq, const uint8_t *ifp, int ifp_len, int secondaries)
+static int encode_datagram(const session_t *s, uint8_t *out, uint16_t seq, const uint8_t *ifp, int ifp_len, int secondaries)
 {
     int at = 0;
     out[at++] = (uint8_t) (seq >> 8);
@@ -201,61 +250,62 @@ static int encode_datagram(uint8_t *out, uint16_t seq, const uint8_t *ifp, int i
     at += put_length(out, at, secondaries);
     for (int i = 0; i < secondaries; i++) {
         /* history[0] is the newest */
-        at += put_length(out, at, udptl.history_len[i]);
-        memcpy(out + at, udptl.history[i], (size_t) udptl.history_len[i]);
-        at += udptl.history_len[i];
+        at += put_length(out, at, s->udptl.history_len[i]);
+        memcpy(out + at, s->udptl.history[i], (size_t) s->udptl.history_len[i]);
+        at += s->udptl.history_len[i];
     }
     return at;
 }
 
-static void send_datagram(const uint8_t *buf, int len)
+static void send_datagram(session_t *s, const uint8_t *buf, int len)
 {
-    udptl.tx_datagrams++;
-    if (opt.loss_pct > 0 && (rng_next() % 100000) < (uint32_t) (opt.loss_pct * 1000)) {
-        udptl.tx_dropped++;
+    s->udptl.tx_datagrams++;
+    if (opt.loss_pct > 0 && (rng_next(s) % 100000) < (uint32_t) (opt.loss_pct * 1000)) {
+        s->udptl.tx_dropped++;
         return;
     }
-    if (!opt.have_remote)
+    if (!s->have_remote)
         return;
-    udptl.tx_sent++;
-    if (sendto(sock, buf, (size_t) len, 0, (struct sockaddr *) &opt.remote, sizeof(opt.remote)) < 0 && opt.debug)
+    s->udptl.tx_sent++;
+    if (sendto(s->sock, buf, (size_t) len, 0, (struct sockaddr *) &s->remote, sizeof(s->remote)) < 0 && opt.debug)
         fprintf(stderr, "sendto: %s\n", strerror(errno));
 }
 
 static int tx_packet_handler(t38_core_state_t *core, void *user_data, const uint8_t *ifp, int len, int count)
 {
+    session_t *s = user_data;
     uint8_t out[MAX_DATAGRAM + MAX_DEPTH * MAX_IFP];
     if (len > MAX_IFP)
         return -1;
-    int secondaries = opt.depth < udptl.history_count ? opt.depth : udptl.history_count;
-    int n = encode_datagram(out, udptl.tx_seq, ifp, len, secondaries);
+    int secondaries = opt.depth < s->udptl.history_count ? opt.depth : s->udptl.history_count;
+    int n = encode_datagram(s, out, s->udptl.tx_seq, ifp, len, secondaries);
     while (n > opt.max_datagram && secondaries > 0) {
         secondaries--;
-        udptl.tx_trimmed++;
-        n = encode_datagram(out, udptl.tx_seq, ifp, len, secondaries);
+        s->udptl.tx_trimmed++;
+        n = encode_datagram(s, out, s->udptl.tx_seq, ifp, len, secondaries);
     }
     for (int i = 0; i < count; i++)
-        send_datagram(out, n);
-    udptl.tx_seq++;
-    memmove(&udptl.history[1], &udptl.history[0], sizeof(udptl.history[0]) * (MAX_DEPTH - 1));
-    memmove(&udptl.history_len[1], &udptl.history_len[0], sizeof(udptl.history_len[0]) * (MAX_DEPTH - 1));
-    memcpy(udptl.history[0], ifp, (size_t) len);
-    udptl.history_len[0] = len;
-    if (udptl.history_count < MAX_DEPTH)
-        udptl.history_count++;
+        send_datagram(s, out, n);
+    s->udptl.tx_seq++;
+    memmove(&s->udptl.history[1], &s->udptl.history[0], sizeof(s->udptl.history[0]) * (MAX_DEPTH - 1));
+    memmove(&s->udptl.history_len[1], &s->udptl.history_len[0], sizeof(s->udptl.history_len[0]) * (MAX_DEPTH - 1));
+    memcpy(s->udptl.history[0], ifp, (size_t) len);
+    s->udptl.history_len[0] = len;
+    if (s->udptl.history_count < MAX_DEPTH)
+        s->udptl.history_count++;
     return 0;
 }
 
-static void deliver(const uint8_t *ifp, int len, uint16_t seq)
+static void deliver(session_t *s, const uint8_t *ifp, int len, uint16_t seq)
 {
-    t38_core_rx_ifp_packet(t38_terminal_get_t38_core_state(terminal), ifp, len, seq);
+    t38_core_rx_ifp_packet(t38_terminal_get_t38_core_state(s->terminal), ifp, len, seq);
 }
 
-static void receive_datagram(const uint8_t *buf, int len)
+static void receive_datagram(session_t *s, const uint8_t *buf, int len)
 {
-    udptl.rx_datagrams++;
+    s->udptl.rx_datagrams++;
     if (len < 3) {
-        udptl.rx_malformed++;
+        s->udptl.rx_malformed++;
         return;
     }
     uint16_t seq = (uint16_t) ((buf[0] << 8) | buf[1]);
@@ -263,7 +313,7 @@ static void receive_datagram(const uint8_t *buf, int len)
     int primary_len;
     int k = get_length(buf, len, at, &primary_len);
     if (k < 0 || at + k + primary_len > len) {
-        udptl.rx_malformed++;
+        s->udptl.rx_malformed++;
         return;
     }
     at += k;
@@ -279,7 +329,7 @@ static void receive_datagram(const uint8_t *buf, int len)
             int count;
             k = get_length(buf, len, at, &count);
             if (k < 0) {
-                udptl.rx_malformed++;
+                s->udptl.rx_malformed++;
                 return;
             }
             at += k;
@@ -287,7 +337,7 @@ static void receive_datagram(const uint8_t *buf, int len)
                 int l;
                 k = get_length(buf, len, at, &l);
                 if (k < 0 || at + k + l > len) {
-                    udptl.rx_malformed++;
+                    s->udptl.rx_malformed++;
                     return;
                 }
                 at += k;
@@ -299,50 +349,52 @@ static void receive_datagram(const uint8_t *buf, int len)
                 at += l;
             }
         } else {
-            udptl.rx_fec++; /* FEC: use the primary only */
+            s->udptl.rx_fec++; /* FEC: use the primary only */
         }
     }
 
-    if (!udptl.rx_started) {
-        udptl.rx_started = 1;
-        udptl.rx_expected = seq;
+    if (!s->udptl.rx_started) {
+        s->udptl.rx_started = 1;
+        s->udptl.rx_expected = seq;
     }
-    uint16_t ahead = (uint16_t) (seq - udptl.rx_expected);
+    uint16_t ahead = (uint16_t) (seq - s->udptl.rx_expected);
     if (ahead >= 0x8000) {
-        udptl.rx_duplicates++; /* late or repeated */
+        s->udptl.rx_duplicates++; /* late or repeated */
         return;
     }
     /* Recover the gap, oldest first: secondary[i] carries seq - 1 - i. */
     for (int gap = ahead; gap >= 1; gap--) {
         uint16_t missing = (uint16_t) (seq - gap);
         if (gap - 1 < n_secondary) {
-            deliver(secondary[gap - 1], secondary_len[gap - 1], missing);
-            udptl.rx_recovered++;
+            deliver(s, secondary[gap - 1], secondary_len[gap - 1], missing);
+            s->udptl.rx_recovered++;
         } else {
-            udptl.rx_lost++;
+            s->udptl.rx_lost++;
         }
     }
-    deliver(primary, primary_len, seq);
-    udptl.rx_expected = (uint16_t) (seq + 1);
+    deliver(s, primary, primary_len, seq);
+    s->udptl.rx_expected = (uint16_t) (seq + 1);
 }
 
 /* ---- T.30 events ------------------------------------------------------------------------------ */
 
-static void snapshot_page(void)
+static void snapshot_page(session_t *s)
 {
     t30_stats_t stats;
-    t30_get_transfer_statistics(t30, &stats);
+    t30_get_transfer_statistics(s->t30, &stats);
     if (stats.width > 0) {
-        last_page = stats;
-        have_last_page = 1;
+        s->last_page = stats;
+        s->have_last_page = 1;
     }
 }
 
-static void real_time_frame_handler(t30_state_t *s, void *user_data, int incoming, const uint8_t msg[], int len)
+static void real_time_frame_handler(t30_state_t *t30, void *user_data, int incoming, const uint8_t msg[], int len)
 {
+    session_t *s = user_data;
     if (len < 3 || msg[2] == T4_FCD || msg[2] == T4_RCP)
         return;
-    fprintf(stderr, "%8.2f %s %-4s ", samples / 8000.0, incoming ? "<-" : "->", t30_frametype(msg[2]));
+    log_prefix(s);
+    fprintf(stderr, "%s %-4s ", incoming ? "<-" : "->", t30_frametype(msg[2]));
     hex(stderr, msg, len);
     fputc('\n', stderr);
 }
@@ -360,37 +412,42 @@ static const char *encoding_name(int encoding)
     return "unknown";
 }
 
-static int phase_b_handler(t30_state_t *s, void *user_data, int result)
+static int phase_b_handler(t30_state_t *t30, void *user_data, int result)
 {
-    fprintf(stderr, "%8.2f Phase B: %s remote-ident=\"%s\"\n", samples / 8000.0, t30_frametype((uint8_t) result), t30_get_rx_ident(s));
+    session_t *s = user_data;
+    log_prefix(s);
+    fprintf(stderr, "Phase B: %s remote-ident=\"%s\"\n", t30_frametype((uint8_t) result), t30_get_rx_ident(t30));
     return T30_ERR_OK;
 }
 
-static int phase_d_handler(t30_state_t *s, void *user_data, int result)
+static int phase_d_handler(t30_state_t *t30, void *user_data, int result)
 {
-    snapshot_page();
+    session_t *s = user_data;
+    snapshot_page(s);
     t30_stats_t t;
-    t30_get_transfer_statistics(s, &t);
-    fprintf(stderr, "%8.2f Phase D: %s pages_rx=%d rate=%d ecm=%d enc=%s size=%dx%d res=%dx%d bad_rows=%d\n", samples / 8000.0,
-            t30_frametype((uint8_t) result), t.pages_rx, t.bit_rate, t.error_correcting_mode, encoding_name(t.encoding), t.width, t.length,
-            t.x_resolution, t.y_resolution, t.bad_rows);
+    t30_get_transfer_statistics(t30, &t);
+    log_prefix(s);
+    fprintf(stderr, "Phase D: %s pages_rx=%d rate=%d ecm=%d enc=%s size=%dx%d res=%dx%d bad_rows=%d\n", t30_frametype((uint8_t) result), t.pages_rx,
+            t.bit_rate, t.error_correcting_mode, encoding_name(t.encoding), t.width, t.length, t.x_resolution, t.y_resolution, t.bad_rows);
     return T30_ERR_OK;
 }
 
-static void phase_e_handler(t30_state_t *s, void *user_data, int completion_code)
+static void phase_e_handler(t30_state_t *t30, void *user_data, int completion_code)
 {
-    phase_e_code = completion_code;
-    phase_e_at = samples;
-    fprintf(stderr, "%8.2f Phase E: %d %s\n", samples / 8000.0, completion_code, t30_completion_code_to_str(completion_code));
+    session_t *s = user_data;
+    s->phase_e_code = completion_code;
+    s->phase_e_at = s->samples;
+    log_prefix(s);
+    fprintf(stderr, "Phase E: %d %s\n", completion_code, t30_completion_code_to_str(completion_code));
 }
 
 /* ---- output ---------------------------------------------------------------------------------- */
 
-static void json_string(const char *s)
+static void json_string(const char *text)
 {
     putchar('"');
-    for (; s && *s; s++) {
-        unsigned char c = (unsigned char) *s;
+    for (; text && *text; text++) {
+        unsigned char c = (unsigned char) *text;
         if (c == '"' || c == '\\')
             printf("\\%c", c);
         else if (c < 0x20)
@@ -401,28 +458,28 @@ static void json_string(const char *s)
     putchar('"');
 }
 
-static void print_result(double wall_s)
+static void print_result(const session_t *s, double wall_s)
 {
     t30_stats_t t;
-    t30_get_transfer_statistics(t30, &t);
-    const t30_stats_t *page = have_last_page ? &last_page : &t;
-    printf("RESULT {\"code\":%d,\"text\":", phase_e_code);
-    json_string(phase_e_code >= 0 ? t30_completion_code_to_str(phase_e_code) : "no phase E (watchdog)");
+    t30_get_transfer_statistics(s->t30, &t);
+    const t30_stats_t *page = s->have_last_page ? &s->last_page : &t;
+    printf("RESULT {\"session\":%d,\"exit\":%d,\"code\":%d,\"text\":", s->index, s->exit_code, s->phase_e_code);
+    json_string(s->phase_e_code >= 0 ? t30_completion_code_to_str(s->phase_e_code) : "no phase E (watchdog)");
     printf(",\"pages_tx\":%d,\"pages_rx\":%d,\"bit_rate\":%d,\"ecm\":%d,\"encoding\":\"%s\",\"width\":%d,\"length\":%d,\"x_resolution\":%d,"
            "\"y_resolution\":%d,\"bad_rows\":%d,\"remote_ident\":",
            t.pages_tx, t.pages_rx, t.bit_rate, t.error_correcting_mode, encoding_name(page->encoding), page->width, page->length, page->x_resolution,
            page->y_resolution, page->bad_rows);
-    json_string(t30_get_rx_ident(t30));
+    json_string(t30_get_rx_ident(s->t30));
     printf(",\"local_ident\":");
-    json_string(opt.ident);
+    json_string(s->ident);
     printf(",\"virtual_s\":%.2f,\"wall_s\":%.3f,\"speed\":%g,\"udptl\":{\"tx_datagrams\":%ld,\"tx_dropped\":%ld,\"tx_trimmed\":%ld,"
            "\"rx_datagrams\":%ld,\"rx_recovered\":%ld,\"rx_lost\":%ld,\"rx_duplicates\":%ld,\"rx_fec\":%ld,\"rx_malformed\":%ld}}\n",
-           samples / 8000.0, wall_s, opt.speed, udptl.tx_datagrams, udptl.tx_dropped, udptl.tx_trimmed, udptl.rx_datagrams,
-           udptl.rx_recovered, udptl.rx_lost, udptl.rx_duplicates, udptl.rx_fec, udptl.rx_malformed);
+           s->samples / 8000.0, wall_s, opt.speed, s->udptl.tx_datagrams, s->udptl.tx_dropped, s->udptl.tx_trimmed, s->udptl.rx_datagrams,
+           s->udptl.rx_recovered, s->udptl.rx_lost, s->udptl.rx_duplicates, s->udptl.rx_fec, s->udptl.rx_malformed);
     fflush(stdout);
 }
 
-/* ---- main ------------------------------------------------------------------------------------ */
+/* ---- a call ---------------------------------------------------------------------------------- */
 
 static int parse_addr(const char *text, struct sockaddr_in *out)
 {
@@ -438,93 +495,341 @@ static int parse_addr(const char *text, struct sockaddr_in *out)
     return inet_pton(AF_INET, host, &out->sin_addr) == 1 ? 0 : -1;
 }
 
-/* Reads and handles every datagram waiting on the socket; the first one names the far end. */
-static void drain_socket(void)
+/* Binds call i's socket (the -l port plus i, or any free port) and sets up its terminal. */
+static int open_session(session_t *s, int i)
+{
+    memset(s, 0, sizeof(*s));
+    s->index = i;
+    s->phase_e_code = -1;
+    s->phase_e_at = -1;
+    s->started = -1;
+    s->pacing = opt.lockstep ? PACE_STEPPED : PACE_WALL;
+    s->rng_state = opt.seed + (uint32_t) i ? opt.seed + (uint32_t) i : 1;
+    s->remote = opt.remote;
+    s->have_remote = opt.have_remote;
+    if (opt.count > 1) {
+        snprintf(s->ident, sizeof(s->ident), "%s-%d", opt.ident, i);
+        if (opt.rx_file != NULL)
+            snprintf(s->rx_file, sizeof(s->rx_file), "%s.%d", opt.rx_file, i);
+    } else {
+        snprintf(s->ident, sizeof(s->ident), "%s", opt.ident);
+        if (opt.rx_file != NULL)
+            snprintf(s->rx_file, sizeof(s->rx_file), "%s", opt.rx_file);
+    }
+
+    struct sockaddr_in local = opt.local;
+    if (ntohs(local.sin_port) != 0)
+        local.sin_port = htons((uint16_t) (ntohs(local.sin_port) + i));
+    s->sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
+    if (s->sock < 0 || bind(s->sock, (struct sockaddr *) &local, sizeof(local)) < 0) {
+        fprintf(stderr, "cannot bind: %s\n", strerror(errno));
+        return -1;
+    }
+
+    s->terminal = t38_terminal_init(NULL, opt.tx_file != NULL, tx_packet_handler, s);
+    s->t30 = t38_terminal_get_t30_state(s->terminal);
+    t38_core_state_t *core = t38_terminal_get_t38_core_state(s->terminal);
+    t38_terminal_set_config(s->terminal, opt.no_pacing ? T38_TERMINAL_OPTION_NO_PACING : 0);
+    t38_set_t38_version(core, opt.version);
+    t38_set_max_datagram_size(core, opt.max_datagram);
+    t30_set_tx_ident(s->t30, s->ident);
+    if (opt.tx_file != NULL)
+        t30_set_tx_file(s->t30, opt.tx_file, -1, -1);
+    else
+        t30_set_rx_file(s->t30, s->rx_file, -1);
+    t30_set_ecm_capability(s->t30, opt.ecm);
+    t30_set_supported_compressions(s->t30, opt.compressions);
+    t30_set_phase_b_handler(s->t30, phase_b_handler, s);
+    t30_set_phase_d_handler(s->t30, phase_d_handler, s);
+    t30_set_phase_e_handler(s->t30, phase_e_handler, s);
+    t30_set_real_time_frame_handler(s->t30, real_time_frame_handler, s);
+    if (opt.debug) {
+        int level = SPAN_LOG_SHOW_SEVERITY | SPAN_LOG_SHOW_PROTOCOL | SPAN_LOG_SHOW_SAMPLE_TIME | SPAN_LOG_FLOW;
+        span_log_set_level(t30_get_logging_state(s->t30), level);
+        span_log_set_level(t38_core_get_logging_state(core), level);
+        span_log_set_level(t38_terminal_get_logging_state(s->terminal), level);
+    }
+    return 0;
+}
+
+/* Reads and handles every datagram waiting on the call's socket; the first one names the far end. */
+static void drain_socket(session_t *s)
 {
     for (;;) {
         uint8_t buf[MAX_DATAGRAM];
         struct sockaddr_in from;
         socklen_t from_len = sizeof(from);
-        ssize_t n = recvfrom(sock, buf, sizeof(buf), 0, (struct sockaddr *) &from, &from_len);
+        ssize_t n = recvfrom(s->sock, buf, sizeof(buf), 0, (struct sockaddr *) &from, &from_len);
         if (n < 0)
             return;
-        if (!opt.have_remote) {
-            opt.remote = from;
-            opt.have_remote = 1;
+        if (!s->have_remote) {
+            s->remote = from;
+            s->have_remote = 1;
         }
-        receive_datagram(buf, (int) n);
+        receive_datagram(s, buf, (int) n);
     }
 }
 
-static void tick(void)
+static void tick(session_t *s)
 {
-    samples += SAMPLES_PER_TICK;
-    t38_terminal_send_timeout(terminal, SAMPLES_PER_TICK);
+    s->samples += SAMPLES_PER_TICK;
+    t38_terminal_send_timeout(s->terminal, SAMPLES_PER_TICK);
 }
 
 /* 0: go on; 1: phase E and its linger are over; 2: the virtual watchdog fired. */
-static int call_over(void)
+static int call_over(const session_t *s)
 {
-    if (phase_e_code >= 0 && samples >= phase_e_at + 2 * 8000)
+    if (s->phase_e_code >= 0 && s->samples >= s->phase_e_at + 2 * 8000)
         return 1;
-    if (samples > (int64_t) (opt.watchdog_virtual_s * 8000)) {
+    if (s->samples > (int64_t) (opt.watchdog_virtual_s * 8000)) {
         fprintf(stderr, "virtual-time watchdog: %.0f s\n", opt.watchdog_virtual_s);
         return 2;
     }
     return 0;
 }
 
-/*
- * The lockstep loop (-L). Returns the exit code. A wait for datagrams the test says it sent that
- * lasts 10 s of wall time means a datagram was lost on loopback or the test miscounted: that is
- * an error of the harness, reported as such (exit 4).
- */
-static int run_lockstep(void)
+/* Ends the call with `exit_code`: closes its TIFF file, prints its RESULT line, frees it. */
+static void finish_session(session_t *s, int exit_code)
 {
-    char line[64];
-    while (fgets(line, sizeof(line), stdin) != NULL) {
-        long expected;
-        if (sscanf(line, "STEP %ld", &expected) != 1) {
-            fprintf(stderr, "lockstep: unknown command: %s", line);
-            return 2;
-        }
-        const double waiting_since = now_s();
-        drain_socket();
-        while (udptl.rx_datagrams < expected) {
-            if (stop_requested)
-                return 3;
-            if (now_s() - waiting_since > 10) {
-                fprintf(stderr, "lockstep: waited 10 s for datagram %ld of %ld\n", udptl.rx_datagrams + 1, expected);
-                return 4;
-            }
-            struct pollfd pfd = {sock, POLLIN, 0};
-            struct timespec timeout = {0, 100 * 1000 * 1000};
-            ppoll(&pfd, 1, &timeout, NULL);
-            drain_socket();
-        }
-        tick();
-        printf("STEPPED %ld\n", udptl.tx_sent);
-        fflush(stdout);
-        int over = call_over();
-        if (over)
-            return over == 1 ? (phase_e_code == T30_ERR_OK ? 0 : 1) : 3;
+    if (s->done)
+        return;
+    s->done = 1;
+    s->exit_code = exit_code;
+    /* Closes the TIFF file if the call is still open (watchdog, signal). */
+    t30_terminate(s->t30);
+    print_result(s, now_s() - launched);
+    t38_terminal_free(s->terminal);
+    s->terminal = NULL;
+    close(s->sock);
+    s->sock = -1;
+    live_sessions--;
+}
+
+/* Ends the call if it is over; returns whether it is. */
+static int finish_if_over(session_t *s)
+{
+    int over = call_over(s);
+    if (over)
+        finish_session(s, over == 1 ? (s->phase_e_code == T30_ERR_OK ? 0 : 1) : 3);
+    return over != 0;
+}
+
+/* One tick of a stepped call, answered with STEPPED. */
+static void step_session(session_t *s)
+{
+    s->step_pending = 0;
+    tick(s);
+    if (opt.count > 1)
+        printf("STEPPED %d %ld\n", s->index, s->udptl.tx_sent);
+    else
+        printf("STEPPED %ld\n", s->udptl.tx_sent);
+    fflush(stdout);
+    finish_if_over(s);
+}
+
+/* ---- the test's commands (lockstep) ------------------------------------------------------------ */
+
+/* Handles one line from stdin; returns -1 for a line it does not know. */
+static int handle_command(const char *line)
+{
+    int index;
+    long expected;
+    if (opt.count > 1 ? sscanf(line, "STEP %d %ld", &index, &expected) == 2 : (index = 0, sscanf(line, "STEP %ld", &expected) == 1)) {
+        if (index < 0 || index >= opt.count)
+            return -1;
+        session_t *s = &sessions[index];
+        if (s->done || s->pacing != PACE_STEPPED)
+            return 0; /* ended meanwhile: the test learns it from the RESULT line */
+        s->step_pending = 1;
+        s->step_expected = expected;
+        s->step_since = now_s();
+        return 0;
     }
-    /* The test's side has ended: run on alone until phase E and its linger. */
+    if (opt.count > 1 && sscanf(line, "STOP %d", &index) == 1) {
+        if (index < 0 || index >= opt.count)
+            return -1;
+        if (!sessions[index].done) {
+            fprintf(stderr, "[%d] stopped by the test\n", index);
+            finish_session(&sessions[index], 3);
+        }
+        return 0;
+    }
+    if (opt.count > 1 && sscanf(line, "END %d", &index) == 1) {
+        if (index < 0 || index >= opt.count)
+            return -1;
+        sessions[index].pacing = PACE_FREE;
+        sessions[index].step_pending = 0;
+        return 0;
+    }
+    return -1;
+}
+
+/* At the end of stdin every stepped call runs on alone. */
+static void end_of_commands(void)
+{
+    for (int i = 0; i < opt.count; i++)
+        if (sessions[i].pacing == PACE_STEPPED) {
+            sessions[i].pacing = PACE_FREE;
+            sessions[i].step_pending = 0;
+        }
+}
+
+static char command_buf[4096];
+static size_t command_len;
+
+/* Reads what stdin has; returns 0 at its end, 1 otherwise, -1 for a line it does not know. */
+static int read_commands(void)
+{
     for (;;) {
-        if (stop_requested)
-            return 3;
-        drain_socket();
-        tick();
-        int over = call_over();
-        if (over)
-            return over == 1 ? (phase_e_code == T30_ERR_OK ? 0 : 1) : 3;
+        ssize_t n = read(STDIN_FILENO, command_buf + command_len, sizeof(command_buf) - 1 - command_len);
+        if (n == 0)
+            return 0;
+        if (n < 0)
+            return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 1 : 0;
+        command_len += (size_t) n;
+        command_buf[command_len] = '\0';
+        char *line = command_buf;
+        char *newline;
+        while ((newline = strchr(line, '\n')) != NULL) {
+            *newline = '\0';
+            if (handle_command(line) < 0) {
+                fprintf(stderr, "lockstep: unknown command: %s\n", line);
+                return -1;
+            }
+            line = newline + 1;
+        }
+        command_len = strlen(line);
+        memmove(command_buf, line, command_len);
+        if (command_len >= sizeof(command_buf) - 1) {
+            fprintf(stderr, "lockstep: line too long\n");
+            return -1;
+        }
     }
+}
+
+/* ---- the loop -------------------------------------------------------------------------------- */
+
+/*
+ * Runs every call to its end on one epoll loop and returns the exit code: 0 when every call ended
+ * with T30_ERR_OK, else the highest of the calls' codes (1: the call failed; 3: a watchdog or a
+ * signal ended it first; 4: a stepped call waited 10 s of wall time for a datagram the test said
+ * it had sent, an error of the harness or the test), or 2 for a command it does not know.
+ *
+ * A call paced by the wall clock starts its clock with its first datagram and ticks whenever its
+ * next 20 ms are due; the loop sleeps until the earliest call is due. A stepped call ticks once
+ * each time a STEP has come and the datagrams it names have arrived. A call that runs on alone
+ * ticks up to FREE_RUN_TICKS times per turn.
+ */
+static int run_loop(int ep)
+{
+    int bad_command = 0;
+    struct epoll_event events[256];
+    while (live_sessions > 0) {
+        double now = now_s();
+        if (stop_requested) {
+            fprintf(stderr, "stopped by signal\n");
+            break;
+        }
+        if (now - launched > opt.watchdog_wall_s) {
+            fprintf(stderr, "wall-clock watchdog: %.0f s\n", opt.watchdog_wall_s);
+            break;
+        }
+        /* How long to sleep: until the earliest call paced by the wall clock is due, not at all
+           when a call runs on alone, at most 100 ms (watchdogs, signals). */
+        double wait = 0.1;
+        for (int i = 0; i < opt.count; i++) {
+            const session_t *s = &sessions[i];
+            if (s->done)
+                continue;
+            if (s->pacing == PACE_FREE) {
+                wait = 0;
+                break;
+            }
+            if (s->pacing == PACE_WALL && s->started >= 0) {
+                double next_tick_at = s->started + (double) (s->samples + SAMPLES_PER_TICK) / (8000.0 * opt.speed);
+                if (next_tick_at - now < wait)
+                    wait = next_tick_at - now;
+            }
+        }
+        int timeout_ms = wait <= 0 ? 0 : (int) (wait * 1000.0 + 0.999);
+        int n = epoll_wait(ep, events, (int) (sizeof(events) / sizeof(events[0])), timeout_ms);
+        for (int k = 0; k < n; k++) {
+            int index = events[k].data.u32 == UINT32_MAX ? -1 : (int) events[k].data.u32;
+            if (index < 0) {
+                int r = read_commands();
+                if (r < 0) {
+                    bad_command = 1;
+                    break;
+                }
+                if (r == 0) {
+                    epoll_ctl(ep, EPOLL_CTL_DEL, STDIN_FILENO, NULL);
+                    end_of_commands();
+                }
+                continue;
+            }
+            session_t *s = &sessions[index];
+            if (s->done)
+                continue;
+            drain_socket(s);
+            /* The answering side's clock starts with the caller's first packet. */
+            if (s->pacing == PACE_WALL && s->started < 0 && s->udptl.rx_datagrams > 0)
+                s->started = now_s();
+        }
+        if (bad_command)
+            break;
+        now = now_s();
+        for (int i = 0; i < opt.count; i++) {
+            session_t *s = &sessions[i];
+            if (s->done)
+                continue;
+            switch (s->pacing) {
+            case PACE_WALL:
+                if (s->started < 0)
+                    break;
+                {
+                    int64_t due = (int64_t) ((now - s->started) * 8000.0 * opt.speed);
+                    while (s->samples + SAMPLES_PER_TICK <= due)
+                        tick(s);
+                }
+                finish_if_over(s);
+                break;
+            case PACE_STEPPED:
+                if (!s->step_pending)
+                    break;
+                if (s->udptl.rx_datagrams >= s->step_expected)
+                    step_session(s);
+                else if (now - s->step_since > 10) {
+                    fprintf(stderr, "lockstep: call %d waited 10 s for datagram %ld of %ld\n", s->index, s->udptl.rx_datagrams + 1, s->step_expected);
+                    finish_session(s, 4);
+                }
+                break;
+            case PACE_FREE:
+                for (int t = 0; t < FREE_RUN_TICKS && !s->done; t++) {
+                    drain_socket(s);
+                    tick(s);
+                    finish_if_over(s);
+                }
+                break;
+            }
+        }
+    }
+    /* A watchdog, a signal or a bad command: the calls still open end with code 3, each still with
+       a RESULT line. */
+    for (int i = 0; i < opt.count; i++)
+        finish_session(&sessions[i], 3);
+    if (bad_command)
+        return 2;
+    int code = 0;
+    for (int i = 0; i < opt.count; i++)
+        if (sessions[i].exit_code > code)
+            code = sessions[i].exit_code;
+    return code;
 }
 
 static void usage(void)
 {
     fprintf(stderr, "usage: t38_receiver -f rx.tif | -t tx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%%] [-S SEED]\n"
-                    "                    [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S] [-P] [-C MH,MR,MMR] [-L] [-d]\n");
+                    "                    [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S] [-P] [-C MH,MR,MMR] [-L] [-n COUNT] [-d]\n");
     exit(2);
 }
 
@@ -536,11 +841,12 @@ int main(int argc, char **argv)
     opt.ident = "FAXLINE-TEST-RX";
     opt.watchdog_virtual_s = 600;
     opt.watchdog_wall_s = 120;
+    opt.count = 1;
     opt.compressions = T30_SUPPORT_T4_1D_COMPRESSION | T30_SUPPORT_T4_2D_COMPRESSION | T30_SUPPORT_T6_COMPRESSION;
     parse_addr("127.0.0.1:0", &opt.local);
 
     int c;
-    while ((c = getopt(argc, argv, "f:t:l:r:s:eR:x:S:V:M:i:T:W:PC:Ld")) != -1) {
+    while ((c = getopt(argc, argv, "f:t:l:r:s:eR:x:S:V:M:i:T:W:PC:Ln:d")) != -1) {
         switch (c) {
         case 'f': opt.rx_file = optarg; break;
         case 't': opt.tx_file = optarg; break;
@@ -568,108 +874,54 @@ int main(int argc, char **argv)
             if (opt.compressions == 0) usage();
             break;
         case 'L': opt.lockstep = 1; break;
+        case 'n': opt.count = atoi(optarg); break;
         case 'd': opt.debug = 1; break;
         default: usage();
         }
     }
     if ((opt.rx_file == NULL) == (opt.tx_file == NULL) || opt.speed <= 0 || opt.depth < 0 || opt.depth > MAX_DEPTH || opt.version < 0 || opt.version > 3
-        || opt.max_datagram < 32 || opt.max_datagram > MAX_DATAGRAM)
+        || opt.max_datagram < 32 || opt.max_datagram > MAX_DATAGRAM || opt.count < 1 || opt.count > MAX_SESSIONS || (opt.count > 1 && opt.have_remote))
         usage();
-    rng_state = opt.seed ? opt.seed : 1;
     signal(SIGPIPE, SIG_IGN);
-    /* SIGTERM/SIGINT end the call early, still with a RESULT line (exit code 3). */
+    /* SIGTERM/SIGINT end the calls early, still with a RESULT line each (exit code 3). */
     signal(SIGTERM, request_stop);
     signal(SIGINT, request_stop);
 
-    sock = socket(AF_INET, SOCK_DGRAM | SOCK_NONBLOCK, 0);
-    if (sock < 0 || bind(sock, (struct sockaddr *) &opt.local, sizeof(opt.local)) < 0) {
-        fprintf(stderr, "cannot bind: %s\n", strerror(errno));
+    int ep = epoll_create1(0);
+    sessions = calloc((size_t) opt.count, sizeof(session_t));
+    if (ep < 0 || sessions == NULL) {
+        fprintf(stderr, "cannot start: %s\n", strerror(errno));
         return 2;
     }
-    struct sockaddr_in bound;
-    socklen_t bound_len = sizeof(bound);
-    getsockname(sock, (struct sockaddr *) &bound, &bound_len);
-    printf("LISTENING %d\n", ntohs(bound.sin_port));
+    printf("LISTENING");
+    for (int i = 0; i < opt.count; i++) {
+        session_t *s = &sessions[i];
+        if (open_session(s, i) < 0)
+            return 2;
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = (uint32_t) i};
+        epoll_ctl(ep, EPOLL_CTL_ADD, s->sock, &ev);
+        struct sockaddr_in bound;
+        socklen_t bound_len = sizeof(bound);
+        getsockname(s->sock, (struct sockaddr *) &bound, &bound_len);
+        printf(" %d", ntohs(bound.sin_port));
+        live_sessions++;
+    }
+    printf("\n");
     fflush(stdout);
-
-    terminal = t38_terminal_init(NULL, opt.tx_file != NULL, tx_packet_handler, NULL);
-    t30 = t38_terminal_get_t30_state(terminal);
-    t38_core_state_t *core = t38_terminal_get_t38_core_state(terminal);
-    t38_terminal_set_config(terminal, opt.no_pacing ? T38_TERMINAL_OPTION_NO_PACING : 0);
-    t38_set_t38_version(core, opt.version);
-    t38_set_max_datagram_size(core, opt.max_datagram);
-    t30_set_tx_ident(t30, opt.ident);
-    if (opt.tx_file != NULL)
-        t30_set_tx_file(t30, opt.tx_file, -1, -1);
-    else
-        t30_set_rx_file(t30, opt.rx_file, -1);
-    t30_set_ecm_capability(t30, opt.ecm);
-    t30_set_supported_compressions(t30, opt.compressions);
-    t30_set_phase_b_handler(t30, phase_b_handler, NULL);
-    t30_set_phase_d_handler(t30, phase_d_handler, NULL);
-    t30_set_phase_e_handler(t30, phase_e_handler, NULL);
-    t30_set_real_time_frame_handler(t30, real_time_frame_handler, NULL);
-    if (opt.debug) {
-        int level = SPAN_LOG_SHOW_SEVERITY | SPAN_LOG_SHOW_PROTOCOL | SPAN_LOG_SHOW_SAMPLE_TIME | SPAN_LOG_FLOW;
-        span_log_set_level(t30_get_logging_state(t30), level);
-        span_log_set_level(t38_core_get_logging_state(core), level);
-        span_log_set_level(t38_terminal_get_logging_state(terminal), level);
+    if (opt.lockstep || opt.count > 1) {
+        fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+        if (epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) < 0) {
+            /* stdin is a file or /dev/null (epoll refuses those): read it all now. */
+            while (read_commands() > 0)
+                ;
+            end_of_commands();
+        }
     }
 
-    const double launched = now_s();
-    if (opt.lockstep) {
-        int code = run_lockstep();
-        t30_terminate(t30);
-        print_result(now_s() - launched);
-        t38_terminal_free(terminal);
-        close(sock);
-        return code;
-    }
-    double started = -1;
-    int exit_code = 3;
-    for (;;) {
-        double now = now_s();
-        if (stop_requested) {
-            fprintf(stderr, "stopped by signal\n");
-            break;
-        }
-        if (now - launched > opt.watchdog_wall_s) {
-            fprintf(stderr, "wall-clock watchdog: %.0f s\n", opt.watchdog_wall_s);
-            break;
-        }
-        struct timespec timeout = {0, 100 * 1000 * 1000};
-        if (started >= 0) {
-            double next_tick_at = started + (double) (samples + SAMPLES_PER_TICK) / (8000.0 * opt.speed);
-            double wait = next_tick_at - now;
-            if (wait < 0)
-                wait = 0;
-            timeout.tv_sec = (time_t) wait;
-            timeout.tv_nsec = (long) ((wait - (double) timeout.tv_sec) * 1e9);
-        }
-        struct pollfd pfd = {sock, POLLIN, 0};
-        ppoll(&pfd, 1, &timeout, NULL);
-
-        if (pfd.revents & POLLIN) {
-            drain_socket();
-            /* The answering side's clock starts with the caller's first packet. */
-            if (started < 0 && udptl.rx_datagrams > 0)
-                started = now_s();
-        }
-        if (started < 0)
-            continue;
-        int64_t due = (int64_t) ((now_s() - started) * 8000.0 * opt.speed);
-        while (samples + SAMPLES_PER_TICK <= due)
-            tick();
-        int over = call_over();
-        if (over == 1)
-            exit_code = phase_e_code == T30_ERR_OK ? 0 : 1;
-        if (over)
-            break;
-    }
-    /* Closes the TIFF file if the call is still open (watchdog). */
-    t30_terminate(t30);
-    print_result(now_s() - launched);
-    t38_terminal_free(terminal);
-    close(sock);
-    return exit_code;
+    launched = now_s();
+    int code = run_loop(ep);
+    close(ep);
+    free(sessions);
+    return code;
 }
