@@ -62,6 +62,16 @@
  *          the period (TickSlots, as the node does since 2026-11-26); off: a session ticks in the
  *          phase it starts in, as before (with --spread 20 and 200 or 500 calls, starts 100 or
  *          40 ms apart, every call then ticks in the same millisecond)
+ *          --peers shared|process (shared): the far ends of the T.38 calls as one harness process
+ *          per peer core, each running its share of the calls on one event loop (the harness's
+ *          -n, since 2026-11-27); process: one harness process per call, as before (at a few
+ *          hundred calls the peers' core then spends most of its time waking them, and it, not
+ *          Faxline, is the limit). G.711 peers are always one process per call.
+ *          --peers-nice N (-5): the nice value of the shared T.38 harness processes. They stand
+ *          for remote fax machines, and with --api-load they share their core with the API
+ *          client: at -5 the client, not the far ends, yields when that core is short (300 calls
+ *          starting within one second end their pages together, and a far end held up for
+ *          seconds then misses its T.30 timers, a failure of the bench's peers, not of Faxline).
  * Environment: BENCH_MEDIA_ARGV, Node options for the media processes, space-separated (for
  * example "--cpu-prof --cpu-prof-dir=prof" or "--trace-gc").
  */
@@ -79,7 +89,7 @@ import { createLogin } from "../src/accounts/accounts.ts";
 import { loadConfig } from "../src/config/load.ts";
 import { silentLogger } from "../src/lib/logger.ts";
 import { startNode } from "../src/roles/start-node.ts";
-import { cleanupPeers, startG711Receiver, startT38Receiver, startT38Sender, type ReceiverRun } from "../test/interop/peer-processes.ts";
+import { cleanupPeers, startG711Receiver, startT38Peers, startT38Receiver, startT38Sender, type ReceiverRun } from "../test/interop/peer-processes.ts";
 import { requireNativeBuild } from "../test/interop/interop-support.ts";
 
 
@@ -97,8 +107,14 @@ const { values: args } = parseArgs({
     offload: { type: "string", default: "on" },
     "tick-slots": { type: "string", default: "on" },
     "page-file": { type: "string", default: "uncompressed" },
+    peers: { type: "string", default: "shared" },
+    "peers-nice": { type: "string", default: "-5" },
   },
 });
+if (args.peers !== "shared" && args.peers !== "process") throw new Error(`--peers must be shared or process, not ${args.peers}`);
+const sharedPeers = args.peers === "shared";
+const peersNice = Number(args["peers-nice"]);
+if (!Number.isInteger(peersNice) || peersNice < -20 || peersNice > 19) throw new Error(`--peers-nice must be a whole number from -20 to 19, not ${args["peers-nice"]}`);
 if (args.offload !== "on" && args.offload !== "off") throw new Error(`--offload must be on or off, not ${args.offload}`);
 const offloadReceive = args.offload === "on";
 if (args["tick-slots"] !== "on" && args["tick-slots"] !== "off") throw new Error(`--tick-slots must be on or off, not ${args["tick-slots"]}`);
@@ -128,14 +144,20 @@ function ownCpus(): string {
   return /^Cpus_allowed_list:\s*(.+)$/m.exec(readFileSync("/proc/self/status", "utf8"))?.[1]?.trim() ?? "unknown";
 }
 
-/** The CPUs other than this process's, for the receivers; undefined when there are none. */
-function peerCpus(): string | undefined {
-  const mine = new Set<number>();
-  for (const part of ownCpus().split(",")) {
+/** The CPU numbers of a list such as "0-2,5". */
+function cpuList(list: string): number[] {
+  const out: number[] = [];
+  for (const part of list.split(",")) {
     const [a, b] = part.split("-").map(Number);
     if (a === undefined || Number.isNaN(a)) continue;
-    for (let c = a; c <= (b ?? a); c++) mine.add(c);
+    for (let c = a; c <= (b ?? a); c++) out.push(c);
   }
+  return out;
+}
+
+/** The CPUs other than this process's, for the receivers; undefined when there are none. */
+function peerCpus(): string | undefined {
+  const mine = new Set(cpuList(ownCpus()));
   const others = cpus().map((_, i) => i).filter((i) => !mine.has(i));
   return others.length > 0 ? others.join(",") : undefined;
 }
@@ -172,10 +194,23 @@ function runSessionsInProcess(job: SessionsJob): Promise<SessionsResult> {
 
 async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, engine: SpandspEngine, receiverCpus: string | undefined, rxDir: string, api: ApiTarget | null): Promise<StepResult> {
   const receivers: ReceiverRun[] = [];
-  for (let i = 0; i < calls; i++) {
-    const common = { speed: 1, ecm, ident: `RX-${i}`, wallSeconds: 180, ...(receiverCpus !== undefined ? { cpus: receiverCpus } : {}) };
-    if (receiving) receivers.push(await startT38Sender({ ...common, ident: `TX-${i}`, txFile: tiffPath }));
-    else receivers.push(await (kind === "t38" ? startT38Receiver(common) : startG711Receiver(common)));
+  if (kind === "t38" && sharedPeers) {
+    // One harness process per peer core, the calls dealt out in turn (call i to process i % n).
+    const groups = Math.min(calls, receiverCpus === undefined ? 1 : cpuList(receiverCpus).length);
+    const started = await Promise.all(
+      Array.from({ length: groups }, (_, k) => {
+        const count = Math.floor(calls / groups) + (k < calls % groups ? 1 : 0);
+        const cpu = receiverCpus === undefined ? {} : { cpus: String(cpuList(receiverCpus)[k]) };
+        return startT38Peers(count, { speed: 1, ecm, ident: receiving ? `TX${k}` : `RX${k}`, wallSeconds: 180, nice: peersNice, ...cpu, ...(receiving ? { txFile: tiffPath } : {}) });
+      }),
+    );
+    for (let i = 0; i < calls; i++) receivers.push(started[i % groups]![Math.floor(i / groups)]!);
+  } else {
+    for (let i = 0; i < calls; i++) {
+      const common = { speed: 1, ecm, ident: `RX-${i}`, wallSeconds: 180, ...(receiverCpus !== undefined ? { cpus: receiverCpus } : {}) };
+      if (receiving) receivers.push(await startT38Sender({ ...common, ident: `TX-${i}`, txFile: tiffPath }));
+      else receivers.push(await (kind === "t38" ? startT38Receiver(common) : startG711Receiver(common)));
+    }
   }
   const load = api === null ? null : startApiLoad(api, receiverCpus);
   const started = performance.now();
@@ -319,6 +354,7 @@ async function main(): Promise<void> {
     console.log(`direction    ${receiving ? "receive: Faxline's sessions receive, the SpanDSP harnesses send" : "send: Faxline's sessions send, the SpanDSP harnesses receive"}`);
     console.log(`Faxline CPUs ${ownCpus()}; peers on ${receiverCpus ?? "the same CPUs (one core only: figures are pessimistic)"}`);
     console.log(`media        ${inlineMedia ? "inline: the sessions run on this process's event loop" + (apiLoad ? ", beside the node's API" : "") : `${mediaProcesses} media process${mediaProcesses === 1 ? "" : "es"} (forked, on the same CPUs), the calls dealt out in turn`}`);
+    console.log(`T.38 peers   ${sharedPeers ? `one SpanDSP harness process per peer core, its share of the calls on one event loop (-n), nice ${peersNice}` : "one SpanDSP harness process per call"}`);
     console.log(`page file    ${args["page-file"] === "uncompressed" ? "uncompressed, as the SIP line hands it to the engine" : "G4 (the rendered file as it is)"}`);
     console.log(`media nice   ${inlineMedia ? "none (inline)" : `${mediaNice}${mediaNice !== 0 ? " (as lines.mediaNice; a refusal is reported below)" : ""}`}`);
     console.log(`tick phases  ${tickSlots ? "spread over the 20 ms period (TickSlots), as the node does" : "as each session starts (before TickSlots)"}`);

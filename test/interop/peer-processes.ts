@@ -11,7 +11,7 @@ import dnsPromises from "node:dns/promises";
 import dgram from "node:dgram";
 import net from "node:net";
 import { mkdtempSync, readFileSync, readdirSync, rmSync } from "node:fs";
-import { tmpdir } from "node:os";
+import { setPriority, tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
 import { fileURLToPath } from "node:url";
@@ -289,7 +289,20 @@ async function startReceiver(binary: string, extraArgs: string[], cpus?: string,
  */
 export async function startT38Peers(
   count: number,
-  options: { speed: number; ecm: boolean; ident: string; redundancy?: number; lossPercent?: number; seed?: number; wallSeconds?: number; cpus?: string; lockstep?: boolean; txFile?: string },
+  options: {
+    speed: number;
+    ecm: boolean;
+    ident: string;
+    redundancy?: number;
+    lossPercent?: number;
+    seed?: number;
+    wallSeconds?: number;
+    cpus?: string;
+    lockstep?: boolean;
+    txFile?: string;
+    /** The process's nice value (a negative one needs root or CAP_SYS_NICE; a refusal is ignored). */
+    nice?: number;
+  },
 ): Promise<ReceiverRun[]> {
   if (!Number.isInteger(count) || count < 1) throw new Error(`not a call count: ${count}`);
   const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
@@ -297,15 +310,22 @@ export async function startT38Peers(
   if (options.ecm) args.push("-e");
   if (options.lockstep) args.push("-L");
   if (count > 1) args.push("-n", String(count));
-  return startReceiverGroup(RECEIVER_PATH, args, count, options.cpus, options.txFile);
+  return startReceiverGroup(RECEIVER_PATH, args, count, options.cpus, options.txFile, options.nice);
 }
 
-async function startReceiverGroup(binary: string, extraArgs: string[], count: number, cpus?: string, sendFile?: string): Promise<ReceiverRun[]> {
+async function startReceiverGroup(binary: string, extraArgs: string[], count: number, cpus?: string, sendFile?: string, nice?: number): Promise<ReceiverRun[]> {
   const dir = mkdtempSync(path.join(tmpdir(), "faxline-rx-"));
   const rxFile = path.join(dir, "rx.tif");
   const args = [...(sendFile !== undefined ? ["-t", sendFile] : ["-f", rxFile]), "-l", "127.0.0.1:0", ...extraArgs];
   const stdio: ["pipe", "pipe", "pipe"] = ["pipe", "pipe", "pipe"];
   const child = cpus === undefined ? spawn(binary, args, { stdio }) : spawn("taskset", ["-c", cpus, binary, ...args], { stdio });
+  if (nice !== undefined && child.pid !== undefined) {
+    try {
+      setPriority(child.pid, nice); // taskset execs the harness: the pid is the harness's
+    } catch {
+      // not allowed here: the harness runs at the default priority
+    }
+  }
   // A lone call reads stdin only in lockstep; a group reads it always ("STOP <i>" ends one call).
   if (!args.includes("-L") && count === 1) child.stdin.end();
   child.stdin.on("error", () => {}); // EPIPE once the harness has ended
