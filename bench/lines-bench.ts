@@ -187,7 +187,9 @@ function runSessionsInProcess(job: SessionsJob): Promise<SessionsResult> {
   }
   return new Promise((resolve, reject) => {
     child.once("message", (result: SessionsResult) => resolve(result));
-    child.once("exit", (code) => reject(new Error(`a media process of the bench exited with ${code} before its result`)));
+    // Not on "exit": that can come before the result still in the IPC pipe has been read. The
+    // channel closes after every message in it has been delivered.
+    child.once("disconnect", () => setImmediate(() => reject(new Error(`a media process of the bench ended (exit code ${child.exitCode}) before its result`))));
     child.send(job);
   });
 }
@@ -369,7 +371,7 @@ async function main(): Promise<void> {
       const r = await runStep("t38", calls, tiffPath, engine, receiverCpus, dir, apiNode?.target ?? null);
       console.log(row(r));
       if (r.api !== null) console.log(apiRow(r.api));
-      if (r.failures.length > 0) console.log(`       failures: ${r.failures.slice(0, 5).join("; ")}${r.failures.length > 5 ? ` … (${r.failures.length})` : ""}`);
+      if (r.failures.length > 0) console.log(failureRows(r.failures));
       if (r.ok === r.calls && r.pacing.p99 < PACING_LIMIT_MS) best = calls;
       else break;
     }
@@ -382,7 +384,7 @@ async function main(): Promise<void> {
       const r = await runStep("g711", calls, tiffPath, engine, receiverCpus, dir, apiNode?.target ?? null);
       console.log(row(r));
       if (r.api !== null) console.log(apiRow(r.api));
-      if (r.failures.length > 0) console.log(`       failures: ${r.failures.slice(0, 5).join("; ")}`);
+      if (r.failures.length > 0) console.log(failureRows(r.failures));
     }
     console.log("=> CPU per real-time G.711 call: the \"per call\" column (percent of one core)");
   } finally {
@@ -390,6 +392,21 @@ async function main(): Promise<void> {
     await apiNode?.stop();
     rmSync(dir, { recursive: true, force: true });
   }
+}
+
+/**
+ * The failures of a step: the first five as they came, then how many of each kind on our side
+ * ("call i: <reason>") and on the peers' ("receiver i: exit <code> <text>"), so a run can tell
+ * whose failure it was.
+ */
+function failureRows(failures: string[]): string {
+  const kinds = new Map<string, number>();
+  for (const f of failures) {
+    const kind = f.replace(/^call \d+: /, "ours: ").replace(/^receiver \d+: /, "peer: ");
+    kinds.set(kind, (kinds.get(kind) ?? 0) + 1);
+  }
+  const counted = [...kinds.entries()].sort((a, b) => b[1] - a[1]).map(([kind, n]) => `${n}× ${kind}`);
+  return `       failures: ${failures.slice(0, 5).join("; ")}${failures.length > 5 ? ` … (${failures.length})` : ""}\n       by kind: ${counted.slice(0, 6).join("; ")}`;
 }
 
 function apiRow(a: ApiLoadResult): string {

@@ -3,12 +3,13 @@
  * session standing in for the engine (the real one is driven in test/interop/spandsp-engine.test.ts
  * and every SIP fax test): an exception while handling an answer that came back from the thread
  * pool ends the run with it, as on the loop; the engine gets no other call while one is in flight,
- * and the run settles only after it; with a pacer the IFPs stay on the loop.
+ * and the run settles only after it; with a pacer the IFPs stay on the loop; an IFP that finds
+ * the process's offload slots taken is handled on the loop, and every slot comes back.
  */
 import assert from "node:assert/strict";
 import { describe, it } from "node:test";
 import type { T38Session, T38Step } from "../../src/line/fax-engine/engine.ts";
-import { runT38Session, type IfpTransport } from "../../src/line/fax-engine/run-t38-session.ts";
+import { OffloadSlots, runT38Session, type IfpTransport } from "../../src/line/fax-engine/run-t38-session.ts";
 
 const STATS = { pagesTx: 0, pagesRx: 0, pagesInFile: 0, bitRate: 0, ecm: false, ecmRetries: 0, encoding: "none", width: 0, length: 0, xDpi: 0, yDpi: 0, imageBytes: 0, badRows: 0, longestBadRowRun: 0, currentStatus: 0, remoteIdent: "", localIdent: "", samples: 0 } as never;
 
@@ -86,6 +87,50 @@ describe("runT38Session with received IFPs off the loop", () => {
     // The guard throws (and the run would reject with "… while busy") if anything touched the session meanwhile.
     assert.deepEqual(log.filter((l) => l !== "advance"), ["receiveIfpAsync", "receiveIfpAsync"], "one at a time; none after the stop");
     assert.deepEqual(sent, [2], "the answer that came after the stop is not sent");
+  });
+
+  it("an IFP that finds every offload slot taken is handled on the loop; the slots come back, also after an error", async () => {
+    const slots = new OffloadSlots(1);
+    const logA: string[] = [];
+    const logB: string[] = [];
+    const a = transport(() => {});
+    const sentB: number[] = [];
+    const b = transport((ifp) => sentB.push(ifp[0]!));
+    const controller = new AbortController();
+    const runA = runT38Session(scriptedSession(40, logA), a, { speed: 1, maxSeconds: 5, signal: controller.signal, offloadSlots: slots });
+    const runB = runT38Session(scriptedSession(40, logB), b, { speed: 1, maxSeconds: 5, signal: controller.signal, offloadSlots: slots });
+    a.deliver(Uint8Array.of(1));
+    assert.equal(slots.inUse, 1, "A's IFP took the one slot");
+    b.deliver(Uint8Array.of(1));
+    assert.deepEqual(logB.filter((l) => l !== "advance"), ["receiveIfp"], "B's IFP went to the engine on the loop");
+    assert.deepEqual(sentB, [1], "and its answer went out at once");
+    await new Promise((r) => setTimeout(r, 60));
+    assert.equal(slots.inUse, 0, "A's slot came back");
+    b.deliver(Uint8Array.of(2));
+    assert.equal(slots.inUse, 1, "now B's IFP goes off the loop");
+    controller.abort(new Error("stopped"));
+    await assert.rejects(runA, /stopped/);
+    await assert.rejects(runB, /stopped/);
+    assert.equal(slots.inUse, 0, "B's slot came back when its IFP ended after the stop");
+
+    // A session whose async hand-over fails (synchronously or not) gives its slot back.
+    for (const how of ["throws", "rejects"] as const) {
+      const failing = scriptedSession(5, []);
+      failing.receiveIfpAsync = how === "throws" ? () => { throw new Error("the addon refused"); } : async () => Promise.reject(new Error("the addon refused"));
+      const network = transport(() => {});
+      const run = runT38Session(failing, network, { speed: 1, maxSeconds: 5, offloadSlots: slots });
+      network.deliver(Uint8Array.of(3));
+      await assert.rejects(run, /the addon refused/);
+      assert.equal(slots.inUse, 0, `the slot came back when the hand-over ${how}`);
+    }
+  });
+
+  it("OffloadSlots refuses a bad limit and a release without a take", () => {
+    assert.throws(() => new OffloadSlots(-1), RangeError);
+    assert.throws(() => new OffloadSlots(1.5), RangeError);
+    const slots = new OffloadSlots(0);
+    assert.equal(slots.tryTake(), false, "no slot at 0: every IFP on the loop");
+    assert.throws(() => slots.release(), /without a slot taken/);
   });
 
   it("with a pacer the IFPs stay on the loop", async () => {

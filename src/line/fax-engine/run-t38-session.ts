@@ -24,7 +24,8 @@
  * when the receiver's DIS arrives, several milliseconds in one call, which would otherwise delay
  * the ticks of every other session on the loop. While such a call runs, the session's ticks wait
  * (the next one catches up) and further IFPs queue in order; the session is settled only after it
- * ends, so that nothing touches the engine meanwhile.
+ * ends, so that nothing touches the engine meanwhile. Only a few IFPs of a process are off the
+ * loop at once (`OffloadSlots`); one that finds no free slot is handled on the loop.
  *
  * Outcome: a call that ends, well or badly, resolves (phase E carries the completion code). A
  * call that reaches `maxSeconds` of engine time without phase E resolves with `phaseE: null`.
@@ -71,7 +72,49 @@ export interface RunT38SessionOptions {
    * Never with a pacer, whose lockstep ticks may not wait. (Default: true)
    */
   offloadReceive?: boolean;
+  /**
+   * How many IFPs the sessions sharing it may have off the loop at once; an IFP that finds none
+   * free is handled on the loop. (Default: the process's, OFFLOAD_SLOTS)
+   */
+  offloadSlots?: OffloadSlots;
 }
+
+/**
+ * The IFPs the T.38 sessions of one process may have off the event loop at once. libuv's pool
+ * takes work first in, first out: when many calls reach phase C together (hundreds within a
+ * second), their page steps (5–9 ms each) queue there faster than the pool drains them on a
+ * shared core, and every IFP of any session that arrives meanwhile waits behind them, its
+ * session's ticks too (up to 0.47 s in `npm run bench:lines`, and calls failed). With a bound the
+ * queue stays short; an IFP beyond it is handled on the loop, as without the offload, which
+ * spreads such a burst over all the sessions' ticks instead (docs/benchmarks.md, "Peers in one
+ * process").
+ */
+export class OffloadSlots {
+  #inUse = 0;
+
+  constructor(readonly limit: number) {
+    if (!Number.isInteger(limit) || limit < 0) throw new RangeError(`the offload limit must be a whole number >= 0, got ${limit}`);
+  }
+
+  get inUse(): number {
+    return this.#inUse;
+  }
+
+  /** Takes a slot if one is free. */
+  tryTake(): boolean {
+    if (this.#inUse >= this.limit) return false;
+    this.#inUse++;
+    return true;
+  }
+
+  release(): void {
+    if (this.#inUse === 0) throw new Error("OffloadSlots.release without a slot taken");
+    this.#inUse--;
+  }
+}
+
+/** The process's offload slots: two, half of libuv's default pool of four threads. */
+export const OFFLOAD_SLOTS = new OffloadSlots(2);
 
 export interface T38SessionResult {
   /** Phase E, or null when `maxSeconds` passed without it. */
@@ -104,6 +147,7 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
     let timer: NodeJS.Timeout | undefined;
     let done = false;
     const offload = session.receiveIfpAsync !== undefined && options.pacer === undefined && (options.offloadReceive ?? true);
+    const slots = options.offloadSlots ?? OFFLOAD_SLOTS;
     /** An IFP is being handled off the loop: the engine takes no other call until it ends. */
     let busy = false;
     const queued: { seq: number; ifp: Uint8Array }[] = [];
@@ -182,7 +226,7 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
     const receiveQueued = (): void => {
       while (!done && !busy && queued.length > 0) {
         const { seq, ifp } = queued.shift()!;
-        if (!offload) {
+        if (!offload || !slots.tryTake()) {
           try {
             handle(session.receiveIfp(ifp, seq));
           } catch (error) {
@@ -191,9 +235,16 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
           continue;
         }
         busy = true;
-        session.receiveIfpAsync!(ifp, seq).then(
+        let pending: Promise<T38Step>;
+        try {
+          pending = session.receiveIfpAsync!(ifp, seq);
+        } catch (error) {
+          pending = Promise.reject(error);
+        }
+        pending.then(
           (step) => {
             busy = false;
+            slots.release();
             try {
               if (!done) handle(step);
             } catch (error) {
@@ -205,6 +256,7 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
           },
           (error: unknown) => {
             busy = false;
+            slots.release();
             finish(error);
             settle?.();
           },
