@@ -4,7 +4,7 @@
  * (503), stops taking work, lets running calls end or abort, and closes the store.
  */
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from "node:fs";
-import { hostname } from "node:os";
+import { availableParallelism, hostname } from "node:os";
 import { join, resolve } from "node:path";
 import type { FastifyInstance } from "fastify";
 import type { FaxlineConfig } from "../config/schema.ts";
@@ -105,11 +105,11 @@ export function buildSipLine(
   });
 }
 
-/** lines.mediaProcesses, or when 0 one per 75 calls the node may run at once (1 to 8). */
-export function mediaProcessCount(config: FaxlineConfig): number {
+/** lines.mediaProcesses, or when 0 one per 75 calls the node may run at once, at most the cores but one (1 to 8). */
+export function mediaProcessCount(config: FaxlineConfig, cores = availableParallelism()): number {
   if (config.lines.mediaProcesses > 0) return config.lines.mediaProcesses;
   const budget = pacingBudget({ trunks: config.lines.trunks, senderChannels: config.sender.channels, inboundChannels: config.inbound.channels, capacity: config.lines.pacingCapacity });
-  return mediaProcessesFor(budget.outgoing + budget.incoming);
+  return mediaProcessesFor(budget.outgoing + budget.incoming, cores);
 }
 
 export async function startNode(config: FaxlineConfig, logger: Logger, options: { clock?: Clock } = {}): Promise<RunningNode> {

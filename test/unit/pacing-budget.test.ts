@@ -20,12 +20,16 @@ describe("pacing budget", () => {
     assert.match(warning ?? "", /may run 101 fax calls at once \(70 outgoing.*31 incoming.*paces about 100 \(lines\.pacingCapacity/);
   });
 
-  it("sizes the media processes: one per 75 calls the node may run, 1 to 8, unless lines.mediaProcesses says", () => {
-    assert.deepEqual([1, 75, 76, 150, 151, 600, 601, 5000].map(mediaProcessesFor), [1, 1, 2, 2, 3, 8, 8, 8]);
+  it("sizes the media processes: one per 75 calls the node may run, at most the cores but one, 1 to 8, unless lines.mediaProcesses says", () => {
+    assert.deepEqual([1, 75, 76, 150, 151, 600, 601, 5000].map((calls) => mediaProcessesFor(calls, 16)), [1, 1, 2, 2, 3, 8, 8, 8]);
+    assert.deepEqual([1, 75, 76, 151, 500, 5000].map((calls) => mediaProcessesFor(calls, 4)), [1, 1, 2, 3, 3, 3], "4 cores: up to 3");
+    assert.deepEqual([1, 500, 5000].map((calls) => mediaProcessesFor(calls, 2)), [1, 1, 1], "2 cores: one, however many calls");
+    assert.deepEqual([1, 500].map((calls) => mediaProcessesFor(calls, 1)), [1, 1], "1 core: one");
     const config = (overrides: Record<string, unknown>) => loadConfig({ env: {}, overrides: { "store.dataDir": "/tmp/unused", ...overrides } });
     const trunks = [testTrunk(5060, { name: "a", maxCalls: 200 }), testTrunk(5060, { name: "b", maxCalls: 100, inbound: true })];
     const big = { ...config({ "sender.channels": 200, "inbound.channels": 100 }), lines: { ...config({}).lines, trunks } };
-    assert.equal(mediaProcessCount(big), 4, "300 calls at once: 4 processes");
-    assert.equal(mediaProcessCount({ ...big, lines: { ...big.lines, mediaProcesses: 2 } }), 2, "as configured");
+    assert.equal(mediaProcessCount(big, 8), 4, "300 calls at once on 8 cores: 4 processes");
+    assert.equal(mediaProcessCount(big, 2), 1, "on 2 cores: 1");
+    assert.equal(mediaProcessCount({ ...big, lines: { ...big.lines, mediaProcesses: 2 } }, 2), 2, "as configured, whatever the cores");
   });
 });
