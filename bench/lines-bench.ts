@@ -72,6 +72,7 @@
  *          client: at -5 the client, not the far ends, yields when that core is short (300 calls
  *          starting within one second end their pages together, and a far end held up for
  *          seconds then misses its T.30 timers, a failure of the bench's peers, not of Faxline).
+ *          Not used with --peers process.
  * Environment: BENCH_MEDIA_ARGV, Node options for the media processes, space-separated (for
  * example "--cpu-prof --cpu-prof-dir=prof" or "--trace-gc").
  */

@@ -185,7 +185,7 @@ export interface ReceiverRun {
   /**
    * Lockstep only (`lockstep: true`): tells the harness that our side has sent `sent` datagrams
    * in all; it takes them, runs one tick and resolves with the datagrams it has sent in all, or
-   * with null once it has ended (it then no longer steps).
+   * with null once it has ended (it then no longer steps), and at once when not in lockstep.
    */
   step(sent: number): Promise<number | null>;
   /** Lockstep only: our side is done; the harness runs on alone to its end. */
@@ -322,12 +322,13 @@ async function startReceiverGroup(binary: string, extraArgs: string[], count: nu
   if (nice !== undefined && child.pid !== undefined) {
     try {
       setPriority(child.pid, nice); // taskset execs the harness: the pid is the harness's
-    } catch {
-      // not allowed here: the harness runs at the default priority
+    } catch (error) {
+      console.error(`cannot set the T.38 harness's nice value to ${nice} (it runs at the default): ${(error as Error).message}`);
     }
   }
   // A lone call reads stdin only in lockstep; a group reads it always ("STOP <i>" ends one call).
-  if (!args.includes("-L") && count === 1) child.stdin.end();
+  const lockstep = args.includes("-L");
+  if (!lockstep && count === 1) child.stdin.end();
   child.stdin.on("error", () => {}); // EPIPE once the harness has ended
   let log = "";
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
@@ -398,13 +399,14 @@ async function startReceiverGroup(binary: string, extraArgs: string[], count: nu
         else if (!call.ended && !child.stdin.writableEnded) child.stdin.write(`STOP ${i}\n`);
       },
       step: (sent) => {
-        if (call.ended || child.stdin.writableEnded) return Promise.resolve(null);
+        if (!lockstep || call.ended || child.stdin.writableEnded) return Promise.resolve(null);
         return new Promise((resolve) => {
           call.stepped.push(resolve);
           child.stdin.write(count > 1 ? `STEP ${i} ${sent}\n` : `STEP ${sent}\n`);
         });
       },
       endLockstep: () => {
+        if (!lockstep) return;
         if (count > 1) {
           if (!child.stdin.writableEnded) child.stdin.write(`END ${i}\n`);
         } else child.stdin.end();

@@ -271,6 +271,46 @@ describe("T.38 over UDPTL to a SpanDSP receiver in another process (lockstep vir
     }
   });
 
+  // The bench's own mode: calls in one harness process each paced by the wall clock (here 10x),
+  // not stepped; STOP ends one call of the group and leaves the others alone.
+  it("two wall-clock calls in one harness process at 10x both arrive; STOP ends a third alone", { timeout: 60_000 }, async () => {
+    const speed = 10;
+    const peers = await startT38Peers(3, { speed, ecm: true, ident: RECEIVER_IDENT, wallSeconds: 50 });
+    const sent = sentTiff.get("LOW A4")!;
+    const sockets: UdptlSocket[] = [];
+    const sessions: T38Session[] = [];
+    try {
+      const third = await peers[2]!.step(0); // not in lockstep: nothing to step
+      assert.equal(third, null);
+      peers[2]!.kill();
+      const stopped = await peers[2]!.result;
+      assert.equal(stopped.exitCode, 3, "the stopped call reports exit 3");
+      assert.equal(stopped.result?.session, 2);
+      const runs = await Promise.all(
+        [0, 1].map(async (i) => {
+          const socket = await UdptlSocket.open({ localAddress: "127.0.0.1", remote: { address: "127.0.0.1", port: peers[i]!.port }, redundancy: 3, maxDatagram: 400 });
+          sockets.push(socket);
+          const session = SpandspEngine.load().openT38Session({ tiffPath: sent.path, localIdent: OUR_IDENT, ecm: true, t38Version: 0, maxDatagram: 400 });
+          sessions.push(session);
+          const sender = await runT38Session(session, socket, { speed, maxSeconds: 240 });
+          const { result, exitCode } = await peers[i]!.result;
+          return { sender, result, exitCode, rx: peers[i]!.rxFile };
+        }),
+      );
+      for (const [i, run] of runs.entries()) {
+        assert.equal(run.sender.phaseE?.name, "T30_ERR_OK", `call ${i}: ${JSON.stringify(run.result)}`);
+        assert.equal(run.exitCode, 0);
+        assert.equal(run.result?.session, i);
+        assert.equal(run.sender.statistics.remoteIdent, `${RECEIVER_IDENT}-${i}`);
+        assert.equal(run.result?.pages_rx, 2);
+        assert.ok(identical(await comparePages(sent.bytes, readFileSync(run.rx), 2)), `call ${i}: the pages differ`);
+      }
+    } finally {
+      for (const session of sessions) session.close();
+      for (const socket of sockets) await socket.close();
+    }
+  });
+
   it("reports phase B with the receiver's DIS, the DCS sent, and phase D after each page", { timeout: 30_000 }, async () => {
     const run = await faxToReceiver({ ecm: true, resolution: "LOW", redundancy: 3, lossPercent: 0 }, 99);
     const events = run.sender.events;

@@ -407,8 +407,8 @@ export class MediaHostPool implements FaxMediaRunner {
  * Media processes for a node that may run `calls` at once on a machine of `cores` cores
  * (lines.mediaProcesses 0): one per 75 calls, but no more than the cores but one (one is left to
  * the node's API and store), 1 to 8. Several processes on one core cost more CPU than they give:
- * 500 T.38 calls over 20 s on one core took 60–65 % of it in seven processes against 32–36 % in
- * one, at a p99 pacing error of 8.0–8.3 ms against 3.0–5.7 (docs/benchmarks.md, "Peers in one
+ * 500 T.38 calls over 20 s on one core took 60–65 % of it in seven processes against 25–36 % in
+ * one, at a p99 pacing error of 8.0–8.3 ms against 2.7–5.7 (docs/benchmarks.md, "Peers in one
  * process"). On more cores they run side by side.
  */
 export function mediaProcessesFor(calls: number, cores: number): number {

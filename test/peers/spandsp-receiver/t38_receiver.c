@@ -38,8 +38,10 @@
  * ends, each with "session":<i> and "exit":<the exit code that call alone would have>, and exits
  * 0 when every call did, else the highest of their codes. Call <i> receives into <file>.<i> (or
  * sends the same -t file), says <ident>-<i> and seeds its loss with SEED + <i>. In lockstep the
- * lines are "STEP <i> <n>" and "STEPPED <i> <m>", and "END <i>" lets call <i> run on alone; in
- * either mode "STOP <i>" on stdin ends call <i> at once (code 3), as SIGTERM ends them all.
+ * lines are "STEP <i> <n>" and "STEPPED <i> <m>", and "END <i>" lets call <i> run on alone (once
+ * its STEPs are answered; STEPs sent ahead, up to 64, are answered in order); in either mode
+ * "STOP <i>" on stdin ends call <i> at once (code 3), as SIGTERM ends them all. The calls share
+ * the process's wall-clock watchdog (-W), which lockstep does not use.
  *
  * With -t it is a T.38 SENDER instead (the calling terminal: CNG, then DCS, pages, EOP), for the
  * tests where Faxline receives (test/interop/sip-reception-sipp.test.ts): it still waits for the
@@ -62,7 +64,8 @@
  *   -M  largest datagram we send, bytes (default 400); redundancy is trimmed to fit
  *   -i  our CSID (default "FAXLINE-TEST-RX")
  *   -T  watchdog in virtual seconds (default 600)
- *   -W  watchdog in wall seconds, also for waiting for the first datagram (default 120)
+ *   -W  watchdog in wall seconds, also for waiting for the first datagram (default 120; not in
+ *       lockstep, where each step has its own 10 s)
  *   -P  no pacing (spandsp T38_TERMINAL_OPTION_NO_PACING)
  *   -C  compressions offered in our DIS, e.g. MH or MH,MR or MH,MR,MMR (default: all three)
  *   -L  lockstep with the test over stdin/stdout (see above)
@@ -81,7 +84,9 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/epoll.h>
+#include <sys/resource.h>
 #include <sys/socket.h>
+#include <sys/timerfd.h>
 #include <time.h>
 #include <unistd.h>
 #include <tiffio.h>
@@ -95,6 +100,11 @@
 /* Ticks a call that runs on alone after its lockstep may take per turn of the loop, so that one
    such call does not hold up the others. */
 #define FREE_RUN_TICKS 50
+/* STEPs a call may have sent ahead, not yet answered. */
+#define MAX_PENDING_STEPS 64
+/* The epoll data of stdin and of the timer (a call's is its index). */
+#define STDIN_EVENT UINT32_MAX
+#define TIMER_EVENT (UINT32_MAX - 1)
 
 /* ---- options and state ----------------------------------------------------------------------- */
 
@@ -144,10 +154,13 @@ typedef struct {
     /* PACE_WALL: the wall time of the first datagram, -1 before it. */
     double started;
     enum pacing pacing;
-    /* PACE_STEPPED: a STEP is waiting for this many datagrams in all, since step_since. */
-    int step_pending;
-    long step_expected;
+    /* PACE_STEPPED: the STEPs not yet answered, in order (each the datagrams in all it waits
+       for), the first waiting since step_since. */
+    long steps[MAX_PENDING_STEPS];
+    int step_head, step_pending;
     double step_since;
+    /* END (or the end of stdin) came: once its STEPs are answered the call runs on alone. */
+    int end_requested;
     int done;
     int exit_code;
     struct {
@@ -582,6 +595,8 @@ static int call_over(const session_t *s)
     if (s->phase_e_code >= 0 && s->samples >= s->phase_e_at + 2 * 8000)
         return 1;
     if (s->samples > (int64_t) (opt.watchdog_virtual_s * 8000)) {
+        if (opt.count > 1)
+            fprintf(stderr, "[%d] ", s->index);
         fprintf(stderr, "virtual-time watchdog: %.0f s\n", opt.watchdog_virtual_s);
         return 2;
     }
@@ -614,10 +629,12 @@ static int finish_if_over(session_t *s)
     return over != 0;
 }
 
-/* One tick of a stepped call, answered with STEPPED. */
+/* One tick of a stepped call for its first STEP, answered with STEPPED. */
 static void step_session(session_t *s)
 {
-    s->step_pending = 0;
+    s->step_head = (s->step_head + 1) % MAX_PENDING_STEPS;
+    s->step_pending--;
+    s->step_since = now_s();
     tick(s);
     if (opt.count > 1)
         printf("STEPPED %d %ld\n", s->index, s->udptl.tx_sent);
@@ -640,9 +657,14 @@ static int handle_command(const char *line)
         session_t *s = &sessions[index];
         if (s->done || s->pacing != PACE_STEPPED)
             return 0; /* ended meanwhile: the test learns it from the RESULT line */
-        s->step_pending = 1;
-        s->step_expected = expected;
-        s->step_since = now_s();
+        if (s->step_pending == MAX_PENDING_STEPS) {
+            fprintf(stderr, "lockstep: call %d has %d STEPs not yet answered\n", index, MAX_PENDING_STEPS);
+            return -1;
+        }
+        if (s->step_pending == 0)
+            s->step_since = now_s();
+        s->steps[(s->step_head + s->step_pending) % MAX_PENDING_STEPS] = expected;
+        s->step_pending++;
         return 0;
     }
     if (opt.count > 1 && sscanf(line, "STOP %d", &index) == 1) {
@@ -657,8 +679,8 @@ static int handle_command(const char *line)
     if (opt.count > 1 && sscanf(line, "END %d", &index) == 1) {
         if (index < 0 || index >= opt.count)
             return -1;
-        sessions[index].pacing = PACE_FREE;
-        sessions[index].step_pending = 0;
+        if (sessions[index].pacing == PACE_STEPPED)
+            sessions[index].end_requested = 1;
         return 0;
     }
     return -1;
@@ -668,10 +690,8 @@ static int handle_command(const char *line)
 static void end_of_commands(void)
 {
     for (int i = 0; i < opt.count; i++)
-        if (sessions[i].pacing == PACE_STEPPED) {
-            sessions[i].pacing = PACE_FREE;
-            sessions[i].step_pending = 0;
-        }
+        if (sessions[i].pacing == PACE_STEPPED)
+            sessions[i].end_requested = 1;
 }
 
 static char command_buf[4096];
@@ -682,8 +702,18 @@ static int read_commands(void)
 {
     for (;;) {
         ssize_t n = read(STDIN_FILENO, command_buf + command_len, sizeof(command_buf) - 1 - command_len);
-        if (n == 0)
+        if (n == 0) {
+            /* A last line without its newline still counts. */
+            if (command_len > 0) {
+                command_buf[command_len] = '\0';
+                command_len = 0;
+                if (handle_command(command_buf) < 0) {
+                    fprintf(stderr, "lockstep: unknown command: %s\n", command_buf);
+                    return -1;
+                }
+            }
             return 0;
+        }
         if (n < 0)
             return errno == EAGAIN || errno == EWOULDBLOCK || errno == EINTR ? 1 : 0;
         command_len += (size_t) n;
@@ -720,7 +750,7 @@ static int read_commands(void)
  * each time a STEP has come and the datagrams it names have arrived. A call that runs on alone
  * ticks up to FREE_RUN_TICKS times per turn.
  */
-static int run_loop(int ep)
+static int run_loop(int ep, int timer_fd)
 {
     int bad_command = 0;
     struct epoll_event events[256];
@@ -730,7 +760,9 @@ static int run_loop(int ep)
             fprintf(stderr, "stopped by signal\n");
             break;
         }
-        if (now - launched > opt.watchdog_wall_s) {
+        /* In lockstep the wall clock does not pace the calls: a stepped call has its own 10 s
+           limit per step, one that runs on alone the virtual watchdog. */
+        if (!opt.lockstep && now - launched > opt.watchdog_wall_s) {
             fprintf(stderr, "wall-clock watchdog: %.0f s\n", opt.watchdog_wall_s);
             break;
         }
@@ -741,7 +773,7 @@ static int run_loop(int ep)
             const session_t *s = &sessions[i];
             if (s->done)
                 continue;
-            if (s->pacing == PACE_FREE) {
+            if (s->pacing == PACE_FREE || (s->pacing == PACE_STEPPED && s->end_requested && s->step_pending == 0)) {
                 wait = 0;
                 break;
             }
@@ -751,10 +783,32 @@ static int run_loop(int ep)
                     wait = next_tick_at - now;
             }
         }
-        int timeout_ms = wait <= 0 ? 0 : (int) (wait * 1000.0 + 0.999);
+        /* With many calls, each due at its own instant, waking for each would cost more than
+           the calls: the loop sleeps at least a quarter of a tick, at most 0.5 ms, and ticks
+           every call then due. */
+        const double coalesce = opt.count > 1 ? (0.005 / opt.speed < 0.0005 ? 0.005 / opt.speed : 0.0005) : 0;
+        if (wait > 0 && wait < coalesce)
+            wait = coalesce;
+        /* epoll_wait's timeout is whole milliseconds: the timer (a timerfd in the same epoll set)
+           wakes the loop on the nanosecond, as the 0.4 ms ticks of a 50x clock need. */
+        int timeout_ms = 0;
+        if (wait > 0) {
+            struct itimerspec due = {{0, 0}, {(time_t) wait, (long) ((wait - (double) (time_t) wait) * 1e9)}};
+            if (due.it_value.tv_sec == 0 && due.it_value.tv_nsec == 0)
+                due.it_value.tv_nsec = 1;
+            timerfd_settime(timer_fd, 0, &due, NULL);
+            timeout_ms = -1;
+        }
         int n = epoll_wait(ep, events, (int) (sizeof(events) / sizeof(events[0])), timeout_ms);
         for (int k = 0; k < n; k++) {
-            int index = events[k].data.u32 == UINT32_MAX ? -1 : (int) events[k].data.u32;
+            if (events[k].data.u32 == TIMER_EVENT) {
+                uint64_t expirations;
+                if (read(timer_fd, &expirations, sizeof(expirations)) < 0) {
+                    /* not yet expired (EAGAIN): nothing to clear */
+                }
+                continue;
+            }
+            int index = events[k].data.u32 == STDIN_EVENT ? -1 : (int) events[k].data.u32;
             if (index < 0) {
                 int r = read_commands();
                 if (r < 0) {
@@ -794,14 +848,14 @@ static int run_loop(int ep)
                 finish_if_over(s);
                 break;
             case PACE_STEPPED:
-                if (!s->step_pending)
-                    break;
-                if (s->udptl.rx_datagrams >= s->step_expected)
+                while (!s->done && s->pacing == PACE_STEPPED && s->step_pending > 0 && s->udptl.rx_datagrams >= s->steps[s->step_head])
                     step_session(s);
-                else if (now - s->step_since > 10) {
-                    fprintf(stderr, "lockstep: call %d waited 10 s for datagram %ld of %ld\n", s->index, s->udptl.rx_datagrams + 1, s->step_expected);
+                if (!s->done && s->step_pending > 0 && now - s->step_since > 10) {
+                    fprintf(stderr, "lockstep: call %d waited 10 s for datagram %ld of %ld\n", s->index, s->udptl.rx_datagrams + 1, s->steps[s->step_head]);
                     finish_session(s, 4);
                 }
+                if (!s->done && s->step_pending == 0 && s->end_requested)
+                    s->pacing = PACE_FREE;
                 break;
             case PACE_FREE:
                 for (int t = 0; t < FREE_RUN_TICKS && !s->done; t++) {
@@ -887,9 +941,17 @@ int main(int argc, char **argv)
     signal(SIGTERM, request_stop);
     signal(SIGINT, request_stop);
 
+    /* A socket per call: take the whole descriptor allowance. */
+    struct rlimit files;
+    if (getrlimit(RLIMIT_NOFILE, &files) == 0 && files.rlim_cur < files.rlim_max) {
+        files.rlim_cur = files.rlim_max;
+        setrlimit(RLIMIT_NOFILE, &files);
+    }
     int ep = epoll_create1(0);
+    int timer_fd = timerfd_create(CLOCK_MONOTONIC, TFD_NONBLOCK);
     sessions = calloc((size_t) opt.count, sizeof(session_t));
-    if (ep < 0 || sessions == NULL) {
+    struct epoll_event timer_ev = {.events = EPOLLIN, .data.u32 = TIMER_EVENT};
+    if (ep < 0 || timer_fd < 0 || sessions == NULL || epoll_ctl(ep, EPOLL_CTL_ADD, timer_fd, &timer_ev) < 0) {
         fprintf(stderr, "cannot start: %s\n", strerror(errno));
         return 2;
     }
@@ -910,7 +972,7 @@ int main(int argc, char **argv)
     fflush(stdout);
     if (opt.lockstep || opt.count > 1) {
         fcntl(STDIN_FILENO, F_SETFL, fcntl(STDIN_FILENO, F_GETFL) | O_NONBLOCK);
-        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = UINT32_MAX};
+        struct epoll_event ev = {.events = EPOLLIN, .data.u32 = STDIN_EVENT};
         if (epoll_ctl(ep, EPOLL_CTL_ADD, STDIN_FILENO, &ev) < 0) {
             /* stdin is a file or /dev/null (epoll refuses those): read it all now. */
             while (read_commands() > 0)
@@ -920,7 +982,8 @@ int main(int argc, char **argv)
     }
 
     launched = now_s();
-    int code = run_loop(ep);
+    int code = run_loop(ep, timer_fd);
+    close(timer_fd);
     close(ep);
     free(sessions);
     return code;
