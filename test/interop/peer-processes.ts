@@ -210,31 +210,38 @@ export function lockstepPacer(run: ReceiverRun, socket: { readonly stats: { data
   };
 }
 
-/**
- * Starts the SpanDSP T.38 receiver on 127.0.0.1, a free port, at `speed` (it starts its clock on
- * our first datagram). `lossPercent` drops that share of what it sends, in a pattern fixed by `seed`.
- */
-export async function startT38Receiver(options: {
+/** What a T.38 harness call is started with (startT38Receiver, startT38Peers). */
+export interface T38HarnessOptions {
   speed: number;
   ecm: boolean;
   ident: string;
   redundancy?: number;
   lossPercent?: number;
   seed?: number;
-  /** The compressions its DIS offers. (Default: all three) */
+  /** The compressions its DIS offers, or as a sender may send. (Default: all three) */
   compressions?: readonly ("MH" | "MR" | "MMR")[];
   virtualSeconds?: number;
   wallSeconds?: number;
   cpus?: string;
   /** Shares one virtual clock with our side, stepped through `step` (then `speed` is not used). */
   lockstep?: boolean;
-}): Promise<ReceiverRun> {
+}
+
+function t38HarnessArgs(options: T38HarnessOptions): string[] {
   const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", String(options.virtualSeconds ?? 600), "-W", String(options.wallSeconds ?? 120)];
   if (options.lossPercent !== undefined) args.push("-x", String(options.lossPercent), "-S", String(options.seed ?? 1));
   if (options.compressions !== undefined) args.push("-C", options.compressions.join(","));
   if (options.ecm) args.push("-e");
   if (options.lockstep) args.push("-L");
-  return startReceiver(RECEIVER_PATH, args, options.cpus);
+  return args;
+}
+
+/**
+ * Starts the SpanDSP T.38 receiver on 127.0.0.1, a free port, at `speed` (it starts its clock on
+ * our first datagram). `lossPercent` drops that share of what it sends, in a pattern fixed by `seed`.
+ */
+export async function startT38Receiver(options: T38HarnessOptions): Promise<ReceiverRun> {
+  return startReceiver(RECEIVER_PATH, t38HarnessArgs(options), options.cpus);
 }
 
 /** Starts the SpanDSP G.711 receiver over RTP on 127.0.0.1, a free port, at `speed`. */
@@ -258,21 +265,8 @@ export async function startG711Receiver(options: {
  * free port, at `speed`: it starts its clock on the first datagram of the answering side (Faxline
  * receiving). Its RESULT line carries `pages_tx`.
  */
-export async function startT38Sender(options: {
-  speed: number;
-  ecm: boolean;
-  ident: string;
-  txFile: string;
-  redundancy?: number;
-  wallSeconds?: number;
-  /** The compressions it may send. (Default: all three) */
-  compressions?: readonly ("MH" | "MR" | "MMR")[];
-  cpus?: string;
-}): Promise<ReceiverRun> {
-  const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
-  if (options.ecm) args.push("-e");
-  if (options.compressions !== undefined) args.push("-C", options.compressions.join(","));
-  return startReceiver(RECEIVER_PATH, args, options.cpus, options.txFile);
+export async function startT38Sender(options: Omit<T38HarnessOptions, "lockstep"> & { txFile: string }): Promise<ReceiverRun> {
+  return startReceiver(RECEIVER_PATH, t38HarnessArgs(options), options.cpus, options.txFile);
 }
 
 async function startReceiver(binary: string, extraArgs: string[], cpus?: string, sendFile?: string): Promise<ReceiverRun> {
@@ -289,26 +283,15 @@ async function startReceiver(binary: string, extraArgs: string[], cpus?: string,
  */
 export async function startT38Peers(
   count: number,
-  options: {
-    speed: number;
-    ecm: boolean;
-    ident: string;
-    redundancy?: number;
-    lossPercent?: number;
-    seed?: number;
-    wallSeconds?: number;
-    cpus?: string;
-    lockstep?: boolean;
+  options: T38HarnessOptions & {
+    /** Send this file (the harness's -t) instead of receiving. */
     txFile?: string;
-    /** The process's nice value (a negative one needs root or CAP_SYS_NICE; a refusal is ignored). */
+    /** The process's nice value (a negative one needs root or CAP_SYS_NICE; a refusal is printed). */
     nice?: number;
   },
 ): Promise<ReceiverRun[]> {
   if (!Number.isInteger(count) || count < 1) throw new Error(`not a call count: ${count}`);
-  const args = ["-s", String(options.speed), "-R", String(options.redundancy ?? 3), "-i", options.ident, "-T", "600", "-W", String(options.wallSeconds ?? 120)];
-  if (options.lossPercent !== undefined) args.push("-x", String(options.lossPercent), "-S", String(options.seed ?? 1));
-  if (options.ecm) args.push("-e");
-  if (options.lockstep) args.push("-L");
+  const args = t38HarnessArgs(options);
   if (count > 1) args.push("-n", String(count));
   return startReceiverGroup(RECEIVER_PATH, args, count, options.cpus, options.txFile, options.nice);
 }
