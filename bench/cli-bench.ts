@@ -55,28 +55,33 @@ const longText = join(dir, "long.txt");
 }
 const env = { ...process.env, FAXLINE_DATA_DIR: join(dir, "data"), FAXLINE_LOG_LEVEL: "warn" };
 
-function runOnce(argv: string[], expectedStatus = 0): { ms: number; rssKiB: number } {
+/** The environment of a command: the bench's, with `extra` on top. */
+type Case = [name: string, argv: string[], expectedStatus?: number, extra?: Record<string, string>];
+
+function runOnce(argv: string[], expectedStatus = 0, extra: Record<string, string> = {}): { ms: number; rssKiB: number } {
   const started = process.hrtime.bigint();
-  const r = spawnSync("/usr/bin/time", ["-f", "%M", ...argv], { env, encoding: "utf8" });
+  const r = spawnSync("/usr/bin/time", ["-f", "%M", ...argv], { env: { ...env, ...extra }, encoding: "utf8" });
   const ms = Number(process.hrtime.bigint() - started) / 1e6;
   if (r.status !== expectedStatus) throw new Error(`${argv.join(" ")} exited ${r.status}: ${r.stderr}`);
   const rssKiB = Number(r.stderr.trim().split("\n").at(-1));
   return { ms, rssKiB };
 }
 
-function measure(argv: string[], expectedStatus = 0): { medianMs: number; peakMiB: number } {
-  runOnce(argv, expectedStatus);
-  const runs = Array.from({ length: reps }, () => runOnce(argv, expectedStatus));
+function measure(argv: string[], expectedStatus = 0, extra: Record<string, string> = {}): { medianMs: number; peakMiB: number } {
+  runOnce(argv, expectedStatus, extra);
+  const runs = Array.from({ length: reps }, () => runOnce(argv, expectedStatus, extra));
   const times = runs.map((r) => r.ms).sort((a, b) => a - b);
   return { medianMs: times[Math.floor(times.length / 2)]!, peakMiB: Math.max(...runs.map((r) => r.rssKiB)) / 1024 };
 }
 
-const cases: Array<[string, string[], number?]> = [
+const cases: Case[] = [
   ["node -e \"\" (reference)", [process.execPath, "-e", ""]],
   ["faxline --help", [process.execPath, bin, "--help"]],
   ["faxline test-numbers", [process.execPath, bin, "test-numbers"]],
   ["faxline accounts list", [process.execPath, bin, "accounts", "list"]],
   ["faxline render (1 text page)", [process.execPath, bin, "render", textFile, "--out", join(dir, "out.tif")]],
+  // The same with the system fonts scanned at start, as before 2026-11-27 (src/render/fonts/system-fonts.ts).
+  ["faxline render (1 text page), system fonts at start", [process.execPath, bin, "render", textFile, "--out", join(dir, "out.tif")], 0, { DISABLE_SYSTEM_FONTS_LOAD: "" }],
   ["faxline render (19 MB text, past the page limit: exit 1)", [process.execPath, bin, "render", longText, "--out", join(dir, "long.tif")], 1],
 ];
 
@@ -85,8 +90,8 @@ console.log("| command | wall ms | × node | peak RSS MiB | × node |");
 console.log("|---|---:|---:|---:|---:|");
 let reference: { medianMs: number; peakMiB: number } | null = null;
 try {
-  for (const [name, argv, expectedStatus] of cases) {
-    const m = measure(argv, expectedStatus);
+  for (const [name, argv, expectedStatus, extra] of cases) {
+    const m = measure(argv, expectedStatus, extra);
     reference ??= m;
     console.log(`| ${name} | ${m.medianMs.toFixed(0)} | ${(m.medianMs / reference.medianMs).toFixed(1)} | ${m.peakMiB.toFixed(0)} | ${(m.peakMiB / reference.peakMiB).toFixed(1)} |`);
   }

@@ -8,6 +8,13 @@ import { fileURLToPath } from "node:url";
 // directory) for the next command; Node 20 has no such cache and skips this.
 module.enableCompileCache?.();
 
+// @napi-rs/canvas scans every system font directory when it loads (about 100 ms, a third of a
+// one-page `faxline render` of a text); Faxline draws with fonts it registers by path and loads
+// the system fonts only for a text with a character those lack (src/render/fonts/system-fonts.ts).
+// Set here, before anything loads the package, and inherited by the render workers. A value
+// already in the environment (an empty one loads them at start) is kept.
+process.env.DISABLE_SYSTEM_FONTS_LOAD ??= "1";
+
 const compiled = fileURLToPath(new URL("../dist/cli/main.js", import.meta.url));
 if (!existsSync(compiled)) {
   console.error("faxline: dist/ is missing; run `npm run build` in the Faxline directory first");

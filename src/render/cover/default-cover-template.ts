@@ -42,6 +42,7 @@
  */
 import { createCanvas, GlobalFonts, type SKRSContext2D } from "@napi-rs/canvas";
 import type { PaperFormat } from "../pages/grey-page.ts";
+import { ensureGlyphs } from "../fonts/system-fonts.ts";
 
 const MM_PER_INCH = 25.4;
 const PAPER_MM: Readonly<Record<PaperFormat, { width: number; height: number }>> = {
@@ -276,6 +277,7 @@ function measurer(): SKRSContext2D {
 /** Width of `text` in mm at the box's font. */
 function textWidth(text: string, box: Pick<TextBox, "fontSize" | "bold">): number {
   const ctx = measurer();
+  ensureGlyphs(text, [box.bold ? FONT_FILES.bold : FONT_FILES.regular]);
   ctx.font = `${MEASURE_PX}px "Faxline Cover ${box.bold ? "bold" : "regular"}"`;
   return (ctx.measureText(text).width / MEASURE_PX) * box.fontSize;
 }

@@ -7,8 +7,11 @@
  * The canvas is scaled by (1, yDpi / 204), so drawing happens in square 204-dpi units and the
  * non-square fax pixels come out right. Every code point is drawn in its own column cell
  * (textFrame: 1/12 in wide, 1/6 in high) rather than as one string, so that the columns of the
- * layout are the columns on paper even where a glyph comes from a fallback font of another
- * width. Each baseline is put on a whole scan line, so every line of text rasterises alike.
+ * layout are the columns on paper even where a glyph would come from a fallback font of another
+ * width. (A code point DejaVu Sans Mono lacks, Han for one, comes out as its missing-glyph box:
+ * @napi-rs/canvas 1.0 falls back to no system font for a font string naming one family, as
+ * test/unit/system-fonts.test.ts shows.) Each baseline is put on a whole scan line, so every line
+ * of text rasterises alike.
  *
  * Bilevel: the anti-aliased grey is thresholded, without dithering (dithering text only adds
  * noise and G4 bytes). Pixels darker than 160 become black: at 98 lines/inch a horizontal stroke
@@ -17,6 +20,7 @@
  */
 import { createCanvas, GlobalFonts } from "@napi-rs/canvas";
 import { textFrame, textPageGeometry, type TextLayoutOptions, type TextPageLayout } from "../layout-text.ts";
+import { ensureGlyphs } from "../fonts/system-fonts.ts";
 
 export const FAX_FONT_FILE = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
 const FONT_FAMILY = "Faxline DejaVu Sans Mono";
@@ -61,6 +65,7 @@ export function createTextPageRasterizer(options: TextLayoutOptions): (page: Tex
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, widthPx, heightPx / toScanLines);
     ctx.fillStyle = "#000";
+    for (const line of page.lines) ensureGlyphs(line, [FAX_FONT_FILE]);
     page.lines.forEach((line, lineIndex) => {
       const baseline = frame.top * xDpi + lineIndex * cellHeight + baselineInCell;
       const y = Math.round(baseline * toScanLines) / toScanLines;

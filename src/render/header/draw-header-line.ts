@@ -32,6 +32,7 @@ import { createCanvas, GlobalFonts, type SKRSContext2D } from "@napi-rs/canvas";
 import { textFrame } from "../layout-text.ts";
 import type { GreyPage, PageGeometry } from "../pages/grey-page.ts";
 import { FAX_FONT_FILE } from "../fax-image/rasterize-text-page.ts";
+import { ensureGlyphs } from "../fonts/system-fonts.ts";
 import type { HeaderLine } from "./format-header.ts";
 import { MAX_HEADER_LINES } from "./header-template.ts";
 
@@ -141,6 +142,7 @@ function makeDrawer(geometry: PageGeometry): HeaderDrawer {
         const y = (top + baselineInLine) / toScanLines;
         for (const part of [placed.left, placed.centre, placed.right]) {
           if (part === null) continue;
+          ensureGlyphs(part.chars.join(""), [FAX_FONT_FILE]);
           part.chars.forEach((character, column) => {
             if (!/^\s$/u.test(character)) ctx.fillText(character, part.x + column * cell, y);
           });

@@ -1,0 +1,59 @@
+/**
+ * The system fonts as fallback for glyphs Faxline's own fonts lack, loaded only when a text needs
+ * them.
+ *
+ * @napi-rs/canvas scans every system font directory when it is first loaded (about 100 ms for
+ * 280 font files, a third of a one-page `faxline render`), unless DISABLE_SYSTEM_FONTS_LOAD is
+ * set. The `faxline` command sets it (bin/faxline.js), and Faxline draws with fonts it registers
+ * by path (DejaVu). Where a text holds a code point none of those fonts has, skia falls back to a
+ * system font: `ensureGlyphs` then loads them first, as the package would have. Set by the
+ * environment to an empty value, or in any other process (tests, embedders), the package loads
+ * them itself and this does nothing.
+ */
+import { homedir } from "node:os";
+import { join } from "node:path";
+import { GlobalFonts } from "@napi-rs/canvas";
+import { FontCoverage } from "./font-coverage.ts";
+
+let loaded = !process.env.DISABLE_SYSTEM_FONTS_LOAD;
+
+/** Whether the system fonts are loaded (by the package at start, or since by ensureGlyphs). */
+export function systemFontsLoaded(): boolean {
+  return loaded;
+}
+
+const coverages = new Map<string, FontCoverage>();
+
+function coverage(fontFile: string): FontCoverage {
+  let known = coverages.get(fontFile);
+  if (known === undefined) {
+    known = FontCoverage.fromFile(fontFile);
+    coverages.set(fontFile, known);
+  }
+  return known;
+}
+
+/**
+ * Loads the system fonts unless every character of `text` (spaces and control characters aside)
+ * has a glyph in one of `fontFiles`, the fonts the text is drawn with.
+ */
+export function ensureGlyphs(text: string, fontFiles: readonly string[]): void {
+  if (loaded) return;
+  const fonts = fontFiles.map(coverage);
+  for (const character of text) {
+    const codePoint = character.codePointAt(0)!;
+    if (codePoint <= 0x20 || (codePoint >= 0x7f && codePoint <= 0xa0)) continue;
+    if (!fonts.some((font) => font.has(codePoint))) {
+      loadSystemFonts();
+      return;
+    }
+  }
+}
+
+/** What the package does at load when DISABLE_SYSTEM_FONTS_LOAD is not set (Linux). */
+function loadSystemFonts(): void {
+  // Not in the package's type declarations, but what its index.js calls at load.
+  (GlobalFonts as unknown as { loadSystemFonts(): void }).loadSystemFonts();
+  GlobalFonts.loadFontsFromDir(join(homedir(), ".fonts"));
+  loaded = true;
+}

@@ -1,0 +1,117 @@
+/**
+ * Faxline's fonts and the system fonts as fallback (src/render/fonts): the cmap reader, and the
+ * lazy loading of the system fonts that the `faxline` command turns on (DISABLE_SYSTEM_FONTS_LOAD):
+ * a text page drawn that way must be the same pixels as with the system fonts loaded at start,
+ * for plain text (no system font loaded) and for a character only a system font has (loaded on
+ * demand). (With @napi-rs/canvas 1.0 and one named family, skia draws such a character as the
+ * font's missing-glyph box either way: the system fonts are loaded so that a fallback, where one
+ * happens, stays what it was.) Each variant runs in a process of its own, since the package reads the variable once.
+ */
+import assert from "node:assert/strict";
+import { spawnSync } from "node:child_process";
+import { readdirSync, statSync } from "node:fs";
+import { join } from "node:path";
+import { describe, it } from "node:test";
+import { fileURLToPath } from "node:url";
+import { FontCoverage } from "../../src/render/fonts/font-coverage.ts";
+import { FAX_FONT_FILE } from "../../src/render/fax-image/rasterize-text-page.ts";
+
+const RASTERIZE = fileURLToPath(new URL("./fixtures/rasterize-text-line.ts", import.meta.url));
+
+/** Draws `text` as one text page in a new process; its pixels' hash and whether system fonts got loaded. */
+function drawInProcess(text: string, lazy: boolean): { hash: string; loadedBefore: boolean; loadedAfter: boolean } {
+  const env = { ...process.env };
+  delete env.DISABLE_SYSTEM_FONTS_LOAD;
+  if (lazy) env.DISABLE_SYSTEM_FONTS_LOAD = "1";
+  const run = spawnSync(process.execPath, ["--import", "tsx", RASTERIZE, text], { env, encoding: "utf8" });
+  assert.equal(run.status, 0, run.stderr);
+  return JSON.parse(run.stdout.trim().split("\n").pop()!) as { hash: string; loadedBefore: boolean; loadedAfter: boolean };
+}
+
+function fontFiles(dir: string): string[] {
+  const out: string[] = [];
+  for (const name of readdirSync(dir)) {
+    const file = join(dir, name);
+    if (statSync(file).isDirectory()) out.push(...fontFiles(file));
+    else if (/\.(ttf|otf)$/i.test(name)) out.push(file);
+  }
+  return out;
+}
+
+/** A minimal font: a table directory with only a cmap holding one format 4 subtable (3,1). */
+function format4Font(segments: { start: number; end: number; delta: number; glyphs?: number[] }[]): Uint8Array {
+  const all = [...segments, { start: 0xffff, end: 0xffff, delta: 1 }];
+  const n = all.length;
+  const glyphArray: number[] = [];
+  const rangeOffsets = all.map((s, i) => {
+    if (s.glyphs === undefined) return 0;
+    // From this idRangeOffset entry to the segment's first glyph in the glyph array.
+    const offset = 2 * (n - i) + 2 * glyphArray.length;
+    glyphArray.push(...s.glyphs);
+    return offset;
+  });
+  const words = [4, 0, 0, 2 * n, 0, 0, 0, ...all.map((s) => s.end), 0, ...all.map((s) => s.start), ...all.map((s) => s.delta & 0xffff), ...rangeOffsets, ...glyphArray];
+  words[1] = words.length * 2;
+  const subtable = Buffer.alloc(words.length * 2);
+  words.forEach((w, i) => subtable.writeUInt16BE(w, 2 * i));
+  const cmap = Buffer.concat([Buffer.from([0, 0, 0, 1, 0, 3, 0, 1, 0, 0, 0, 12]), subtable]);
+  const head = Buffer.alloc(12 + 16);
+  head.writeUInt32BE(0x00010000, 0);
+  head.writeUInt16BE(1, 4);
+  head.write("cmap", 12, "latin1");
+  head.writeUInt32BE(head.length, 20);
+  head.writeUInt32BE(cmap.length, 24);
+  return new Uint8Array(Buffer.concat([head, cmap]));
+}
+
+describe("fonts: what Faxline's own fonts cover, and the system fonts as fallback", () => {
+  it("reads a font's cmap (format 12): DejaVu Sans Mono has Latin, Greek and Cyrillic, not Han", () => {
+    const mono = FontCoverage.fromFile(FAX_FONT_FILE);
+    for (const c of "Aé€ΩЖ~") assert.ok(mono.has(c.codePointAt(0)!), `has ${c}`);
+    for (const c of ["中", "ℓ", "😀"]) assert.equal(mono.has(c.codePointAt(0)!), false, `has no ${c}`);
+  });
+
+  it("reads a format 4 cmap: ranges by delta, glyphs from the glyph array (0: none)", () => {
+    const font = FontCoverage.parse(format4Font([{ start: 0x41, end: 0x43, delta: -29 }, { start: 0x100, end: 0x103, delta: 0, glyphs: [7, 0, 9, 0] }]));
+    assert.deepEqual([0x40, 0x41, 0x43, 0x44].map((c) => font.has(c)), [false, true, true, false]);
+    assert.deepEqual([0x100, 0x101, 0x102, 0x103].map((c) => font.has(c)), [true, false, true, false]);
+    assert.equal(font.has(0xffff), false);
+  });
+
+  it("refuses bytes that are not a font with a Unicode cmap", () => {
+    assert.throws(() => FontCoverage.parse(new Uint8Array(64)), /no cmap/);
+  });
+
+  it("plain text: loaded lazily, the system fonts stay unloaded and the page is the same", () => {
+    const text = "Invoice 4711: 3 × 12,50 € = 37,50 € — Grüße, Ωμέγα, Жук";
+    const eager = drawInProcess(text, false);
+    const lazy = drawInProcess(text, true);
+    assert.equal(eager.loadedBefore, true, "without the variable the package loads them at start");
+    assert.equal(lazy.loadedBefore, false);
+    assert.equal(lazy.loadedAfter, false, "every character is in DejaVu Sans Mono: nothing loaded");
+    assert.equal(lazy.hash, eager.hash);
+  });
+
+  it("a character only a system font has: loaded on demand, the same pixels as loaded at start", (t) => {
+    const mono = FontCoverage.fromFile(FAX_FONT_FILE);
+    const systemFonts = fontFiles("/usr/share/fonts").filter((f) => !/dejavu/i.test(f));
+    const candidates = ["ℓ", "ẞ", "\u{f8ff}", "ꝏ", "ℵ"];
+    const fallback = candidates.find((c) => !mono.has(c.codePointAt(0)!) && systemFonts.some((f) => {
+      try {
+        return FontCoverage.fromFile(f).has(c.codePointAt(0)!);
+      } catch {
+        return false;
+      }
+    }));
+    if (fallback === undefined) {
+      t.skip(`no system font here has any of ${candidates.join(" ")} (the fallback cannot be shown on this machine)`);
+      return;
+    }
+    const text = `1 ${fallback} = 1000 ml`;
+    const eager = drawInProcess(text, false);
+    const lazy = drawInProcess(text, true);
+    assert.equal(lazy.loadedBefore, false);
+    assert.equal(lazy.loadedAfter, true, `${fallback} is not in DejaVu Sans Mono: the system fonts are loaded`);
+    assert.equal(lazy.hash, eager.hash, "the same pixels as with the system fonts loaded at start");
+  });
+});
