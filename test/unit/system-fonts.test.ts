@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { FontCoverage } from "../../src/render/fonts/font-coverage.ts";
 import { FAX_FONT_FILE } from "../../src/render/fax-image/rasterize-text-page.ts";
 
-const RASTERIZE = fileURLToPath(new URL("./fixtures/rasterize-text-line.ts", import.meta.url));
+const RASTERIZE = fileURLToPath(new URL("../support/rasterize-text-line.ts", import.meta.url));
 
 /** Draws `text` as one text page in a new process; its pixels' hash and whether system fonts got loaded. */
 function drawInProcess(text: string, lazy: boolean): { hash: string; loadedBefore: boolean; loadedAfter: boolean } {
