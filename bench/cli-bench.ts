@@ -53,7 +53,9 @@ const longText = join(dir, "long.txt");
   }
   writeFileSync(longText, lines.join("\n"));
 }
-const env = { ...process.env, FAXLINE_DATA_DIR: join(dir, "data"), FAXLINE_LOG_LEVEL: "warn" };
+const env: Record<string, string | undefined> = { ...process.env, FAXLINE_DATA_DIR: join(dir, "data"), FAXLINE_LOG_LEVEL: "warn" };
+// Each command as the faxline command sets it up (the fonts row below overrides it).
+delete env.DISABLE_SYSTEM_FONTS_LOAD;
 
 /** The environment of a command: the bench's, with `extra` on top. */
 type Case = [name: string, argv: string[], expectedStatus?: number, extra?: Record<string, string>];

@@ -3,9 +3,9 @@
  * lazy loading of the system fonts that the `faxline` command turns on (DISABLE_SYSTEM_FONTS_LOAD):
  * a text page drawn that way must be the same pixels as with the system fonts loaded at start,
  * for plain text (no system font loaded) and for a character only a system font has (loaded on
- * demand). (With @napi-rs/canvas 1.0 and one named family, skia draws such a character as the
- * font's missing-glyph box either way: the system fonts are loaded so that a fallback, where one
- * happens, stays what it was.) Each variant runs in a process of its own, since the package reads the variable once.
+ * demand). With @napi-rs/canvas 1.0 and one named family, skia draws such a character as the
+ * font's missing-glyph box even with the system fonts loaded (checked here too): they are loaded
+ * so that a fallback, should one happen, stays what it was. Each variant runs in a process of its own, since the package reads the variable once.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -19,13 +19,13 @@ import { FAX_FONT_FILE } from "../../src/render/fax-image/rasterize-text-page.ts
 const RASTERIZE = fileURLToPath(new URL("../support/rasterize-text-line.ts", import.meta.url));
 
 /** Draws `text` as one text page in a new process; its pixels' hash and whether system fonts got loaded. */
-function drawInProcess(text: string, lazy: boolean): { hash: string; loadedBefore: boolean; loadedAfter: boolean } {
+function drawInProcess(text: string, lazy: boolean): { hash: string; loadedBefore: boolean; loadedAfter: boolean; families: number } {
   const env = { ...process.env };
   delete env.DISABLE_SYSTEM_FONTS_LOAD;
   if (lazy) env.DISABLE_SYSTEM_FONTS_LOAD = "1";
   const run = spawnSync(process.execPath, ["--import", "tsx", RASTERIZE, text], { env, encoding: "utf8" });
   assert.equal(run.status, 0, run.stderr);
-  return JSON.parse(run.stdout.trim().split("\n").pop()!) as { hash: string; loadedBefore: boolean; loadedAfter: boolean };
+  return JSON.parse(run.stdout.trim().split("\n").pop()!) as { hash: string; loadedBefore: boolean; loadedAfter: boolean; families: number };
 }
 
 function fontFiles(dir: string): string[] {
@@ -89,6 +89,7 @@ describe("fonts: what Faxline's own fonts cover, and the system fonts as fallbac
     assert.equal(eager.loadedBefore, true, "without the variable the package loads them at start");
     assert.equal(lazy.loadedBefore, false);
     assert.equal(lazy.loadedAfter, false, "every character is in DejaVu Sans Mono: nothing loaded");
+    assert.ok(lazy.families < eager.families, `the canvas knows only Faxline's own font (${lazy.families} families), not the system's (${eager.families} loaded at start)`);
     assert.equal(lazy.hash, eager.hash);
   });
 
@@ -112,6 +113,12 @@ describe("fonts: what Faxline's own fonts cover, and the system fonts as fallbac
     const lazy = drawInProcess(text, true);
     assert.equal(lazy.loadedBefore, false);
     assert.equal(lazy.loadedAfter, true, `${fallback} is not in DejaVu Sans Mono: the system fonts are loaded`);
+    assert.equal(lazy.families, eager.families, "the canvas now knows the same families as when they load at start");
     assert.equal(lazy.hash, eager.hash, "the same pixels as with the system fonts loaded at start");
+    // What docs/rendering.md says: with one family named, skia takes no glyph from the system
+    // fonts; the character comes out as the box of a code point no font has. (Should a version of
+    // the package fall back, this fails and the docs need saying so.)
+    const noGlyphAnywhere = drawInProcess(`1 \u{10ffff} = 1000 ml`, false);
+    assert.equal(eager.hash, noGlyphAnywhere.hash, "a missing glyph is DejaVu's missing-glyph box, not a system font's glyph");
   });
 });

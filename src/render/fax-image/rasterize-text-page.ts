@@ -9,8 +9,8 @@
  * (textFrame: 1/12 in wide, 1/6 in high) rather than as one string, so that the columns of the
  * layout are the columns on paper even where a glyph would come from a fallback font of another
  * width. (A code point DejaVu Sans Mono lacks, Han for one, comes out as its missing-glyph box:
- * @napi-rs/canvas 1.0 falls back to no system font for a font string naming one family, as
- * test/unit/system-fonts.test.ts shows.) Each baseline is put on a whole scan line, so every line
+ * @napi-rs/canvas 1.0 takes no glyph from a system font for a font string naming one family,
+ * even with the system fonts loaded; test/unit/system-fonts.test.ts checks it.) Each baseline is put on a whole scan line, so every line
  * of text rasterises alike.
  *
  * Bilevel: the anti-aliased grey is thresholded, without dithering (dithering text only adds

@@ -39,7 +39,14 @@ function coverage(fontFile: string): FontCoverage {
  */
 export function ensureGlyphs(text: string, fontFiles: readonly string[]): void {
   if (loaded) return;
-  const fonts = fontFiles.map(coverage);
+  let fonts: FontCoverage[];
+  try {
+    fonts = fontFiles.map(coverage);
+  } catch {
+    // A font whose cmap this cannot read: do what the package would have done at start.
+    loadSystemFonts();
+    return;
+  }
   for (const character of text) {
     const codePoint = character.codePointAt(0)!;
     if (codePoint <= 0x20 || (codePoint >= 0x7f && codePoint <= 0xa0)) continue;
@@ -50,10 +57,15 @@ export function ensureGlyphs(text: string, fontFiles: readonly string[]): void {
   }
 }
 
-/** What the package does at load when DISABLE_SYSTEM_FONTS_LOAD is not set (Linux). */
+/**
+ * What the package does at load when DISABLE_SYSTEM_FONTS_LOAD is not set, on Linux (the
+ * directory it means as usr/local/share/fonts is relative there, resolved against the working
+ * directory; here it is the absolute one).
+ */
 function loadSystemFonts(): void {
+  loaded = true;
   // Not in the package's type declarations, but what its index.js calls at load.
   (GlobalFonts as unknown as { loadSystemFonts(): void }).loadSystemFonts();
+  GlobalFonts.loadFontsFromDir("/usr/local/share/fonts");
   GlobalFonts.loadFontsFromDir(join(homedir(), ".fonts"));
-  loaded = true;
 }
