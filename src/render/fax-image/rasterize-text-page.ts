@@ -10,8 +10,8 @@
  * layout are the columns on paper even where a glyph would come from a fallback font of another
  * width. (A code point DejaVu Sans Mono lacks, Han for one, comes out as its missing-glyph box:
  * @napi-rs/canvas 1.0 takes no glyph from a system font for a font string naming one family,
- * even with the system fonts loaded; test/unit/system-fonts.test.ts checks it.) Each baseline is put on a whole scan line, so every line
- * of text rasterises alike.
+ * even with the system fonts loaded; test/unit/system-fonts.test.ts checks it.) Each baseline is
+ * put on a whole scan line, so every line of text rasterises alike.
  *
  * Bilevel: the anti-aliased grey is thresholded, without dithering (dithering text only adds
  * noise and G4 bytes). Pixels darker than 160 become black: at 98 lines/inch a horizontal stroke

@@ -2,7 +2,7 @@
  * Which code points a TrueType/OpenType font has glyphs for, read from its `cmap` table: the
  * Unicode subtable of format 12 (full repertoire) if there is one, else of format 4 (the Basic
  * Multilingual Plane). Used to tell whether a text needs a fallback font (system-fonts.ts).
- * Pure parsing: the caller reads the file.
+ * `parse` does no I/O; `fromFile` reads the file for it.
  */
 import { readFileSync } from "node:fs";
 
