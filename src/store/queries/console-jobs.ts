@@ -7,6 +7,7 @@
  */
 import { sql, type Expression, type Kysely, type SqlBool, type ExpressionBuilder } from "kysely";
 import type { Database } from "../database.ts";
+import { readOneSnapshot } from "./read-snapshot.ts";
 
 export type ConsoleJobStatus = "open" | "delivered" | "failed";
 
@@ -131,21 +132,23 @@ export async function listConsoleJobs(db: Kysely<Database>, f: ConsoleJobFilter)
 
 /** A job with everything the detail page shows, or undefined when the login has no such job. */
 export async function getConsoleJob(db: Kysely<Database>, scope: { login: string; datacenters: readonly string[] }, jobId: string) {
-  const job = await db
-    .selectFrom("jobs")
-    .selectAll()
-    .where("id", "=", jobId)
-    .where("login", "=", scope.login)
-    .where("datacenter", "in", [...scope.datacenters])
-    .executeTakeFirst();
-  if (!job) return undefined;
-  const [documents, recipients, attempts, images] = await Promise.all([
-    db.selectFrom("job_documents").select(["ordinal", "name", "size_bytes", "reference_url"]).where("job_id", "=", jobId).orderBy("ordinal").execute(),
-    db.selectFrom("recipients").selectAll().where("job_id", "=", jobId).orderBy("ordinal").execute(),
-    db.selectFrom("attempts").selectAll().where("job_id", "=", jobId).orderBy("started_at").orderBy("attempt_no").execute(),
-    db.selectFrom("fax_images").select(["id", "variant", "pages", "size_bytes"]).where("job_id", "=", jobId).orderBy("variant").execute(),
-  ]);
-  return { job, documents, recipients, attempts, images };
+  // One snapshot: the retention sweep deletes a completed job's documents and marks the job
+  // purged in one transaction, and the view must show either both or neither.
+  return readOneSnapshot(db, async (trx) => {
+    const job = await trx
+      .selectFrom("jobs")
+      .selectAll()
+      .where("id", "=", jobId)
+      .where("login", "=", scope.login)
+      .where("datacenter", "in", [...scope.datacenters])
+      .executeTakeFirst();
+    if (!job) return undefined;
+    const documents = await trx.selectFrom("job_documents").select(["ordinal", "name", "size_bytes", "reference_url"]).where("job_id", "=", jobId).orderBy("ordinal").execute();
+    const recipients = await trx.selectFrom("recipients").selectAll().where("job_id", "=", jobId).orderBy("ordinal").execute();
+    const attempts = await trx.selectFrom("attempts").selectAll().where("job_id", "=", jobId).orderBy("started_at").orderBy("attempt_no").execute();
+    const images = await trx.selectFrom("fax_images").select(["id", "variant", "pages", "size_bytes"]).where("job_id", "=", jobId).orderBy("variant").execute();
+    return { job, documents, recipients, attempts, images };
+  });
 }
 
 export interface ConsoleJobChanges {
