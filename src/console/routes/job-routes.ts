@@ -226,6 +226,9 @@ export function registerJobRoutes(app: FastifyInstance, deps: ConsoleDeps): void
         const ids = new Set(changes.createdOrCompleted);
         if (previous) {
           for (const [id, signature] of changes.open) if (previous.get(id) !== signature) ids.add(id);
+          // A job no longer open has completed (or gone): say so even when its completed_at,
+          // taken before a commit that waited, lies before this poll's window.
+          for (const id of previous.keys()) if (!changes.open.has(id)) ids.add(id);
         }
         previous = changes.open;
         if (ids.size > 0) send(`event: jobs\ndata: ${JSON.stringify({ ids: [...ids] })}\n\n`);

@@ -170,30 +170,34 @@ export async function consoleJobChanges(
   scope: { login: string; datacenters: readonly string[] },
   since: number,
 ): Promise<ConsoleJobChanges> {
-  const dcs = [...scope.datacenters];
-  // The open jobs one state at a time: (login, state) equal and created_at ordered is exactly
-  // jobs_login_state_idx, which SQLite then takes even without statistics (with `state in (…)`
-  // it walked the login's whole history on jobs_console_idx to avoid a sort).
-  const openOf = (state: string) =>
-    db.selectFrom("jobs").select(["id", "state"]).where("login", "=", scope.login).where("state", "=", state).where("datacenter", "in", dcs).orderBy("created_at", "desc").limit(500).execute();
-  const [created, completed, ...openByState] = await Promise.all([
-    db.selectFrom("jobs").select("id").where("login", "=", scope.login).where("created_at", ">=", since).where("datacenter", "in", dcs).limit(200).execute(),
-    db.selectFrom("jobs").select("id").where("completed_at", ">=", since).where("login", "=", scope.login).where("datacenter", "in", dcs).limit(200).execute(),
-    openOf("pending"),
-    openOf("rendering"),
-    openOf("active"),
-  ]);
-  const open = openByState.flat();
-  const signatures = new Map<string, string>(open.map((j) => [j.id, j.state]));
-  if (open.length > 0) {
-    const recipients = await db
-      .selectFrom("recipients")
-      .select(["job_id", "state", "attempt_count", "status"])
-      .where("job_id", "in", open.map((j) => j.id))
-      .orderBy("job_id")
-      .orderBy("ordinal")
-      .execute();
-    for (const r of recipients) signatures.set(r.job_id, `${signatures.get(r.job_id)}|${r.state}:${r.attempt_count}:${r.status ?? ""}`);
-  }
-  return { createdOrCompleted: [...new Set([...created, ...completed].map((r) => r.id))], open: signatures };
+  // One snapshot: a job that completes while this runs is either still open here or among
+  // the completed, never in neither.
+  return readOneSnapshot(db, async (trx) => {
+    const dcs = [...scope.datacenters];
+    // The open jobs one state at a time: (login, state) equal and created_at ordered is exactly
+    // jobs_login_state_idx, which SQLite then takes even without statistics (with `state in (…)`
+    // it walked the login's whole history on jobs_console_idx to avoid a sort).
+    const openOf = (state: string) =>
+      trx.selectFrom("jobs").select(["id", "state"]).where("login", "=", scope.login).where("state", "=", state).where("datacenter", "in", dcs).orderBy("created_at", "desc").limit(500).execute();
+    const [created, completed, ...openByState] = await Promise.all([
+      trx.selectFrom("jobs").select("id").where("login", "=", scope.login).where("created_at", ">=", since).where("datacenter", "in", dcs).limit(200).execute(),
+      trx.selectFrom("jobs").select("id").where("completed_at", ">=", since).where("login", "=", scope.login).where("datacenter", "in", dcs).limit(200).execute(),
+      openOf("pending"),
+      openOf("rendering"),
+      openOf("active"),
+    ]);
+    const open = openByState.flat();
+    const signatures = new Map<string, string>(open.map((j) => [j.id, j.state]));
+    if (open.length > 0) {
+      const recipients = await trx
+        .selectFrom("recipients")
+        .select(["job_id", "state", "attempt_count", "status"])
+        .where("job_id", "in", open.map((j) => j.id))
+        .orderBy("job_id")
+        .orderBy("ordinal")
+        .execute();
+      for (const r of recipients) signatures.set(r.job_id, `${signatures.get(r.job_id)}|${r.state}:${r.attempt_count}:${r.status ?? ""}`);
+    }
+    return { createdOrCompleted: [...new Set([...created, ...completed].map((r) => r.id))], open: signatures };
+  });
 }

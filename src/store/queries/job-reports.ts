@@ -11,6 +11,7 @@ import { PENDING_STATUS, failureReason, isFailureReasonCode } from "../../errors
 import { toIsoSeconds } from "../../lib/clock.ts";
 import type { FaxlineReportExtension, FaxReport, JobDeleteReport } from "../../api/schemas/reports.ts";
 import type { Database, JobRow, RecipientRow } from "../database.ts";
+import { readOneSnapshot } from "./read-snapshot.ts";
 
 export interface ReportScope {
   login: string;
@@ -65,6 +66,7 @@ function toReport(job: ReportJob, recipients: RecipientRow[]): FaxReport {
 
 const REPORT_COLUMNS = ["id", "pages", "customer_defined_id", "billing_code", "billing_info", "state", "datacenter", "accepted_datacenter"] as const;
 
+/** Must be given the snapshot's transaction: a job and its recipients are read as one. */
 async function reportsFor(db: Kysely<Database>, jobs: ReportJob[], extended = false): Promise<FaxReport[]> {
   if (jobs.length === 0) return [];
   const adoptions = new Map<string, FaxlineReportExtension["adoptions"]>();
@@ -103,50 +105,56 @@ async function reportsFor(db: Kysely<Database>, jobs: ReportJob[], extended = fa
 }
 
 export async function getReport(db: Kysely<Database>, scope: ReportScope, jobId: string): Promise<FaxReport | null> {
-  const job = await db
-    .selectFrom("jobs")
-    .select(REPORT_COLUMNS)
-    .where("id", "=", jobId)
-    .where("login", "=", scope.login)
-    .where("datacenter", "in", [...scope.datacenters])
-    .executeTakeFirst();
-  if (!job) return null;
-  const [report] = await reportsFor(db, [job], scope.extended);
-  return report ?? null;
+  return readOneSnapshot(db, async (trx) => {
+    const job = await trx
+      .selectFrom("jobs")
+      .select(REPORT_COLUMNS)
+      .where("id", "=", jobId)
+      .where("login", "=", scope.login)
+      .where("datacenter", "in", [...scope.datacenters])
+      .executeTakeFirst();
+    if (!job) return null;
+    const [report] = await reportsFor(trx, [job], scope.extended);
+    return report ?? null;
+  });
 }
 
 /** The oldest `limit` completed reports, oldest first. */
 export async function listCompletedReports(db: Kysely<Database>, scope: ReportScope, limit: number): Promise<FaxReport[]> {
-  const jobs = await db
-    .selectFrom("jobs")
-    .select(REPORT_COLUMNS)
-    .where("login", "=", scope.login)
-    .where("datacenter", "in", [...scope.datacenters])
-    .where("completed_at", "is not", null)
-    .orderBy("completed_at")
-    .orderBy("id")
-    .limit(limit)
-    .execute();
-  return reportsFor(db, jobs, scope.extended);
+  return readOneSnapshot(db, async (trx) => {
+    const jobs = await trx
+      .selectFrom("jobs")
+      .select(REPORT_COLUMNS)
+      .where("login", "=", scope.login)
+      .where("datacenter", "in", [...scope.datacenters])
+      .where("completed_at", "is not", null)
+      .orderBy("completed_at")
+      .orderBy("id")
+      .limit(limit)
+      .execute();
+    return reportsFor(trx, jobs, scope.extended);
+  });
 }
 
 /** Reports of the known ids among `jobIds`, in request order (unfinished ones as PENDING). */
 export async function getReportsByIds(db: Kysely<Database>, scope: ReportScope, jobIds: readonly string[]): Promise<FaxReport[]> {
   const unique = [...new Set(jobIds)];
-  const found: ReportJob[] = [];
-  for (let i = 0; i < unique.length; i += 500) {
-    const rows = await db
-      .selectFrom("jobs")
-      .select(REPORT_COLUMNS)
-      .where("id", "in", unique.slice(i, i + 500))
-      .where("login", "=", scope.login)
-      .where("datacenter", "in", [...scope.datacenters])
-      .execute();
-    found.push(...rows);
-  }
-  const order = new Map(unique.map((id, i) => [id, i]));
-  found.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
-  return reportsFor(db, found, scope.extended);
+  return readOneSnapshot(db, async (trx) => {
+    const found: ReportJob[] = [];
+    for (let i = 0; i < unique.length; i += 500) {
+      const rows = await trx
+        .selectFrom("jobs")
+        .select(REPORT_COLUMNS)
+        .where("id", "in", unique.slice(i, i + 500))
+        .where("login", "=", scope.login)
+        .where("datacenter", "in", [...scope.datacenters])
+        .execute();
+      found.push(...rows);
+    }
+    const order = new Map(unique.map((id, i) => [id, i]));
+    found.sort((a, b) => order.get(a.id)! - order.get(b.id)!);
+    return reportsFor(trx, found, scope.extended);
+  });
 }
 
 /** Deletes jobs with their documents, recipients and attempts (foreign keys cascade). */

@@ -7,6 +7,7 @@
 import { sql, type Kysely } from "kysely";
 import { randomToken } from "../../lib/ids.ts";
 import type { Database, NotificationAttemptRow, NotificationRow } from "../database.ts";
+import { readOneSnapshot } from "./read-snapshot.ts";
 import { assertNotificationTransition, type NotificationState } from "../../notifications/notification-states.ts";
 
 export interface NewNotification {
@@ -161,17 +162,20 @@ export interface NotificationWithLog {
   tries: NotificationAttemptRow[];
 }
 
+/** A job's notifications with their tries, read from one snapshot (a try recorded meanwhile shows in both or neither). */
 export async function listJobNotifications(db: Kysely<Database>, jobId: string): Promise<NotificationWithLog[]> {
-  const notifications = await db.selectFrom("notifications").selectAll().where("job_id", "=", jobId).orderBy("created_at").orderBy("id").execute();
-  if (notifications.length === 0) return [];
-  const tries = await db
-    .selectFrom("notification_attempts")
-    .selectAll()
-    .where("notification_id", "in", notifications.map((n) => n.id))
-    .orderBy("notification_id")
-    .orderBy("attempt_no")
-    .execute();
-  return notifications.map((notification) => ({ notification, tries: tries.filter((t) => t.notification_id === notification.id) }));
+  return readOneSnapshot(db, async (trx) => {
+    const notifications = await trx.selectFrom("notifications").selectAll().where("job_id", "=", jobId).orderBy("created_at").orderBy("id").execute();
+    if (notifications.length === 0) return [];
+    const tries = await trx
+      .selectFrom("notification_attempts")
+      .selectAll()
+      .where("notification_id", "in", notifications.map((n) => n.id))
+      .orderBy("notification_id")
+      .orderBy("attempt_no")
+      .execute();
+    return notifications.map((notification) => ({ notification, tries: tries.filter((t) => t.notification_id === notification.id) }));
+  });
 }
 
 export type RedeliverResult = "queued" | "not_found" | "in_flight";
@@ -190,8 +194,11 @@ export async function redeliverNotification(db: Kysely<Database>, jobId: string,
     .where("job_id", "=", jobId)
     .where("state", "!=", "delivering")
     .executeTakeFirst();
-  // Zero rows: a notifier claimed it between the read and the update.
-  return Number(update.numUpdatedRows) > 0 ? "queued" : "in_flight";
+  if (Number(update.numUpdatedRows) > 0) return "queued";
+  // Zero rows: a notifier claimed it between the read and the update, or the retention purge
+  // deleted it.
+  const still = await db.selectFrom("notifications").select("id").where("id", "=", id).where("job_id", "=", jobId).executeTakeFirst();
+  return still ? "in_flight" : "not_found";
 }
 
 /** Deletes up to `limit` finished notifications (with their logs) that finished before `cutoff`. */
@@ -205,6 +212,12 @@ export async function purgeFinishedNotifications(db: Kysely<Database>, datacente
     .limit(limit)
     .execute();
   if (rows.length === 0) return 0;
-  await db.deleteFrom("notifications").where("id", "in", rows.map((r) => r.id)).execute();
-  return rows.length;
+  // The conditions again: a redelivery may have made one pending since it was read.
+  const deleted = await db
+    .deleteFrom("notifications")
+    .where("id", "in", rows.map((r) => r.id))
+    .where("state", "in", ["delivered", "failed"])
+    .where("finished_at", "<", cutoff)
+    .executeTakeFirst();
+  return Number(deleted.numDeletedRows);
 }

@@ -25,6 +25,7 @@ const faxPagePng = async (tiff: Uint8Array, pageIndex: number) => (await import(
 import type { DocumentInput } from "../../../render/pages/grey-page.ts";
 import type { PagePreflight } from "../../../render/preflight/page-preflight.ts";
 import { renderSetupFor } from "../../../scheduler/render-setup.ts";
+import { readOneSnapshot } from "../../../store/queries/read-snapshot.ts";
 import { intakeFaxJob } from "../../fax-job-intake.ts";
 import { FaxJobRequestSchema } from "../../schemas/fax-job-request.ts";
 import { ApiErrorBodySchema } from "../../schemas/reports.ts";
@@ -100,14 +101,12 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
     async (request) => {
       const { custNr, jobId } = request.params;
       const job = await requireJob(request, jobId);
-      const images = await db
-        .selectFrom("fax_images")
-        .select(["id", "page_sizes", "preflight", "size_bytes"])
-        .where("job_id", "=", jobId)
-        .orderBy("variant")
-        .execute();
+      // One snapshot: a report deleted meanwhile takes its images and recipients at once.
+      const { images, recipients } = await readOneSnapshot(db, async (trx) => ({
+        images: await trx.selectFrom("fax_images").select(["id", "page_sizes", "preflight", "size_bytes"]).where("job_id", "=", jobId).orderBy("variant").execute(),
+        recipients: await trx.selectFrom("recipients").select(["number", "fax_image_id"]).where("job_id", "=", jobId).orderBy("ordinal").execute(),
+      }));
       if (images.length === 0) throw new ApiError("fax_image_not_found", `Job ${jobId} has no fax image yet (it is not rendered, or failed before rendering)`);
-      const recipients = await db.selectFrom("recipients").select(["number", "fax_image_id"]).where("job_id", "=", jobId).orderBy("ordinal").execute();
       const base = `/rest/v1/${custNr}/fax/reports/${jobId}/fax-images`;
       return {
         jobId,

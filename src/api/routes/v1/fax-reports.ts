@@ -132,7 +132,11 @@ export function registerReportRoutes(root: FastifyInstance, deps: ApiDeps): void
         deps.onNotificationQueued?.();
       }
       request.log.info({ jobId, cancelled: result.cancelled, stillSending: result.stillSending }, "job cancelled");
-      return (await getReport(db, scope, jobId))!;
+      // Read after the cancel's commit: a cancel that completed the job lets another client
+      // delete its report, or a failover move it, in between.
+      const report = await getReport(db, scope, jobId);
+      if (report === null) throw new ApiError("report_not_found", `Job ${jobId} was cancelled, and its report is no longer in data center ${deps.config.node.datacenter} (deleted or moved since)`);
+      return report;
     },
   );
 

@@ -106,7 +106,9 @@ export function registerNotificationRoutes(root: FastifyInstance, deps: ApiDeps)
       if (result === "not_found") throw new ApiError("notification_not_found", `Job ${jobId} has no notification ${notificationId}`);
       if (result === "in_flight") throw new ApiError("notification_in_flight", `Notification ${notificationId} is being delivered right now; ask again when this try has ended`);
       deps.onNotificationQueued?.();
-      const entry = (await listJobNotifications(db, jobId)).find((n) => n.notification.id === notificationId)!;
+      const entry = (await listJobNotifications(db, jobId)).find((n) => n.notification.id === notificationId);
+      // Queued, then gone: the job's report was deleted in between, and its notifications with it.
+      if (entry === undefined) throw new ApiError("notification_not_found", `Job ${jobId} has no notification ${notificationId} any more (its report was deleted)`);
       return reply.code(202).send(view(entry));
     },
   );
