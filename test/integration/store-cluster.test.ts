@@ -400,6 +400,15 @@ for (const dialect of DIALECTS) {
       const back = await adoptNow(db, { from: "DE2", to: "DE1", node: "cli", now: T0 + 20 });
       assert.equal(back?.mode, "manual");
       assert.equal((await db.selectFrom("job_adoptions").selectAll().where("job_id", "=", "FJADOPT000000000000002").execute()).length, 2);
+      // A node of the dead data center that comes back while the adoption runs keeps what it
+      // accepts after the verdict: the client got its 201 there and reads the report there.
+      await seedJob(db, "FJADOPT000000000000004", [{ id: "FNADOPT000000000000004", e164: "+4930444" }]);
+      await db.updateTable("jobs").set({ created_at: T0 + 31 }).where("id", "=", "FJADOPT000000000000004").execute();
+      const again = await adoptDatacenter(db, { region: "DE", from: "DE1", to: "DE2", mode: "failover", node: "de2-a:tok", now: T0 + 30, lastSeenAt: null });
+      assert.equal(again?.jobs, ADOPTION_BATCH * 2 + 20, "all but the late one");
+      const late = await db.selectFrom("jobs").select("datacenter").where("id", "=", "FJADOPT000000000000004").executeTakeFirstOrThrow();
+      assert.equal(late.datacenter, "DE1");
+      assert.equal((await db.selectFrom("recipients").select("datacenter").where("id", "=", "FNADOPT000000000000004").executeTakeFirstOrThrow()).datacenter, "DE1");
     });
   });
 }

@@ -59,6 +59,9 @@ export async function adoptDatacenter(db: Kysely<Database>, a: AdoptionArgs): Pr
         .selectFrom("jobs")
         .select("id")
         .where("datacenter", "=", a.from)
+        // What it accepted up to the verdict: a node of it that comes back meanwhile keeps the
+        // jobs it accepts from then on (their clients read the reports there).
+        .where("created_at", "<=", a.now)
         .orderBy(sql`case when state = 'completed' then 1 else 0 end`)
         .orderBy("id")
         .limit(ADOPTION_BATCH)
