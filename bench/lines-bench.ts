@@ -50,7 +50,7 @@
  *
  * Options: --t38-calls 1,50,100,200,300,400  --g711-calls 1,10  --ecm on|off (on)
  *          --direction send|receive (send)  --processes K (1)  --media process|inline (process)
- *          --nice N (-10, the node's default lines.mediaNice)  --api-load
+ *          --nice N (-20, the node's default lines.mediaNice)  --api-load
  *          --offload on|off (on): T.38 sessions hand received IFPs to the engine off the event loop
  *          (receiveIfpAsync, as the node does since 2026-11-26); off: on the loop, as before
  *          --page-file uncompressed|g4 (uncompressed): the page file the engine reads, as the SIP
@@ -104,7 +104,7 @@ const { values: args } = parseArgs({
     media: { type: "string", default: "process" },
     processes: { type: "string", default: "1" },
     "api-load": { type: "boolean", default: false },
-    nice: { type: "string", default: "-10" },
+    nice: { type: "string", default: "-20" },
     offload: { type: "string", default: "on" },
     "tick-slots": { type: "string", default: "on" },
     "page-file": { type: "string", default: "uncompressed" },
