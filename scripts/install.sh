@@ -7,7 +7,8 @@
 #
 # Needs Node.js >= 20 with npm. Debian packages are installed with apt-get when missing (as root,
 # or through sudo): python3, make and g++ for the native SQLite binding, fonts-dejavu-core for
-# the fax font (DejaVu Sans Mono), libtiff-tools for tiffinfo (checks fax images; the tests use it),
+# the fax font (DejaVu Sans Mono), fonts-wqy-microhei for Chinese, Japanese and Korean text (the
+# fallback font of src/render/fonts/fallback-fonts.ts), libtiff-tools for tiffinfo (checks fax images; the tests use it),
 # LibreOffice (writer, calc, impress; without GUI) for office documents and HTML, with the
 # metric-compatible Liberation and Carlito fonts so Word documents keep their line breaks,
 # Ghostscript for PostScript, and poppler-utils (pdftotext, used by the tests).
@@ -50,6 +51,7 @@ for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$
 pkg-config --exists spandsp 2>/dev/null || missing+=(libspandsp-dev)
 [ -f /usr/include/tiffio.h ] || [ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || missing+=(tiffio.h)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(DejaVuSansMono.ttf)
+[ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(wqy-microhei.ttc)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(initdb)
 if [ "${#missing[@]}" -gt 0 ]; then
   pkgs=()
@@ -57,6 +59,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
     case "$tool" in
       python3) pkgs+=(python3) ;; make) pkgs+=(make) ;; g++) pkgs+=(g++) ;;
       tiffinfo) pkgs+=(libtiff-tools) ;; DejaVuSansMono.ttf) pkgs+=(fonts-dejavu-core) ;;
+      wqy-microhei.ttc) pkgs+=(fonts-wqy-microhei) ;;
       soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
       gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
       sipp) pkgs+=(sip-tester) ;; rtpengine) pkgs+=(rtpengine-daemon) ;; openssl) pkgs+=(openssl) ;;

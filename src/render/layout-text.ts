@@ -34,7 +34,10 @@
  *    each page;
  *  - a line longer than `columns` wraps at the last space within the limit (the spaces at the
  *    break are dropped), or is cut hard at `columns` if it has no such space;
- *  - widths are counted in code points, so a non-BMP character (surrogate pair) is one column.
+ *  - widths are counted in columns: one per code point (a non-BMP character, a surrogate pair, is
+ *    one), two for an East Asian wide or fullwidth character (Han, Kana, Hangul, fullwidth
+ *    forms: `characterColumns`), as terminals print them; a wide character is never split
+ *    across a line break, and tab stops count columns.
  *  A document that is empty or only whitespace yields zero pages.
  */
 
@@ -46,7 +49,7 @@ export interface TextLayoutOptions {
   resolution: Resolution;
 }
 
-/** The printable lines of one page, each at most `columns` code points; may be empty (blank page). */
+/** The printable lines of one page, each at most `columns` columns wide; may be empty (blank page). */
 export interface TextPageLayout {
   lines: string[];
 }
@@ -208,6 +211,7 @@ export function layoutText(text: string, options: TextLayoutOptions, maxPages = 
  */
 function cleanSegment(segment: string, maxLength = Number.POSITIVE_INFINITY): string[] {
   const out: string[] = [];
+  let column = 0;
   let backspaces = 0;
   // Counted are the characters that are not spaces: wrapping drops the spaces at its breaks, but
   // each wrapped line holds at most `columns` of the others.
@@ -218,31 +222,75 @@ function cleanSegment(segment: string, maxLength = Number.POSITIVE_INFINITY): st
     if (printable - backspaces > maxLength) return out;
     if (ch !== "\t" && ch !== "\b" && ch !== " " && !(cp < 0x20 || (cp >= 0x7f && cp <= 0x9f))) printable++;
     if (ch === "\t") {
-      const spaces = TAB_WIDTH - (out.length % TAB_WIDTH);
+      const spaces = TAB_WIDTH - (column % TAB_WIDTH);
       for (let i = 0; i < spaces; i++) out.push(" ");
+      column += spaces;
     } else if (ch === "\b") {
-      out.pop();
+      const removed = out.pop();
+      if (removed !== undefined) column -= characterColumns(removed.codePointAt(0)!);
     } else if (cp < 0x20 || (cp >= 0x7f && cp <= 0x9f)) {
       // other control characters print nothing
     } else {
       out.push(ch);
+      column += characterColumns(cp);
     }
   }
   while (out.length > 0 && /^\s$/u.test(out[out.length - 1] ?? "")) out.pop();
   return out;
 }
 
-/** Splits one cleaned line (code points, no trailing whitespace) into lines of at most `columns`. */
+/**
+ * Columns a code point takes on the page: 2 for East Asian wide and fullwidth characters (the
+ * ranges of Unicode's East_Asian_Width W and F that hold letters and signs: Hangul Jamo leading
+ * consonants, CJK radicals, symbols and punctuation, Kana, Bopomofo, Han and its extensions, Yi,
+ * Hangul syllables, CJK compatibility forms, fullwidth forms), else 1.
+ */
+export function characterColumns(codePoint: number): 1 | 2 {
+  if (codePoint < 0x1100) return 1;
+  return (codePoint <= 0x115f ||
+    (codePoint >= 0x2e80 && codePoint <= 0x303e) ||
+    (codePoint >= 0x3041 && codePoint <= 0x33ff) ||
+    (codePoint >= 0x3400 && codePoint <= 0x4dbf) ||
+    (codePoint >= 0x4e00 && codePoint <= 0x9fff) ||
+    (codePoint >= 0xa000 && codePoint <= 0xa4cf) ||
+    (codePoint >= 0xa960 && codePoint <= 0xa97f) ||
+    (codePoint >= 0xac00 && codePoint <= 0xd7a3) ||
+    (codePoint >= 0xf900 && codePoint <= 0xfaff) ||
+    (codePoint >= 0xfe10 && codePoint <= 0xfe19) ||
+    (codePoint >= 0xfe30 && codePoint <= 0xfe6f) ||
+    (codePoint >= 0xff00 && codePoint <= 0xff60) ||
+    (codePoint >= 0xffe0 && codePoint <= 0xffe6) ||
+    (codePoint >= 0x20000 && codePoint <= 0x2fffd) ||
+    (codePoint >= 0x30000 && codePoint <= 0x3fffd))
+    ? 2
+    : 1;
+}
+
+/**
+ * Splits one cleaned line (code points, no trailing whitespace) into lines of at most `columns`
+ * columns. With one-column characters only, `end` below is `start + columns`.
+ */
 function wrapLine(cps: string[], columns: number): string[] {
-  if (cps.length <= columns) return [cps.join("")];
+  const widths = cps.map((ch) => characterColumns(ch.codePointAt(0)!));
+  let total = 0;
+  for (const w of widths) total += w;
+  if (total <= columns) return [cps.join("")];
   const pieces: string[] = [];
   let start = 0;
-  while (cps.length - start > columns) {
+  let remaining = total;
+  const advance = (to: number): void => {
+    for (let i = start; i < to; i++) remaining -= widths[i]!;
+    start = to;
+  };
+  while (remaining > columns) {
+    // The longest run from `start` that fits: cps[start, end).
+    let end = start;
+    for (let used = 0; end < cps.length && used + widths[end]! <= columns; end++) used += widths[end]!;
     let firstNonSpace = start;
     while (cps[firstNonSpace] === " ") firstNonSpace++;
-    // Break at the last space whose left part fits (index start + columns may be that space).
+    // Break at the last space whose left part fits (index `end` may be that space).
     let breakAt = -1;
-    for (let i = start + columns; i > firstNonSpace; i--) {
+    for (let i = end; i > firstNonSpace; i--) {
       if (cps[i] === " ") {
         breakAt = i;
         break;
@@ -250,11 +298,12 @@ function wrapLine(cps: string[], columns: number): string[] {
     }
     if (breakAt >= 0) {
       pieces.push(cps.slice(start, breakAt).join("").trimEnd());
-      start = breakAt;
-      while (cps[start] === " ") start++;
+      let next = breakAt;
+      while (cps[next] === " ") next++;
+      advance(next);
     } else {
-      pieces.push(cps.slice(start, start + columns).join("").trimEnd());
-      start += columns;
+      pieces.push(cps.slice(start, end).join("").trimEnd());
+      advance(end);
     }
   }
   if (start < cps.length) pieces.push(cps.slice(start).join(""));

@@ -368,6 +368,23 @@ describe("placeHeaderLine: cut rule", () => {
     assert.equal(placed.left, null);
   });
 
+  it("counts a wide (CJK) character as two columns", () => {
+    const placed = placeHeaderLine(line("株式会社テスト", "", "東京 01/12"), HIGH);
+    assert.equal(placed.right?.x, 1728 - 143 - 10 * cell, "東京 01/12: 2 + 2 + 6 columns");
+    const cut = placeHeaderLine(line("字".repeat(100)), HIGH);
+    assert.equal(cut.left?.chars.length, 56, "113 columns hold 56 wide characters, not half of one more");
+    assert.ok(ink(drawn([line("", "", "東京 01/12")], HIGH)).minX >= placed.right!.x - 1);
+  });
+
+  it("draws a character the fax font lacks from a fallback font, not as a box", () => {
+    const han = drawn([line("字")], HIGH);
+    const box = drawn([line("\u{10ffff}")], HIGH);
+    assert.notDeepEqual(han.data, box.data, "字 is drawn by WenQuanYi Micro Hei (fonts-wqy-microhei), not as the missing-glyph box");
+    const found = ink(han);
+    assert.ok(found.maxX - found.minX > cell, `wider than one cell (${found.maxX - found.minX} px)`);
+    assert.ok(found.maxX - found.minX <= 2 * cell, `within its two cells (${found.maxX - found.minX} px)`);
+  });
+
   it("ignores spaces at the inner ends of the parts", () => {
     const placed = placeHeaderLine(line("  left  ", "  centre  ", "  right  "), HIGH);
     assert.equal(placed.left?.chars.join(""), "  left");

@@ -1,6 +1,6 @@
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { layoutText, textPageGeometry } from "../../src/render/layout-text.ts";
+import { characterColumns, layoutText, textPageGeometry } from "../../src/render/layout-text.ts";
 import type { TextLayoutOptions } from "../../src/render/layout-text.ts";
 
 const A4: TextLayoutOptions = { paperFormat: "A4", resolution: "HIGH" };
@@ -220,6 +220,34 @@ describe("layoutText", () => {
 
     it("counts a letter with a combining accent as one column", () => {
       assert.deepEqual(pagesOf("e\u0301".repeat(80)), [["é".repeat(80)]]);
+    });
+
+    it("counts an East Asian wide character as two columns", () => {
+      assert.deepEqual(
+        [..."aé€Жש😀"].map((c) => characterColumns(c.codePointAt(0)!)),
+        [1, 1, 1, 1, 1, 1],
+      );
+      assert.deepEqual(
+        [..."字あアㄅ한\u3000\uff21\uffe5\u{20000}"].map((c) => characterColumns(c.codePointAt(0)!)),
+        [2, 2, 2, 2, 2, 2, 2, 2, 2],
+      );
+      assert.deepEqual(pagesOf("字".repeat(40)), [["字".repeat(40)]]);
+      assert.deepEqual(pagesOf("字".repeat(41)), [["字".repeat(40), "字"]]);
+      assert.deepEqual(pagesOf("한국어".repeat(14)), [["한국어".repeat(13) + "한", "국어"]]);
+    });
+
+    it("never splits a wide character across a line break", () => {
+      assert.deepEqual(pagesOf(`${"x".repeat(79)}字`), [["x".repeat(79), "字"]]);
+      assert.deepEqual(pagesOf(`${"x".repeat(78)}字`), [[`${"x".repeat(78)}字`]]);
+      // A space right after a wide character that ends at column 80 is the break.
+      assert.deepEqual(pagesOf(`${"字".repeat(40)} next`), [["字".repeat(40), "next"]]);
+      assert.deepEqual(pagesOf(`価格 ${"字".repeat(39)}`), [["価格", "字".repeat(39)]]);
+    });
+
+    it("sets tab stops by columns after wide characters and backspaces", () => {
+      assert.deepEqual(pagesOf("字\tb"), [[`字${" ".repeat(6)}b`]]);
+      assert.deepEqual(pagesOf("字字字字\tb"), [[`字字字字${" ".repeat(8)}b`]]);
+      assert.deepEqual(pagesOf("字\bx\ty"), [[`x${" ".repeat(7)}y`]]);
     });
   });
 });

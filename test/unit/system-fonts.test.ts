@@ -4,8 +4,8 @@
  * a text page drawn that way must be the same pixels as with the system fonts loaded at start,
  * for plain text (no system font loaded) and for a character only a system font has (loaded on
  * demand). With @napi-rs/canvas 1.0 and one named family, skia draws such a character as the
- * font's missing-glyph box even with the system fonts loaded (checked here too): they are loaded
- * so that a fallback, should one happen, stays what it was. Each variant runs in a process of its own, since the package reads the variable once.
+ * font's missing-glyph box even with the system fonts loaded (checked here too), so the text
+ * rasterisers draw it from a fallback font of their own (fallback-fonts.ts, checked here too). Each variant runs in a process of its own, since the package reads the variable once.
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -14,7 +14,10 @@ import { join } from "node:path";
 import { describe, it } from "node:test";
 import { fileURLToPath } from "node:url";
 import { FontCoverage } from "../../src/render/fonts/font-coverage.ts";
-import { FAX_FONT_FILE } from "../../src/render/fax-image/rasterize-text-page.ts";
+import { createCanvas, GlobalFonts } from "@napi-rs/canvas";
+import { createTextPageRasterizer, FAX_FONT_FILE } from "../../src/render/fax-image/rasterize-text-page.ts";
+import { fallbackFamilyFor } from "../../src/render/fonts/fallback-fonts.ts";
+import { textFrame } from "../../src/render/layout-text.ts";
 
 const RASTERIZE = fileURLToPath(new URL("../support/rasterize-text-line.ts", import.meta.url));
 
@@ -115,10 +118,59 @@ describe("fonts: what Faxline's own fonts cover, and the system fonts as fallbac
     assert.equal(lazy.loadedAfter, true, `${fallback} is not in DejaVu Sans Mono: the system fonts are loaded`);
     assert.equal(lazy.families, eager.families, "the canvas now knows the same families as when they load at start");
     assert.equal(lazy.hash, eager.hash, "the same pixels as with the system fonts loaded at start");
-    // What docs/rendering.md says: with one family named, skia takes no glyph from the system
-    // fonts; the character comes out as the box of a code point no font has. (Should a version of
-    // the package fall back, this fails and the docs need saying so.)
-    const noGlyphAnywhere = drawInProcess(`1 \u{10ffff} = 1000 ml`, false);
-    assert.equal(eager.hash, noGlyphAnywhere.hash, "a missing glyph is DejaVu's missing-glyph box, not a system font's glyph");
+  });
+
+  it("the canvas takes no glyph from another font by itself (why fallback-fonts.ts exists)", () => {
+    // What docs/rendering.md says: with one family named, skia draws a character that family
+    // lacks as its missing-glyph box, system fonts loaded or not (this process loaded them at
+    // start). Should a version of the package fall back, this fails and the docs need saying so.
+    const canvas = createCanvas(200, 60);
+    const ctx = canvas.getContext("2d");
+    GlobalFonts.registerFromPath(FAX_FONT_FILE, "Fonts test DejaVu Sans Mono");
+    const draw = (text: string): Buffer => {
+      ctx.fillStyle = "#fff";
+      ctx.fillRect(0, 0, 200, 60);
+      ctx.fillStyle = "#000";
+      ctx.font = '40px "Fonts test DejaVu Sans Mono"';
+      ctx.fillText(text, 10, 45);
+      return Buffer.from(canvas.data());
+    };
+    assert.deepEqual(draw("中"), draw("\u{10ffff}"), "中 comes out as the box of a code point no font has");
+  });
+
+  it("text pages draw what the fax font lacks from a fallback font, wide characters in two cells", () => {
+    const rasterize = createTextPageRasterizer({ paperFormat: "A4", resolution: "HIGH" });
+    const left = Math.round(textFrame("A4").left * 204);
+    const cell = textFrame("A4").charWidth * 204;
+    const columnsInked = (line: string): number[] => {
+      const pixels = rasterize({ lines: [line] });
+      const inked = new Set<number>();
+      for (let i = 0; i < pixels.length; i++) if (pixels[i] === 0) inked.add(Math.floor(((i % 1728) - left) / cell));
+      return [...inked].sort((a, b) => a - b);
+    };
+    assert.notDeepEqual(rasterize({ lines: ["a字b"] }), rasterize({ lines: ["a\u{10ffff}b"] }), "字 is not the missing-glyph box");
+    assert.deepEqual(columnsInked("a字b"), [0, 1, 2, 3], "a in column 0, 字 across 1 and 2, b in 3");
+    assert.deepEqual(columnsInked("a\u{10ffff}b"), [0, 1, 2], "a box takes one cell");
+    for (const [text, font] of [["한", "WenQuanYi Micro Hei"], ["あ", "WenQuanYi Micro Hei"], ["ש", "DejaVu Sans"]] as const) {
+      assert.notDeepEqual(rasterize({ lines: [text] }), rasterize({ lines: ["\u{10ffff}"] }), `${text} is drawn (${font})`);
+    }
+    assert.ok(fallbackFamilyFor(FAX_FONT_FILE, "中".codePointAt(0)!)?.includes("wqy-microhei"), "fonts-wqy-microhei is installed (scripts/install.sh)");
+    assert.equal(fallbackFamilyFor(FAX_FONT_FILE, "A".codePointAt(0)!), null, "the fax font's own characters need none");
+    assert.equal(fallbackFamilyFor(FAX_FONT_FILE, 0x10ffff), null, "nor do those no font has");
+  });
+
+  it("reads the first font of a collection (TTC)", () => {
+    const font = Buffer.from(format4Font([{ start: 0x41, end: 0x43, delta: -29 }]));
+    const header = Buffer.alloc(16);
+    header.write("ttcf", 0, "latin1");
+    header.writeUInt32BE(0x00010000, 4);
+    header.writeUInt32BE(1, 8);
+    header.writeUInt32BE(16, 12);
+    // Table offsets count from the start of the collection.
+    font.writeUInt32BE(font.readUInt32BE(20) + 16, 20);
+    const ttc = FontCoverage.parse(new Uint8Array(Buffer.concat([header, font])));
+    assert.deepEqual([0x40, 0x41, 0x43, 0x44].map((c) => ttc.has(c)), [false, true, true, false]);
+    const wqy = FontCoverage.fromFile("/usr/share/fonts/truetype/wqy/wqy-microhei.ttc");
+    assert.ok(wqy.has("한".codePointAt(0)!) && wqy.has("字".codePointAt(0)!));
   });
 });

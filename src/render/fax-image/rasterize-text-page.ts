@@ -8,10 +8,13 @@
  * non-square fax pixels come out right. Every code point is drawn in its own column cell
  * (textFrame: 1/12 in wide, 1/6 in high) rather than as one string, so that the columns of the
  * layout are the columns on paper even where a glyph would come from a fallback font of another
- * width. (A code point DejaVu Sans Mono lacks, Han for one, comes out as its missing-glyph box:
- * @napi-rs/canvas 1.0 takes no glyph from a system font for a font string naming one family,
- * even with the system fonts loaded; test/unit/system-fonts.test.ts checks it.) Each baseline is
- * put on a whole scan line, so every line of text rasterises alike.
+ * width. A code point DejaVu Sans Mono lacks (Han, Kana, Hangul, Hebrew, …) is drawn with the
+ * first fallback font that has it (fonts/fallback-fonts.ts: @napi-rs/canvas 1.0 takes no glyph
+ * from another font by itself for a font string naming one family, even with the system fonts
+ * loaded; test/unit/system-fonts.test.ts checks it), fitted to its cells: two for a wide
+ * character (layout-text.ts `characterColumns`), one otherwise. A code point no font has stays
+ * the fax font's missing-glyph box. Each baseline is put on a whole scan line, so every line of
+ * text rasterises alike.
  *
  * Bilevel: the anti-aliased grey is thresholded, without dithering (dithering text only adds
  * noise and G4 bytes). Pixels darker than 160 become black: at 98 lines/inch a horizontal stroke
@@ -19,7 +22,8 @@
  * breaks the bowls of letters such as b and s apart.
  */
 import { createCanvas, GlobalFonts } from "@napi-rs/canvas";
-import { textFrame, textPageGeometry, type TextLayoutOptions, type TextPageLayout } from "../layout-text.ts";
+import { characterColumns, textFrame, textPageGeometry, type TextLayoutOptions, type TextPageLayout } from "../layout-text.ts";
+import { fallbackFamilyFor } from "../fonts/fallback-fonts.ts";
 import { ensureGlyphs } from "../fonts/system-fonts.ts";
 
 export const FAX_FONT_FILE = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
@@ -49,7 +53,9 @@ export function createTextPageRasterizer(options: TextLayoutOptions): (page: Tex
   const canvas = createCanvas(widthPx, heightPx);
   const ctx = canvas.getContext("2d");
   ctx.scale(1, yDpi / xDpi);
-  ctx.font = `${(FONT_SIZE_PT / POINTS_PER_INCH) * xDpi}px "${FONT_FAMILY}"`;
+  const fontPx = (FONT_SIZE_PT / POINTS_PER_INCH) * xDpi;
+  const faxFont = `${fontPx}px "${FONT_FAMILY}"`;
+  ctx.font = faxFont;
   ctx.textBaseline = "alphabetic";
 
   const metrics = ctx.measureText("M");
@@ -71,8 +77,19 @@ export function createTextPageRasterizer(options: TextLayoutOptions): (page: Tex
       const y = Math.round(baseline * toScanLines) / toScanLines;
       let column = 0;
       for (const character of line) {
-        if (character !== " ") ctx.fillText(character, left + column * charWidth, y);
-        column += 1;
+        const codePoint = character.codePointAt(0)!;
+        const cells = characterColumns(codePoint);
+        const family = character === " " ? null : fallbackFamilyFor(FAX_FONT_FILE, codePoint);
+        if (family !== null) {
+          // Fitted to its cells (skia narrows a wider glyph), centred when narrower.
+          ctx.font = `${fontPx}px "${family}"`;
+          const width = Math.min(ctx.measureText(character).width, cells * charWidth);
+          ctx.fillText(character, left + column * charWidth + (cells * charWidth - width) / 2, y, cells * charWidth);
+          ctx.font = faxFont;
+        } else if (character !== " ") {
+          ctx.fillText(character, left + column * charWidth, y);
+        }
+        column += cells;
       }
     });
     const rgba = canvas.data();

@@ -1,7 +1,9 @@
 /**
- * Which code points a TrueType/OpenType font has glyphs for, read from its `cmap` table: the
+ * Which code points a TrueType/OpenType font (or the first font of a collection, TTC) has glyphs
+ * for, read from its `cmap` table: the
  * Unicode subtable of format 12 (full repertoire) if there is one, else of format 4 (the Basic
- * Multilingual Plane). Used to tell whether a text needs a fallback font (system-fonts.ts).
+ * Multilingual Plane). Used to tell whether a text needs a fallback font (system-fonts.ts) and
+ * which fallback font has a character (fallback-fonts.ts).
  * `parse` does no I/O; `fromFile` reads the file for it.
  */
 import { readFileSync } from "node:fs";
@@ -21,15 +23,24 @@ export class FontCoverage {
     return FontCoverage.parse(readFileSync(path));
   }
 
+  /** A font with no glyph (one that is not installed, or cannot be read). */
+  static empty(): FontCoverage {
+    return new FontCoverage([]);
+  }
+
   static parse(bytes: Uint8Array): FontCoverage {
     const view = new DataView(bytes.buffer, bytes.byteOffset, bytes.byteLength);
     const u16 = (at: number): number => view.getUint16(at);
     const u32 = (at: number): number => view.getUint32(at);
-    const tables = u16(4);
+    // A collection (TTC) holds several fonts: the first one's table directory. Table offsets
+    // count from the start of the file either way.
+    const tag = (at: number): string => String.fromCharCode(bytes[at]!, bytes[at + 1]!, bytes[at + 2]!, bytes[at + 3]!);
+    const directory = tag(0) === "ttcf" ? u32(12) : 0;
+    const tables = u16(directory + 4);
     let cmap = -1;
     for (let i = 0; i < tables; i++) {
-      const entry = 12 + 16 * i;
-      if (String.fromCharCode(bytes[entry]!, bytes[entry + 1]!, bytes[entry + 2]!, bytes[entry + 3]!) === "cmap") cmap = u32(entry + 8);
+      const entry = directory + 12 + 16 * i;
+      if (tag(entry) === "cmap") cmap = u32(entry + 8);
     }
     if (cmap < 0) throw new Error("the font has no cmap table");
     let format4 = -1;

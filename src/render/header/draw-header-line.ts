@@ -29,9 +29,10 @@
  * these rectangles are left as they are.
  */
 import { createCanvas, GlobalFonts, type SKRSContext2D } from "@napi-rs/canvas";
-import { textFrame } from "../layout-text.ts";
+import { characterColumns, textFrame } from "../layout-text.ts";
 import type { GreyPage, PageGeometry } from "../pages/grey-page.ts";
 import { FAX_FONT_FILE } from "../fax-image/rasterize-text-page.ts";
+import { fallbackFamilyFor } from "../fonts/fallback-fonts.ts";
 import { ensureGlyphs } from "../fonts/system-fonts.ts";
 import type { HeaderLine } from "./format-header.ts";
 import { MAX_HEADER_LINES } from "./header-template.ts";
@@ -67,6 +68,25 @@ interface PlacedPart {
   chars: string[];
 }
 
+/** Columns of `chars` (two for a wide character: layout-text.ts `characterColumns`). */
+function columnsOf(chars: readonly string[]): number {
+  let columns = 0;
+  for (const ch of chars) columns += characterColumns(ch.codePointAt(0)!);
+  return columns;
+}
+
+/** The longest start of `chars` that fits in `columns` columns. */
+function keepColumns(chars: string[], columns: number): string[] {
+  let used = 0;
+  let n = 0;
+  for (; n < chars.length; n++) {
+    const w = characterColumns(chars[n]!.codePointAt(0)!);
+    if (used + w > columns) break;
+    used += w;
+  }
+  return chars.slice(0, n);
+}
+
 /** Applies the cut rule (module comment) to one line; pixel units, cells of `cell` pixels. */
 export function placeHeaderLine(
   line: HeaderLine,
@@ -84,14 +104,14 @@ export function placeHeaderLine(
   let limit = end;
   let right: PlacedPart | null = null;
   if (rightChars.length > 0) {
-    const kept = rightChars.slice(0, fits(start, end));
-    right = { x: end - kept.length * cell, chars: kept };
+    const kept = keepColumns(rightChars, fits(start, end));
+    right = { x: end - columnsOf(kept) * cell, chars: kept };
     limit = right.x - cell;
   }
   let centre: PlacedPart | null = null;
   if (centreChars.length > 0) {
-    const x = Math.max(start, geometry.widthPx / 2 - (centreChars.length * cell) / 2);
-    const kept = centreChars.slice(0, fits(x, limit));
+    const x = Math.max(start, geometry.widthPx / 2 - (columnsOf(centreChars) * cell) / 2);
+    const kept = keepColumns(centreChars, fits(x, limit));
     if (kept.length > 0) {
       centre = { x, chars: kept };
       limit = x - cell;
@@ -99,7 +119,7 @@ export function placeHeaderLine(
   }
   let left: PlacedPart | null = null;
   if (leftChars.length > 0) {
-    const kept = leftChars.slice(0, fits(start, limit));
+    const kept = keepColumns(leftChars, fits(start, limit));
     if (kept.length > 0) left = { x: start, chars: kept };
   }
   return { left, centre, right };
@@ -119,7 +139,8 @@ function makeDrawer(geometry: PageGeometry): HeaderDrawer {
   ctx.font = `100px "${FONT_FAMILY}"`;
   const advanceRatio = ctx.measureText("M").width / 100;
   const fontPx = cell / advanceRatio;
-  ctx.font = `${fontPx}px "${FONT_FAMILY}"`;
+  const headerFont = `${fontPx}px "${FONT_FAMILY}"`;
+  ctx.font = headerFont;
   ctx.textBaseline = "alphabetic";
   const metrics = ctx.measureText("M");
   const ascentRows = metrics.fontBoundingBoxAscent * toScanLines;
@@ -143,12 +164,25 @@ function makeDrawer(geometry: PageGeometry): HeaderDrawer {
         for (const part of [placed.left, placed.centre, placed.right]) {
           if (part === null) continue;
           ensureGlyphs(part.chars.join(""), [FAX_FONT_FILE]);
-          part.chars.forEach((character, column) => {
-            if (!/^\s$/u.test(character)) ctx.fillText(character, part.x + column * cell, y);
-          });
+          let column = 0;
+          for (const character of part.chars) {
+            const codePoint = character.codePointAt(0)!;
+            const cells = characterColumns(codePoint);
+            const family = /^\s$/u.test(character) ? null : fallbackFamilyFor(FAX_FONT_FILE, codePoint);
+            if (family !== null) {
+              // As on text pages: a fallback font's glyph fitted to its cells.
+              ctx.font = `${fontPx}px "${family}"`;
+              const width = Math.min(ctx.measureText(character).width, cells * cell);
+              ctx.fillText(character, part.x + column * cell + (cells * cell - width) / 2, y, cells * cell);
+              ctx.font = headerFont;
+            } else if (!/^\s$/u.test(character)) {
+              ctx.fillText(character, part.x + column * cell, y);
+            }
+            column += cells;
+          }
           boxes.push({
             x0: Math.max(0, Math.floor(part.x) - pad),
-            x1: Math.min(widthPx, Math.ceil(part.x + part.chars.length * cell) + pad),
+            x1: Math.min(widthPx, Math.ceil(part.x + column * cell) + pad),
             y0: top,
             y1: Math.min(page.height, top + pitch),
           });

@@ -130,7 +130,7 @@ export async function getReport(db: Kysely<Database>, scope: ReportScope, jobId:
     const first = rows[0];
     if (first === undefined) return null;
     const job: ReportJob = {
-      id: jobId,
+      id: first.job_id,
       pages: first.job_pages,
       customer_defined_id: first.job_customer_defined_id,
       billing_code: first.job_billing_code,
