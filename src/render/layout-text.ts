@@ -271,21 +271,28 @@ export function characterColumns(codePoint: number): 1 | 2 {
  * columns. With one-column characters only, `end` below is `start + columns`.
  */
 function wrapLine(cps: string[], columns: number): string[] {
-  const widths = cps.map((ch) => characterColumns(ch.codePointAt(0)!));
   let total = 0;
-  for (const w of widths) total += w;
+  let widths: number[] | null = null;
+  for (let i = 0; i < cps.length; i++) {
+    const w = characterColumns(cps[i]!.codePointAt(0)!);
+    if (w !== 1 && widths === null) widths = cps.map(() => 1);
+    if (widths !== null) widths[i] = w;
+    total += w;
+  }
   if (total <= columns) return [cps.join("")];
+  // Most lines have one-column characters only: no array of widths for them.
+  const width = widths === null ? (): number => 1 : (i: number): number => widths[i]!;
   const pieces: string[] = [];
   let start = 0;
   let remaining = total;
   const advance = (to: number): void => {
-    for (let i = start; i < to; i++) remaining -= widths[i]!;
+    for (let i = start; i < to; i++) remaining -= width(i);
     start = to;
   };
   while (remaining > columns) {
     // The longest run from `start` that fits: cps[start, end).
     let end = start;
-    for (let used = 0; end < cps.length && used + widths[end]! <= columns; end++) used += widths[end]!;
+    for (let used = 0; end < cps.length && used + width(end) <= columns; end++) used += width(end);
     let firstNonSpace = start;
     while (cps[firstNonSpace] === " ") firstNonSpace++;
     // Break at the last space whose left part fits (index `end` may be that space).
