@@ -114,7 +114,7 @@ export function textPageGeometry(options: TextLayoutOptions): TextPageGeometry {
 export interface TextFrame {
   left: number;
   top: number;
-  /** Width of one column (monospaced: every code point takes one). */
+  /** Width of one column (monospaced: a code point takes one, an East Asian wide one two: `characterColumns`). */
   charWidth: number;
   lineHeight: number;
 }

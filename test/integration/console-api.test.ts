@@ -307,6 +307,42 @@ for (const dialect of DIALECTS) {
       await anonymous.text();
     });
 
+    it("streams live updates: a job that leaves the open set is flagged, even when its completion time lies before the poll's window", async () => {
+      // The completing node takes its clock before a commit that may wait on the job's lock;
+      // the stream must not depend on completed_at falling into its one second of overlap.
+      const b = new Browser(node.url);
+      await b.signIn(alice.login, alice.password);
+      const start = new Date(Date.now() + 3_600_000).toISOString();
+      const job = await b.request("POST", `/rest/v1/${alice.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC], meta: { jobValid: { start } } });
+      assert.equal(job.status, 201);
+      const jobId = job.body.jobId as string;
+      const db = node.node.context.store.db;
+      const before = await db.selectFrom("jobs").select(["state", "created_at"]).where("id", "=", jobId).executeTakeFirstOrThrow();
+      assert.notEqual(before.state, "completed");
+      await new Promise((r) => setTimeout(r, 2_200)); // its creation now lies before the stream's window
+      const controller = new AbortController();
+      const res = await fetch(`${node.url}/console/api/events`, { headers: { cookie: b.cookie }, signal: controller.signal });
+      const reader = res.body!.getReader();
+      let text = "";
+      void (async () => {
+        for (;;) {
+          const { value, done } = await reader.read().catch(() => ({ value: undefined, done: true }));
+          if (done) return;
+          text += Buffer.from(value ?? new Uint8Array()).toString();
+        }
+      })();
+      await new Promise((r) => setTimeout(r, 2_500)); // two polls: the job is known as open
+      assert.ok(!text.includes(jobId), "not flagged while nothing changed");
+      await db.updateTable("jobs").set({ state: "completed", completed_at: Number(before.created_at) }).where("id", "=", jobId).execute();
+      try {
+        await eventually(async () => (text.includes(jobId) ? true : undefined), 5_000, "the job's event");
+      } finally {
+        controller.abort();
+        await db.updateTable("jobs").set({ state: before.state, completed_at: null }).where("id", "=", jobId).execute();
+        assert.equal((await b.request("POST", `/rest/v1/${alice.custNr}/fax/reports/${jobId}/cancel`)).status, 200);
+      }
+    });
+
     it("cancels a job's waiting recipients with CANCELLED, and refuses to cancel a completed job", async () => {
       const b = new Browser(node.url);
       await b.signIn(alice.login, alice.password);

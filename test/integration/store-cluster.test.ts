@@ -404,11 +404,20 @@ for (const dialect of DIALECTS) {
       // accepts after the verdict: the client got its 201 there and reads the report there.
       await seedJob(db, "FJADOPT000000000000004", [{ id: "FNADOPT000000000000004", e164: "+4930444" }]);
       await db.updateTable("jobs").set({ created_at: T0 + 31 }).where("id", "=", "FJADOPT000000000000004").execute();
+      const received = (id: string, at: number) => ({ id, cust_nr: "99999TE", topic: "default", datacenter: "DE1", to_number: "+4930999", from_number: null, remote_csid: null, pages: 1, pages_announced: 1, resolution: "HIGH", transport: "t38", bit_rate: 14400, duration_secs: 30, status: "OK", reason_code: null, raw_cause: null, received_at: at, image: null, image_bytes: 0, locked_until: null, acknowledged_at: null, purged_at: null, source_job_id: null });
+      await db.insertInto("received_faxes").values([received("FRADOPT_BEFORE", T0 + 29), received("FRADOPT_AFTER", T0 + 31)]).execute();
+      const delivery = (id: string, jobId: string, at: number) => ({ id, job_id: jobId, cust_nr: "99999TE", datacenter: "DE1", channel: "http", event: "fax.received", target: "http://x", receiver: "http://x", auth: null, payload: "{}", state: "pending", attempts: 0, schedule_step: 0, next_attempt_at: at, created_at: at });
+      await db.insertInto("notifications").values([delivery("msg_rx_before", "FRADOPT_BEFORE", T0 + 29), delivery("msg_rx_after", "FRADOPT_AFTER", T0 + 31)]).execute();
       const again = await adoptDatacenter(db, { region: "DE", from: "DE1", to: "DE2", mode: "failover", node: "de2-a:tok", now: T0 + 30, lastSeenAt: null });
       assert.equal(again?.jobs, ADOPTION_BATCH * 2 + 20, "all but the late one");
       const late = await db.selectFrom("jobs").select("datacenter").where("id", "=", "FJADOPT000000000000004").executeTakeFirstOrThrow();
       assert.equal(late.datacenter, "DE1");
       assert.equal((await db.selectFrom("recipients").select("datacenter").where("id", "=", "FNADOPT000000000000004").executeTakeFirstOrThrow()).datacenter, "DE1");
+      // So do the faxes it receives then, with their deliveries; those received before move.
+      const rx = await db.selectFrom("received_faxes").select(["id", "datacenter"]).where("id", "like", "FRADOPT%").orderBy("id").execute();
+      assert.deepEqual(rx.map((r) => [r.id, r.datacenter]), [["FRADOPT_AFTER", "DE1"], ["FRADOPT_BEFORE", "DE2"]]);
+      const rxDeliveries = await db.selectFrom("notifications").select(["id", "datacenter"]).where("id", "like", "msg_rx_%").orderBy("id").execute();
+      assert.deepEqual(rxDeliveries.map((n) => [n.id, n.datacenter]), [["msg_rx_after", "DE1"], ["msg_rx_before", "DE2"]]);
     });
   });
 }

@@ -16,7 +16,7 @@ import { fileURLToPath } from "node:url";
 import { FontCoverage } from "../../src/render/fonts/font-coverage.ts";
 import { createCanvas, GlobalFonts } from "@napi-rs/canvas";
 import { createTextPageRasterizer, FAX_FONT_FILE } from "../../src/render/fax-image/rasterize-text-page.ts";
-import { fallbackFamilyFor } from "../../src/render/fonts/fallback-fonts.ts";
+import { fallbackFamilyFor, installedFallbackFonts } from "../../src/render/fonts/fallback-fonts.ts";
 import { textFrame } from "../../src/render/layout-text.ts";
 
 const RASTERIZE = fileURLToPath(new URL("../support/rasterize-text-line.ts", import.meta.url));
@@ -100,7 +100,9 @@ describe("fonts: what Faxline's own fonts cover, and the system fonts as fallbac
     const mono = FontCoverage.fromFile(FAX_FONT_FILE);
     const systemFonts = fontFiles("/usr/share/fonts").filter((f) => !/dejavu/i.test(f));
     const candidates = ["ℓ", "ẞ", "\u{f8ff}", "ꝏ", "ℵ"];
-    const fallback = candidates.find((c) => !mono.has(c.codePointAt(0)!) && systemFonts.some((f) => {
+    // Not in the fax font nor in Faxline's fallback fonts (those need no system font).
+    const ours = installedFallbackFonts().map((f) => FontCoverage.fromFile(f));
+    const fallback = candidates.find((c) => !mono.has(c.codePointAt(0)!) && !ours.some((f) => f.has(c.codePointAt(0)!)) && systemFonts.some((f) => {
       try {
         return FontCoverage.fromFile(f).has(c.codePointAt(0)!);
       } catch {

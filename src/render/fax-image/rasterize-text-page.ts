@@ -23,7 +23,7 @@
  */
 import { createCanvas, GlobalFonts } from "@napi-rs/canvas";
 import { characterColumns, textFrame, textPageGeometry, type TextLayoutOptions, type TextPageLayout } from "../layout-text.ts";
-import { fallbackFamilyFor } from "../fonts/fallback-fonts.ts";
+import { fallbackFamilyFor, installedFallbackFonts } from "../fonts/fallback-fonts.ts";
 import { ensureGlyphs } from "../fonts/system-fonts.ts";
 
 export const FAX_FONT_FILE = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
@@ -71,7 +71,7 @@ export function createTextPageRasterizer(options: TextLayoutOptions): (page: Tex
     ctx.fillStyle = "#fff";
     ctx.fillRect(0, 0, widthPx, heightPx / toScanLines);
     ctx.fillStyle = "#000";
-    for (const line of page.lines) ensureGlyphs(line, [FAX_FONT_FILE]);
+    for (const line of page.lines) ensureGlyphs(line, [FAX_FONT_FILE, ...installedFallbackFonts()]);
     page.lines.forEach((line, lineIndex) => {
       const baseline = frame.top * xDpi + lineIndex * cellHeight + baselineInCell;
       const y = Math.round(baseline * toScanLines) / toScanLines;

@@ -98,3 +98,11 @@ export function fallbackFamilyFor(fontFile: string, codePoint: number): string |
   }
   return coverage.has(codePoint) ? null : fallbackFontFamily(codePoint);
 }
+
+let installed: string[] | undefined;
+
+/** The fallback font files present on this machine (for ensureGlyphs: what they cover needs no system font). */
+export function installedFallbackFonts(): readonly string[] {
+  installed ??= FALLBACK_FONT_FILES.filter((file) => existsSync(file));
+  return installed;
+}

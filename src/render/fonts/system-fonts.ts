@@ -5,8 +5,10 @@
  * @napi-rs/canvas scans every system font directory when it is first loaded (about 100 ms for
  * 280 font files, a third of a one-page `faxline render`), unless DISABLE_SYSTEM_FONTS_LOAD is
  * set. The `faxline` command sets it (bin/faxline.js), and Faxline draws with fonts it registers
- * by path (DejaVu). Where a text holds a code point none of those fonts has, skia falls back to a
- * system font: `ensureGlyphs` then loads them first, as the package would have. Set by the
+ * by path (DejaVu, and the fallback fonts of fallback-fonts.ts). Where a text holds a code point
+ * none of those fonts has, `ensureGlyphs` loads the system fonts first, as the package would have
+ * at start, so that whatever the canvas then draws (its missing-glyph box, with @napi-rs/canvas
+ * 1.0) is what it would have drawn without the variable. Set by the
  * environment to an empty value, or in any other process (tests, embedders), the package loads
  * them itself and this does nothing.
  */

@@ -6,8 +6,9 @@
  * (HIGH 24, LOW 12: 0.122 in, a little more than the font's 0.121 in line box), so two lines
  * fit into the 0.25 in header band; a third line goes just below the band, over the top of the
  * page content. As on text pages the canvas is scaled by (1, yDpi / 204) so the non-square fax
- * pixels come out right, every code point is drawn in its own column cell (1/16 in), and each
- * baseline lies on a whole scan line.
+ * pixels come out right, every code point is drawn in its own column cell (1/16 in; two cells for
+ * an East Asian wide character, from a fallback font where the fax font lacks it, as on text
+ * pages), and each baseline lies on a whole scan line.
  *
  * Placement: the left part starts at the left edge of text pages (textFrame: the paper's 0.6 in
  * side margin), the right part ends at the same distance from the right end of the scan line,
@@ -21,7 +22,7 @@
  * right part longer than the line keeps its start; a centre part keeps its centred start and is
  * cut before the right part (and dropped when nothing of it fits); the left part gets what is
  * left before the centre part, or before the right part when there is no centre part.
- * A4 lines hold 113 columns, LETTER lines 116.
+ * A4 lines hold 113 columns, LETTER lines 116; a wide character counts two.
  *
  * Pixels: behind each drawn part a rectangle of its line's scan lines (plus a quarter column
  * on either side) is made white, and the text in it black: the anti-aliased grey is thresholded
@@ -32,7 +33,7 @@ import { createCanvas, GlobalFonts, type SKRSContext2D } from "@napi-rs/canvas";
 import { characterColumns, textFrame } from "../layout-text.ts";
 import type { GreyPage, PageGeometry } from "../pages/grey-page.ts";
 import { FAX_FONT_FILE } from "../fax-image/rasterize-text-page.ts";
-import { fallbackFamilyFor } from "../fonts/fallback-fonts.ts";
+import { fallbackFamilyFor, installedFallbackFonts } from "../fonts/fallback-fonts.ts";
 import { ensureGlyphs } from "../fonts/system-fonts.ts";
 import type { HeaderLine } from "./format-header.ts";
 import { MAX_HEADER_LINES } from "./header-template.ts";
@@ -163,7 +164,7 @@ function makeDrawer(geometry: PageGeometry): HeaderDrawer {
         const y = (top + baselineInLine) / toScanLines;
         for (const part of [placed.left, placed.centre, placed.right]) {
           if (part === null) continue;
-          ensureGlyphs(part.chars.join(""), [FAX_FONT_FILE]);
+          ensureGlyphs(part.chars.join(""), [FAX_FONT_FILE, ...installedFallbackFonts()]);
           let column = 0;
           for (const character of part.chars) {
             const codePoint = character.codePointAt(0)!;

@@ -102,12 +102,14 @@ export async function adoptDatacenter(db: Kysely<Database>, a: AdoptionArgs): Pr
     .updateTable("notifications")
     .set({ datacenter: a.to })
     .where("datacenter", "=", a.from)
+    .where("created_at", "<=", a.now)
     .where((eb) => eb.not(eb.exists(eb.selectFrom("jobs").select("jobs.id").whereRef("jobs.id", "=", "notifications.job_id"))))
     .executeTakeFirst();
   totals.notifications += Number(orphans.numUpdatedRows);
   // Received faxes (their deliveries moved with the orphans above: their job_id is no job's):
-  // the new owner purges them after their retention.
-  await db.updateTable("received_faxes").set({ datacenter: a.to }).where("datacenter", "=", a.from).execute();
+  // the new owner purges them after their retention. As for jobs, what a returning node of the
+  // dead data center receives after the verdict stays with it.
+  await db.updateTable("received_faxes").set({ datacenter: a.to }).where("datacenter", "=", a.from).where("received_at", "<=", a.now).execute();
   if (totals.jobs === 0 && totals.notifications === 0) return null;
   const row: DatacenterAdoptionRow = {
     id,

@@ -179,14 +179,11 @@ export async function consoleJobChanges(
     // it walked the login's whole history on jobs_console_idx to avoid a sort).
     const openOf = (state: string) =>
       trx.selectFrom("jobs").select(["id", "state"]).where("login", "=", scope.login).where("state", "=", state).where("datacenter", "in", dcs).orderBy("created_at", "desc").limit(500).execute();
-    const [created, completed, ...openByState] = await Promise.all([
-      trx.selectFrom("jobs").select("id").where("login", "=", scope.login).where("created_at", ">=", since).where("datacenter", "in", dcs).limit(200).execute(),
-      trx.selectFrom("jobs").select("id").where("completed_at", ">=", since).where("login", "=", scope.login).where("datacenter", "in", dcs).limit(200).execute(),
-      openOf("pending"),
-      openOf("rendering"),
-      openOf("active"),
-    ]);
-    const open = openByState.flat();
+    // One after the other: they share the transaction's connection anyway, and a failure must
+    // not leave others queued on a connection the rollback has given back.
+    const created = await trx.selectFrom("jobs").select("id").where("login", "=", scope.login).where("created_at", ">=", since).where("datacenter", "in", dcs).limit(200).execute();
+    const completed = await trx.selectFrom("jobs").select("id").where("completed_at", ">=", since).where("login", "=", scope.login).where("datacenter", "in", dcs).limit(200).execute();
+    const open = [...(await openOf("pending")), ...(await openOf("rendering")), ...(await openOf("active"))];
     const signatures = new Map<string, string>(open.map((j) => [j.id, j.state]));
     if (open.length > 0) {
       const recipients = await trx

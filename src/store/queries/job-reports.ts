@@ -6,7 +6,7 @@
  * "Completed" = every recipient final. Lists and deletes of "oldest" order by completion time,
  * then id. Reports of unfinished jobs can be read (status PENDING) but not deleted.
  */
-import type { Kysely } from "kysely";
+import type { Kysely, Transaction } from "kysely";
 import { PENDING_STATUS, failureReason, isFailureReasonCode } from "../../errors/failure-reasons.ts";
 import { toIsoSeconds } from "../../lib/clock.ts";
 import type { FaxlineReportExtension, FaxReport, JobDeleteReport } from "../../api/schemas/reports.ts";
@@ -67,7 +67,7 @@ function toReport(job: ReportJob, recipients: RecipientRow[]): FaxReport {
 const REPORT_COLUMNS = ["id", "pages", "customer_defined_id", "billing_code", "billing_info", "state", "datacenter", "accepted_datacenter"] as const;
 
 /** Must be given the snapshot's transaction: a job and its recipients are read as one. */
-async function reportsFor(db: Kysely<Database>, jobs: ReportJob[], extended = false): Promise<FaxReport[]> {
+async function reportsFor(db: Transaction<Database>, jobs: ReportJob[], extended = false): Promise<FaxReport[]> {
   if (jobs.length === 0) return [];
   const adoptions = new Map<string, FaxlineReportExtension["adoptions"]>();
   if (extended) {

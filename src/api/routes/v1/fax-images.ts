@@ -13,6 +13,8 @@
  * A job's images exist from the moment it is rendered (before its first call) until its report is
  * purged. Recipients see different images when their cover pages or header lines differ.
  */
+import type { Kysely } from "kysely";
+import type { Database } from "../../../store/database.ts";
 import type { FastifyInstance, FastifyRequest } from "fastify";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
@@ -69,8 +71,8 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
   const previews = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, config.render.concurrency + 1) });
   root.addHook("onClose", async () => previews.close());
 
-  async function requireJob(request: FastifyRequest, jobId: string) {
-    const job = await db
+  async function requireJob(request: FastifyRequest, jobId: string, from: Kysely<Database> = db) {
+    const job = await from
       .selectFrom("jobs")
       .select(["id", "paper_format", "resolution"])
       .where("id", "=", jobId)
@@ -100,9 +102,9 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
     },
     async (request) => {
       const { custNr, jobId } = request.params;
-      const job = await requireJob(request, jobId);
-      // One snapshot: a report deleted meanwhile takes its images and recipients at once.
-      const { images, recipients } = await readOneSnapshot(db, async (trx) => ({
+      // One snapshot: a report deleted meanwhile takes its job, images and recipients at once.
+      const { job, images, recipients } = await readOneSnapshot(db, async (trx) => ({
+        job: await requireJob(request, jobId, trx),
         images: await trx.selectFrom("fax_images").select(["id", "page_sizes", "preflight", "size_bytes"]).where("job_id", "=", jobId).orderBy("variant").execute(),
         recipients: await trx.selectFrom("recipients").select(["number", "fax_image_id"]).where("job_id", "=", jobId).orderBy("ordinal").execute(),
       }));
