@@ -32,8 +32,9 @@
  *    between printed pages are kept; blank pages at the start or end of the document (a
  *    trailing form feed, trailing empty lines) are dropped, and so are empty lines at the end of
  *    each page;
- *  - a line longer than `columns` wraps at the last space within the limit (the spaces at the
- *    break are dropped), or is cut hard at `columns` if it has no such space;
+ *  - a line longer than `columns` wraps at the last space (or ideographic space, U+3000) within
+ *    the limit (the spaces at the break are dropped), or is cut hard at `columns` if it has no
+ *    such space;
  *  - widths are counted in columns: one per code point (a non-BMP character, a surrogate pair, is
  *    one), two for an East Asian wide or fullwidth character (Han, Kana, Hangul, fullwidth
  *    forms: `characterColumns`), as terminals print them; a wide character is never split
@@ -266,6 +267,11 @@ export function characterColumns(codePoint: number): 1 | 2 {
     : 1;
 }
 
+/** A space a line may break at (and loses there): the space, and the ideographic space of CJK text. */
+function isBreakSpace(ch: string | undefined): boolean {
+  return ch === " " || ch === "\u3000";
+}
+
 /**
  * Splits one cleaned line (code points, no trailing whitespace) into lines of at most `columns`
  * columns. With one-column characters only, `end` below is `start + columns`.
@@ -294,11 +300,11 @@ function wrapLine(cps: string[], columns: number): string[] {
     let end = start;
     for (let used = 0; end < cps.length && used + width(end) <= columns; end++) used += width(end);
     let firstNonSpace = start;
-    while (cps[firstNonSpace] === " ") firstNonSpace++;
+    while (isBreakSpace(cps[firstNonSpace])) firstNonSpace++;
     // Break at the last space whose left part fits (index `end` may be that space).
     let breakAt = -1;
     for (let i = end; i > firstNonSpace; i--) {
-      if (cps[i] === " ") {
+      if (isBreakSpace(cps[i])) {
         breakAt = i;
         break;
       }
@@ -306,7 +312,7 @@ function wrapLine(cps: string[], columns: number): string[] {
     if (breakAt >= 0) {
       pieces.push(cps.slice(start, breakAt).join("").trimEnd());
       let next = breakAt;
-      while (cps[next] === " ") next++;
+      while (isBreakSpace(cps[next])) next++;
       advance(next);
     } else {
       pieces.push(cps.slice(start, end).join("").trimEnd());

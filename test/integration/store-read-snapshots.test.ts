@@ -12,7 +12,7 @@ import assert from "node:assert/strict";
 import type { KyselyPlugin, PluginTransformQueryArgs, PluginTransformResultArgs, QueryResult, RootOperationNode, UnknownRow } from "kysely";
 import { openStore } from "../../src/store/dialects/open-store.ts";
 import type { Store } from "../../src/store/store.ts";
-import { consoleJobChanges, getConsoleJob } from "../../src/store/queries/console-jobs.ts";
+import { consoleJobChanges, getConsoleJob, listConsoleJobs } from "../../src/store/queries/console-jobs.ts";
 import { deleteJobs, getReport, getReportsByIds, listCompletedReports } from "../../src/store/queries/job-reports.ts";
 import { listJobNotifications, purgeFinishedNotifications, redeliverNotification } from "../../src/store/queries/notifications.ts";
 import { purgeCompletedDocuments } from "../../src/retention/purge-expired-data.ts";
@@ -111,6 +111,15 @@ for (const dialect of DIALECTS) {
         assert.equal(during.recipientStatus[0]!.status, "OK");
         assert.equal(await getReport(reader.db, scope, jobId), null, "and gone afterwards");
       }
+    });
+
+    it("the console's job list: a job deleted meanwhile is listed with its recipients", async () => {
+      const jobId = await completedJob();
+      const between = new Between(() => true, () => deleteJobs(writer.db, [jobId]));
+      const rows = await listConsoleJobs(reader.db.withPlugin(between), { login: LOGIN, datacenters: [DC], q: jobId, limit: 10 });
+      assert.ok(between.ran);
+      assert.deepEqual(rows.map((r) => [r.id, r.recipients.length]), [[jobId, 1]]);
+      assert.deepEqual(await listConsoleJobs(reader.db, { login: LOGIN, datacenters: [DC], q: jobId, limit: 10 }), [], "and gone afterwards");
     });
 
     it("console live updates: a job completing during the poll is open or completed, not neither", async () => {

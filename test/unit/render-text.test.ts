@@ -242,6 +242,9 @@ describe("layoutText", () => {
       // A space right after a wide character that ends at column 80 is the break.
       assert.deepEqual(pagesOf(`${"字".repeat(40)} next`), [["字".repeat(40), "next"]]);
       assert.deepEqual(pagesOf(`価格 ${"字".repeat(39)}`), [["価格", "字".repeat(39)]]);
+      // The ideographic space is a break too, and is dropped there.
+      assert.deepEqual(pagesOf(`${"字".repeat(39)}\u3000字字`), [["字".repeat(39), "字字"]]);
+      assert.deepEqual(pagesOf(`価格\u3000${"字".repeat(39)}`), [["価格", "字".repeat(39)]]);
     });
 
     it("sets tab stops by columns after wide characters and backspaces", () => {

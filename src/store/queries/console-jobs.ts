@@ -5,7 +5,7 @@
  *
  * Scoped like the reports: one login, the data centers given (the console shows its region).
  */
-import { sql, type Expression, type Kysely, type SqlBool, type ExpressionBuilder } from "kysely";
+import { sql, type Expression, type Kysely, type SqlBool, type ExpressionBuilder, type Transaction } from "kysely";
 import type { Database } from "../database.ts";
 import { readOneSnapshot } from "./read-snapshot.ts";
 
@@ -66,7 +66,12 @@ function numberMatches(eb: JobsEb, digits: string): Expression<SqlBool> {
   );
 }
 
+/** A page of the login's jobs with their recipients, from one snapshot (a job deleted meanwhile is not shown without recipients). */
 export async function listConsoleJobs(db: Kysely<Database>, f: ConsoleJobFilter): Promise<ConsoleJobRow[]> {
+  return readOneSnapshot(db, (trx) => listConsoleJobsIn(trx, f));
+}
+
+async function listConsoleJobsIn(db: Transaction<Database>, f: ConsoleJobFilter): Promise<ConsoleJobRow[]> {
   let query = db
     .selectFrom("jobs")
     .select(["jobs.id", "jobs.state", "jobs.datacenter", "jobs.created_at", "jobs.completed_at", "jobs.pages", "jobs.customer_defined_id", "jobs.customer_reference", "jobs.billing_code", "jobs.is_test"])
