@@ -240,6 +240,13 @@ function cleanSegment(segment: string, maxLength = Number.POSITIVE_INFINITY): st
   return out;
 }
 
+/** The wide ranges of `characterColumns`, ascending. */
+const WIDE_RANGES: readonly (readonly [number, number])[] = [
+  [0x1100, 0x115f], [0x2e80, 0x303e], [0x3041, 0x33ff], [0x3400, 0x4dbf], [0x4e00, 0x9fff],
+  [0xa000, 0xa4cf], [0xa960, 0xa97f], [0xac00, 0xd7a3], [0xf900, 0xfaff], [0xfe10, 0xfe19],
+  [0xfe30, 0xfe6f], [0xff00, 0xff60], [0xffe0, 0xffe6], [0x20000, 0x2fffd], [0x30000, 0x3fffd],
+];
+
 /**
  * Columns a code point takes on the page: 2 for East Asian wide and fullwidth characters (the
  * ranges of Unicode's East_Asian_Width W and F that hold letters and signs: Hangul Jamo leading
@@ -248,24 +255,13 @@ function cleanSegment(segment: string, maxLength = Number.POSITIVE_INFINITY): st
  */
 export function characterColumns(codePoint: number): 1 | 2 {
   if (codePoint < 0x1100) return 1;
-  return (codePoint <= 0x115f ||
-    (codePoint >= 0x2e80 && codePoint <= 0x303e) ||
-    (codePoint >= 0x3041 && codePoint <= 0x33ff) ||
-    (codePoint >= 0x3400 && codePoint <= 0x4dbf) ||
-    (codePoint >= 0x4e00 && codePoint <= 0x9fff) ||
-    (codePoint >= 0xa000 && codePoint <= 0xa4cf) ||
-    (codePoint >= 0xa960 && codePoint <= 0xa97f) ||
-    (codePoint >= 0xac00 && codePoint <= 0xd7a3) ||
-    (codePoint >= 0xf900 && codePoint <= 0xfaff) ||
-    (codePoint >= 0xfe10 && codePoint <= 0xfe19) ||
-    (codePoint >= 0xfe30 && codePoint <= 0xfe6f) ||
-    (codePoint >= 0xff00 && codePoint <= 0xff60) ||
-    (codePoint >= 0xffe0 && codePoint <= 0xffe6) ||
-    (codePoint >= 0x20000 && codePoint <= 0x2fffd) ||
-    (codePoint >= 0x30000 && codePoint <= 0x3fffd))
-    ? 2
-    : 1;
+  for (const [first, last] of WIDE_RANGES) {
+    if (codePoint < first) return 1;
+    if (codePoint <= last) return 2;
+  }
+  return 1;
 }
+
 
 /** A space a line may break at (and loses there): the space, and the ideographic space of CJK text. */
 function isBreakSpace(ch: string | undefined): boolean {

@@ -23,7 +23,7 @@
  */
 import { createCanvas, GlobalFonts } from "@napi-rs/canvas";
 import { characterColumns, textFrame, textPageGeometry, type TextLayoutOptions, type TextPageLayout } from "../layout-text.ts";
-import { fallbackFamilyFor, installedFallbackFonts } from "../fonts/fallback-fonts.ts";
+import { fillCharacterInCells, installedFallbackFonts } from "../fonts/fallback-fonts.ts";
 import { ensureGlyphs } from "../fonts/system-fonts.ts";
 
 export const FAX_FONT_FILE = "/usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf";
@@ -54,8 +54,7 @@ export function createTextPageRasterizer(options: TextLayoutOptions): (page: Tex
   const ctx = canvas.getContext("2d");
   ctx.scale(1, yDpi / xDpi);
   const fontPx = (FONT_SIZE_PT / POINTS_PER_INCH) * xDpi;
-  const faxFont = `${fontPx}px "${FONT_FAMILY}"`;
-  ctx.font = faxFont;
+  ctx.font = `${fontPx}px "${FONT_FAMILY}"`;
   ctx.textBaseline = "alphabetic";
 
   const metrics = ctx.measureText("M");
@@ -77,18 +76,8 @@ export function createTextPageRasterizer(options: TextLayoutOptions): (page: Tex
       const y = Math.round(baseline * toScanLines) / toScanLines;
       let column = 0;
       for (const character of line) {
-        const codePoint = character.codePointAt(0)!;
-        const cells = characterColumns(codePoint);
-        const family = character === " " ? null : fallbackFamilyFor(FAX_FONT_FILE, codePoint);
-        if (family !== null) {
-          // Fitted to its cells (skia narrows a wider glyph), centred when narrower.
-          ctx.font = `${fontPx}px "${family}"`;
-          const width = Math.min(ctx.measureText(character).width, cells * charWidth);
-          ctx.fillText(character, left + column * charWidth + (cells * charWidth - width) / 2, y, cells * charWidth);
-          ctx.font = faxFont;
-        } else if (character !== " ") {
-          ctx.fillText(character, left + column * charWidth, y);
-        }
+        const cells = characterColumns(character.codePointAt(0)!);
+        fillCharacterInCells(ctx, character, left + column * charWidth, y, cells, charWidth, fontPx, FAX_FONT_FILE);
         column += cells;
       }
     });

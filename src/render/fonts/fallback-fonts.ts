@@ -14,7 +14,7 @@
  */
 import { existsSync } from "node:fs";
 import { basename } from "node:path";
-import { GlobalFonts } from "@napi-rs/canvas";
+import { GlobalFonts, type SKRSContext2D } from "@napi-rs/canvas";
 import { FontCoverage } from "./font-coverage.ts";
 
 export const FALLBACK_FONT_FILES: readonly string[] = [
@@ -67,7 +67,7 @@ export class FallbackFonts {
   #covers(candidate: Candidate, codePoint: number): boolean {
     if (candidate.coverage === null) {
       try {
-        candidate.coverage = existsSync(candidate.file) ? FontCoverage.fromFile(candidate.file) : FontCoverage.empty();
+        candidate.coverage = existsSync(candidate.file) ? FontCoverage.ofFile(candidate.file) : FontCoverage.empty();
       } catch {
         candidate.coverage = FontCoverage.empty();
       }
@@ -84,19 +84,32 @@ export function fallbackFontFamily(codePoint: number): string | null {
   return defaultFonts.familyFor(codePoint);
 }
 
-const fontCoverages = new Map<string, FontCoverage>();
-
 /**
  * The family to draw `codePoint` with in a text set in the font file `fontFile`: null when that
  * font has the glyph (or no fallback font has it either), else the first fallback's.
  */
 export function fallbackFamilyFor(fontFile: string, codePoint: number): string | null {
-  let coverage = fontCoverages.get(fontFile);
-  if (coverage === undefined) {
-    coverage = FontCoverage.fromFile(fontFile);
-    fontCoverages.set(fontFile, coverage);
+  return FontCoverage.ofFile(fontFile).has(codePoint) ? null : fallbackFontFamily(codePoint);
+}
+
+/**
+ * Draws one character of a monospaced text into its `cells` cells of `cellWidth` starting at x:
+ * with the context's font (the one of `fontFile`) when that has the glyph, else from a fallback
+ * font at `fontPx`, fitted to the cells (skia narrows a wider glyph) and centred when narrower.
+ * White space draws nothing. The context's font is as it was afterwards.
+ */
+export function fillCharacterInCells(ctx: SKRSContext2D, character: string, x: number, y: number, cells: number, cellWidth: number, fontPx: number, fontFile: string): void {
+  if (/^\s$/u.test(character)) return;
+  const family = fallbackFamilyFor(fontFile, character.codePointAt(0)!);
+  if (family === null) {
+    ctx.fillText(character, x, y);
+    return;
   }
-  return coverage.has(codePoint) ? null : fallbackFontFamily(codePoint);
+  const font = ctx.font;
+  ctx.font = `${fontPx}px "${family}"`;
+  const width = Math.min(ctx.measureText(character).width, cells * cellWidth);
+  ctx.fillText(character, x + (cells * cellWidth - width) / 2, y, cells * cellWidth);
+  ctx.font = font;
 }
 
 let installed: string[] | undefined;

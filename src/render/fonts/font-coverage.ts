@@ -11,6 +11,8 @@ import { readFileSync } from "node:fs";
 /** [first, last] code points, sorted, not overlapping. */
 type Ranges = Array<[number, number]>;
 
+const read = new Map<string, FontCoverage>();
+
 export class FontCoverage {
   readonly #ranges: Ranges;
 
@@ -21,6 +23,16 @@ export class FontCoverage {
   /** Reads the font file `path`. Throws on a file that is not a font with a Unicode cmap. */
   static fromFile(path: string): FontCoverage {
     return FontCoverage.parse(readFileSync(path));
+  }
+
+  /** `fromFile`, read once per file and process (a file that fails is read again when asked again). */
+  static ofFile(path: string): FontCoverage {
+    let known = read.get(path);
+    if (known === undefined) {
+      known = FontCoverage.fromFile(path);
+      read.set(path, known);
+    }
+    return known;
   }
 
   /** A font with no glyph (one that is not installed, or cannot be read). */

@@ -24,17 +24,6 @@ export function systemFontsLoaded(): boolean {
   return loaded;
 }
 
-const coverages = new Map<string, FontCoverage>();
-
-function coverage(fontFile: string): FontCoverage {
-  let known = coverages.get(fontFile);
-  if (known === undefined) {
-    known = FontCoverage.fromFile(fontFile);
-    coverages.set(fontFile, known);
-  }
-  return known;
-}
-
 /**
  * Loads the system fonts unless every character of `text` (spaces and control characters aside)
  * has a glyph in one of `fontFiles`, the fonts the text is drawn with.
@@ -43,7 +32,7 @@ export function ensureGlyphs(text: string, fontFiles: readonly string[]): void {
   if (loaded) return;
   let fonts: FontCoverage[];
   try {
-    fonts = fontFiles.map(coverage);
+    fonts = fontFiles.map((file) => FontCoverage.ofFile(file));
   } catch {
     // A font whose cmap this cannot read: do what the package would have done at start.
     loadSystemFonts();

@@ -33,7 +33,7 @@ import { createCanvas, GlobalFonts, type SKRSContext2D } from "@napi-rs/canvas";
 import { characterColumns, textFrame } from "../layout-text.ts";
 import type { GreyPage, PageGeometry } from "../pages/grey-page.ts";
 import { FAX_FONT_FILE } from "../fax-image/rasterize-text-page.ts";
-import { fallbackFamilyFor, installedFallbackFonts } from "../fonts/fallback-fonts.ts";
+import { fillCharacterInCells, installedFallbackFonts } from "../fonts/fallback-fonts.ts";
 import { ensureGlyphs } from "../fonts/system-fonts.ts";
 import type { HeaderLine } from "./format-header.ts";
 import { MAX_HEADER_LINES } from "./header-template.ts";
@@ -140,8 +140,7 @@ function makeDrawer(geometry: PageGeometry): HeaderDrawer {
   ctx.font = `100px "${FONT_FAMILY}"`;
   const advanceRatio = ctx.measureText("M").width / 100;
   const fontPx = cell / advanceRatio;
-  const headerFont = `${fontPx}px "${FONT_FAMILY}"`;
-  ctx.font = headerFont;
+  ctx.font = `${fontPx}px "${FONT_FAMILY}"`;
   ctx.textBaseline = "alphabetic";
   const metrics = ctx.measureText("M");
   const ascentRows = metrics.fontBoundingBoxAscent * toScanLines;
@@ -167,18 +166,8 @@ function makeDrawer(geometry: PageGeometry): HeaderDrawer {
           ensureGlyphs(part.chars.join(""), [FAX_FONT_FILE, ...installedFallbackFonts()]);
           let column = 0;
           for (const character of part.chars) {
-            const codePoint = character.codePointAt(0)!;
-            const cells = characterColumns(codePoint);
-            const family = /^\s$/u.test(character) ? null : fallbackFamilyFor(FAX_FONT_FILE, codePoint);
-            if (family !== null) {
-              // As on text pages: a fallback font's glyph fitted to its cells.
-              ctx.font = `${fontPx}px "${family}"`;
-              const width = Math.min(ctx.measureText(character).width, cells * cell);
-              ctx.fillText(character, part.x + column * cell + (cells * cell - width) / 2, y, cells * cell);
-              ctx.font = headerFont;
-            } else if (!/^\s$/u.test(character)) {
-              ctx.fillText(character, part.x + column * cell, y);
-            }
+            const cells = characterColumns(character.codePointAt(0)!);
+            fillCharacterInCells(ctx, character, part.x + column * cell, y, cells, cell, fontPx, FAX_FONT_FILE);
             column += cells;
           }
           boxes.push({
