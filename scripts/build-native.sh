@@ -2,6 +2,8 @@
 # Builds Faxline's native parts:
 #   native/fax-raster/build/Release/fax_raster.node           the render stage's per-pixel loops in C (src/render/native-raster.ts;
 #                                                             no library needed, built first; without it rendering runs them in TypeScript)
+#   native/pdfium/build/Release/pdfium_native.node             loads and calls the prebuilt native PDFium (src/render/pdfium/native-pdfium.ts;
+#                                                             no library needed to build it; without it PDFs render with the WebAssembly PDFium)
 # and against Debian's libspandsp 0.0.6:
 #   native/spandsp-engine/build/Release/spandsp_engine.node   the N-API addon (src/line/fax-engine/spandsp-engine.ts)
 #   test/peers/spandsp-receiver/build/t38_receiver           the T.38 receiver the interop tests fax to
@@ -37,6 +39,9 @@ fi
 
 echo "building native/fax-raster (nodedir $nodedir)"
 (cd native/fax-raster && "${gyp[@]}" rebuild --nodedir="$nodedir" --loglevel=warn)
+
+echo "building native/pdfium (nodedir $nodedir)"
+(cd native/pdfium && "${gyp[@]}" rebuild --nodedir="$nodedir" --loglevel=warn)
 
 pkg-config --exists spandsp 2>/dev/null || missing "libspandsp-dev not found (pkg-config spandsp)"
 [ -f /usr/include/tiffio.h ] || [ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || missing "libtiff-dev not found (tiffio.h; spandsp.h includes it)"

@@ -1,15 +1,16 @@
 /**
- * PDF pages (src/render/pages/pdf-pages.ts): page count and size, where content lands on the fax
+ * PDF pages (src/render/pages/pdf-pages.ts), with each PDFium engine (native and WebAssembly): page count and size, where content lands on the fax
  * page at both resolutions, landscape pages turned, form fields and annotations drawn, the tone
  * of text and photo pages, and the failures (password, damaged, empty, too large). The PDFs are
  * made here with pdf-lib; the encrypted ones are tiny fixtures made with qpdf (below).
  */
-import { describe, it } from "node:test";
+import { it } from "node:test";
 import assert from "node:assert/strict";
 import { PDFBool, PDFDocument, PDFName, StandardFonts, degrees, rgb, type PDFPage } from "pdf-lib";
 import sharp from "sharp";
 import { contentBox, DocumentRenderError, pageGeometry, type GreyPage, type PageGeometry, type RenderLimits } from "../../src/render/pages/grey-page.ts";
 import { pdfPages } from "../../src/render/pages/pdf-pages.ts";
+import { describeEachPdfium } from "../support/pdfium-engines.ts";
 
 const HIGH = pageGeometry("A4", "HIGH");
 const LOW = pageGeometry("A4", "LOW");
@@ -153,7 +154,7 @@ function blackSquare(page: PDFPage, left: number, top: number, side: number): vo
   page.drawRectangle({ x: left, y: page.getHeight() - top - side, width: side, height: side, color: rgb(0, 0, 0) });
 }
 
-describe("pdfPages: pages and placement", () => {
+describeEachPdfium("pdfPages: pages and placement", () => {
   it("renders every page as a 1728 x heightPx page with a white header band, at HIGH and LOW", async () => {
     const doc = await PDFDocument.create();
     doc.addPage(A4_POINTS);
@@ -211,7 +212,7 @@ describe("pdfPages: pages and placement", () => {
   });
 });
 
-describe("pdfPages: form fields and annotations", () => {
+describeEachPdfium("pdfPages: form fields and annotations", () => {
   async function textFieldPdf(withAppearance: boolean): Promise<Uint8Array> {
     const doc = await PDFDocument.create();
     const page = doc.addPage(A4_POINTS);
@@ -257,7 +258,7 @@ describe("pdfPages: form fields and annotations", () => {
   });
 });
 
-describe("pdfPages: tone", () => {
+describeEachPdfium("pdfPages: tone", () => {
   it("a page of text is text, a page with a large photo is a photo", async () => {
     const doc = await PDFDocument.create();
     const font = await doc.embedFont(StandardFonts.Helvetica);
@@ -275,7 +276,7 @@ describe("pdfPages: tone", () => {
   });
 });
 
-describe("pdfPages: documents that cannot be rendered", () => {
+describeEachPdfium("pdfPages: documents that cannot be rendered", () => {
   it("a PDF that needs a password: document_encrypted", async () => {
     const err = await rejectsWith("document_encrypted", "secret.pdf", toBytes(USER_PASSWORD_PDF));
     assert.match(err.message, /password-protected/);

@@ -39,6 +39,12 @@ export interface RenderWorkerData {
   memoryLimitMb: number;
   /** Start the page helpers with the worker rather than on the first long document (see FaxImageWorker). */
   startHelpersEarly: boolean;
+  /**
+   * On a SharedArrayBuffer: raised to 1 as the worker is ended (a timeout, close, a crash), so that
+   * native PDFium renders in it and its helpers stop at their next pause point; a terminated thread
+   * stops its JavaScript and WebAssembly at once, but not native code.
+   */
+  cancelFlag: Int32Array;
 }
 
 /**
@@ -112,6 +118,8 @@ export class FaxImageWorker {
   readonly #timeoutMs: number;
   readonly #memoryLimitMb: number;
   #worker: Worker | null = null;
+  /** Each started worker's cancel flag (RenderWorkerData.cancelFlag). */
+  readonly #cancelFlags = new WeakMap<Worker, Int32Array>();
   #queue: Promise<unknown> = Promise.resolve();
   readonly #recycleAfterBytes: number;
   readonly #pageThreads: number;
@@ -147,6 +155,7 @@ export class FaxImageWorker {
     this.#closed = true;
     const worker = this.#worker;
     this.#worker = null;
+    if (worker !== null) this.#end(worker);
     await worker?.terminate();
   }
 
@@ -169,6 +178,7 @@ export class FaxImageWorker {
         worker.off("message", onMessage).off("error", onError).off("exit", onExit);
         if (workerIsDone) {
           if (this.#worker === worker) this.#worker = null;
+          this.#end(worker);
           // Awaiting termination would only delay the outcome; the thread is stopped either way.
           void worker.terminate();
         }
@@ -213,9 +223,17 @@ export class FaxImageWorker {
     });
   }
 
+  /** Raises the worker's cancel flag: native renders in it stop at their next pause point. */
+  #end(worker: Worker): void {
+    const flag = this.#cancelFlags.get(worker);
+    if (flag !== undefined) Atomics.store(flag, 0, 1);
+  }
+
   #start(): Worker {
-    const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb, startHelpersEarly: this.#startHelpersEarly };
+    const cancelFlag = new Int32Array(new SharedArrayBuffer(4));
+    const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb, startHelpersEarly: this.#startHelpersEarly, cancelFlag };
     const worker = startWorkerThread("render/fax-image/render-worker", { resourceLimits: { maxOldGenerationSizeMb: this.#memoryLimitMb }, workerData });
+    this.#cancelFlags.set(worker, cancelFlag);
     // An idle worker must not keep the process alive; while a request runs, its timer does.
     worker.unref();
     // A worker that dies between requests is dropped and the next request starts a new one.

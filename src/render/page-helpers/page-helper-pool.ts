@@ -28,7 +28,7 @@ import { startWorkerThread } from "../../lib/worker-thread.ts";
 import { DocumentRenderError, type DocumentInput, type PageGeometry, type RenderLimits } from "../pages/grey-page.ts";
 import type { PdfDocument } from "../pages/pdf-pages.ts";
 import { preparePage, type PreparedPage, type PreparePageMode } from "../prepare-page.ts";
-import type { HelperPageResult, HelperReply, HelperRequest } from "./page-helper-protocol.ts";
+import type { HelperPageResult, HelperReply, HelperRequest, PageHelperData } from "./page-helper-protocol.ts";
 
 /** Documents with fewer pages (in all) are rendered by the render thread alone: sharing would not pay. */
 export const PARALLEL_MIN_PAGES = 4;
@@ -49,8 +49,9 @@ class Helper {
   onReply: ((reply: HelperReply) => void) | null = null;
   onDeath: (() => void) | null = null;
 
-  constructor(memoryLimitMb: number, onGone: (helper: Helper) => void) {
-    this.worker = startWorkerThread("render/page-helpers/page-helper-thread", { resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb } });
+  constructor(memoryLimitMb: number, cancelFlag: Int32Array | null, onGone: (helper: Helper) => void) {
+    const workerData: PageHelperData = { cancelFlag };
+    this.worker = startWorkerThread("render/page-helpers/page-helper-thread", { resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb }, workerData });
     this.worker.unref();
     this.worker.on("message", (reply: HelperReply) => this.onReply?.(reply));
     const gone = (): void => {
@@ -71,15 +72,21 @@ class Helper {
 export class PageHelperPool {
   readonly #helperCount: number;
   readonly #memoryLimitMb: number;
+  readonly #cancelFlag: Int32Array | null;
   readonly #maxAhead: number;
   #helpers: Helper[] = [];
   #nextDocumentId = 1;
   #busy = false;
 
-  /** `threads`: threads that render one document's pages, the render thread included (1: no helpers). */
-  constructor(options: { threads: number; memoryLimitMb: number }) {
+  /**
+   * `threads`: threads that render one document's pages, the render thread included (1: no helpers).
+   * `cancelFlag`: raised by whoever ends the render thread, to give up the helpers' native PDFium
+   * renders too (pdfium/pdfium-engine.ts: setPdfiumCancelFlag).
+   */
+  constructor(options: { threads: number; memoryLimitMb: number; cancelFlag?: Int32Array | null }) {
     this.#helperCount = Math.max(0, Math.floor(options.threads) - 1);
     this.#memoryLimitMb = options.memoryLimitMb;
+    this.#cancelFlag = options.cancelFlag ?? null;
     this.#maxAhead = (this.#helperCount + 1) * LOOKAHEAD + 2;
   }
 
@@ -259,7 +266,7 @@ export class PageHelperPool {
     try {
       while (this.#helpers.length < this.#helperCount) {
         this.#helpers.push(
-          new Helper(this.#memoryLimitMb, (gone) => {
+          new Helper(this.#memoryLimitMb, this.#cancelFlag, (gone) => {
             this.#helpers = this.#helpers.filter((helper) => helper !== gone);
           }),
         );

@@ -7,6 +7,12 @@ import type { PageGeometry, RenderLimits } from "../pages/grey-page.ts";
 import type { PreparedPage, PreparePageMode } from "../prepare-page.ts";
 import type { RenderFailureCode } from "../render-failure.ts";
 
+/** A helper thread's workerData. */
+export interface PageHelperData {
+  /** Raised (Atomics.store(flag, 0, 1)) to give up native PDFium renders when the threads are ended; null: none. */
+  cancelFlag: Int32Array | null;
+}
+
 export type HelperRequest =
   | { type: "open"; documentId: number; name: string; bytes: Uint8Array; geometry: PageGeometry; limits: RenderLimits; mode: PreparePageMode }
   | { type: "page"; documentId: number; index: number }

@@ -4,11 +4,12 @@
  * its buffers transferred. A document stays open from its "open" to its "close" message; pages of
  * a document already closed are not answered.
  */
-import { parentPort } from "node:worker_threads";
+import { parentPort, workerData } from "node:worker_threads";
 import { openPdfDocument, preloadPdfium, type PdfDocument } from "../pages/pdf-pages.ts";
+import { setPdfiumCancelFlag } from "../pdfium/pdfium-engine.ts";
 import { DocumentRenderError } from "../pages/grey-page.ts";
 import { preparePage, type PreparedPage, type PreparePageMode } from "../prepare-page.ts";
-import type { HelperPageResult, HelperReply, HelperRequest } from "./page-helper-protocol.ts";
+import type { HelperPageResult, HelperReply, HelperRequest, PageHelperData } from "./page-helper-protocol.ts";
 
 const port = parentPort;
 if (port === null) throw new Error("page-helper-thread.ts runs only as a worker thread");
@@ -19,6 +20,7 @@ interface OpenDocument {
   mode: PreparePageMode;
 }
 
+setPdfiumCancelFlag((workerData as PageHelperData | null)?.cancelFlag ?? null);
 // Every request is about a PDF: PDFium loads while the first one is on its way. A failure to load
 // it is met again, and answered, when a document is opened.
 preloadPdfium().catch(() => {});

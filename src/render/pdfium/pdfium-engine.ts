@@ -1,0 +1,111 @@
+/**
+ * PDFium, the PDF renderer of the render stage (pages/pdf-pages.ts), in one of two builds that
+ * draw the same pixels (ADR 0014):
+ *
+ *  - **native** (native-pdfium.ts): the prebuilt libpdfium.so of the npm package
+ *    pdfium-node-linux-x64-gnu (chromium/7934), called through Faxline's addon native/pdfium.
+ *    About twice as fast as the WebAssembly build. Linux x86-64 with glibc.
+ *  - **wasm** (wasm-pdfium.ts): @hyzyla/pdfium, PDFium compiled to WebAssembly; runs everywhere.
+ *
+ * `FAXLINE_PDFIUM` chooses: `native`, `wasm`, or unset (`auto`: native where it loads, else the
+ * WebAssembly, silently, as the raster loops fall back to TypeScript). `native` where it cannot
+ * load throws, so a test or an operator who asks for it learns why. `FAXLINE_PDFIUM_LIBRARY`
+ * names another libpdfium.so for the native build (e.g. one built for another platform).
+ *
+ * Each thread has its own engine (PDFium is not thread-safe; each WebAssembly instance, and each
+ * native copy, has its own globals), loaded on first use.
+ */
+
+/** The rectangle a page is drawn into, in pixels of the page bitmap, and its turn (0-3, 90° steps clockwise). */
+export interface DrawBox {
+  left: number;
+  top: number;
+  width: number;
+  height: number;
+  rotate: number;
+}
+
+/** A page-sized 8-bit grey buffer an engine renders into. */
+export interface PageBuffer {
+  /** The pixels: a view that is valid until the engine runs again (the WebAssembly memory may grow). */
+  view(): Uint8Array;
+  free(): void;
+}
+
+export interface PdfiumEngine {
+  readonly kind: "native" | "wasm";
+  /** A document id (> 0), or `-error` with PDFium's FPDF_GetLastError code (-1 when unknown). The bytes are copied. */
+  openDocument(bytes: Uint8Array): number;
+  closeDocument(id: number): void;
+  pageCount(id: number): number;
+  /** The page's size in points with its /Rotate applied, or null when PDFium cannot tell it. */
+  pageSize(id: number, index: number): { width: number; height: number } | null;
+  allocatePage(widthPx: number, heightPx: number): PageBuffer;
+  /**
+   * Renders page `index` into `buffer` (filled white first, then the page, then its form fields as
+   * printed): 0 when drawn, 1 when given up through the cancel flag, `-error` when the page cannot
+   * be loaded.
+   */
+  renderPage(id: number, index: number, buffer: PageBuffer, widthPx: number, heightPx: number, box: DrawBox, flags: number): number;
+}
+
+/** The render result renderPage gives when its thread's cancel flag was raised. */
+export const RENDER_CANCELLED = 1;
+
+export type PdfiumChoice = "auto" | "native" | "wasm";
+
+let chosen: PdfiumChoice | null = null;
+
+export function pdfiumChoice(): PdfiumChoice {
+  if (chosen !== null) return chosen;
+  const value = process.env.FAXLINE_PDFIUM?.trim().toLowerCase() ?? "";
+  if (value === "" || value === "auto") return "auto";
+  if (value === "native" || value === "wasm") return value;
+  throw new Error(`FAXLINE_PDFIUM must be native, wasm or auto, not "${process.env.FAXLINE_PDFIUM}"`);
+}
+
+let engine: Promise<PdfiumEngine> | null = null;
+let cancelFlag: Int32Array | null = null;
+
+/**
+ * The flag another thread raises (Atomics.store(flag, 0, 1)) to give up this thread's render: a
+ * native page render stops at PDFium's next pause point. The WebAssembly build needs none (a
+ * terminated worker stops inside WebAssembly too). Set before the engine loads or after.
+ */
+export function setPdfiumCancelFlag(flag: Int32Array | null): void {
+  cancelFlag = flag;
+  void engine?.then((loaded) => applyCancelFlag(loaded), () => {});
+}
+
+function applyCancelFlag(loaded: PdfiumEngine): void {
+  if ("setCancelFlag" in loaded && typeof loaded.setCancelFlag === "function") (loaded.setCancelFlag as (flag: Int32Array | null) => void)(cancelFlag);
+}
+
+/**
+ * Makes this thread use `choice` from now on, whatever FAXLINE_PDFIUM says (the tests render each
+ * case with both engines; documents already open keep theirs).
+ */
+export function choosePdfiumEngine(choice: PdfiumChoice): void {
+  chosen = choice;
+  engine = null;
+}
+
+/** This thread's PDFium, loaded on first use. */
+export function pdfiumEngine(): Promise<PdfiumEngine> {
+  engine ??= loadEngine().then((loaded) => {
+    applyCancelFlag(loaded);
+    return loaded;
+  });
+  return engine;
+}
+
+async function loadEngine(): Promise<PdfiumEngine> {
+  const choice = pdfiumChoice();
+  if (choice !== "wasm") {
+    const { loadNativePdfium } = await import("./native-pdfium.ts");
+    const native = loadNativePdfium(choice === "native");
+    if (native !== null) return native;
+  }
+  const { loadWasmPdfium } = await import("./wasm-pdfium.ts");
+  return loadWasmPdfium();
+}
