@@ -155,7 +155,7 @@ export async function faxSend(config: FaxlineConfig, request: FaxSendRequest): P
     if (!request.json) console.log(text);
   };
 
-  const worker = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: helpersWorthStartingEarly(input.documents) });
+  const worker = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pdfRenderer: config.render.pdfRenderer, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: helpersWorthStartingEarly(input.documents) });
   let rendered: FaxImageOutcome;
   try {
     rendered = await worker.render(input);

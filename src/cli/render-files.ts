@@ -97,7 +97,7 @@ export async function renderFiles(config: FaxlineConfig, request: RenderFilesReq
     return 1;
   }
 
-  const faxImages = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: helpersWorthStartingEarly(input.documents) });
+  const faxImages = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pdfRenderer: config.render.pdfRenderer, pageThreads: pageThreadsFor(config.render.pageThreads, 1), startHelpersEarly: helpersWorthStartingEarly(input.documents) });
   const started = performance.now();
   let outcome: FaxImageOutcome;
   try {

@@ -352,7 +352,7 @@ export function startSchedulerRole(ctx: NodeContext): RunningRole {
   const interval = ctx.config.scheduler.pollInterval;
   // render.concurrency slots, each a loop with a worker thread of its own. Which job a free slot
   // takes is the claim's choice: a customer with nothing rendering first (store claims).
-  const workers = Array.from({ length: ctx.config.render.concurrency }, () => new FaxImageWorker({ timeoutMs: ctx.config.render.timeout, memoryLimitMb: ctx.config.render.workerMemory, pageThreads: pageThreadsFor(ctx.config.render.pageThreads, ctx.config.render.concurrency) }));
+  const workers = Array.from({ length: ctx.config.render.concurrency }, () => new FaxImageWorker({ timeoutMs: ctx.config.render.timeout, memoryLimitMb: ctx.config.render.workerMemory, pdfRenderer: ctx.config.render.pdfRenderer, pageThreads: pageThreadsFor(ctx.config.render.pageThreads, ctx.config.render.concurrency) }));
 
   const renderErrors = loopErrors(ctx, "render loop");
   const sweepErrors = loopErrors(ctx, "sweep");

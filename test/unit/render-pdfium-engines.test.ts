@@ -52,6 +52,21 @@ async function heavyPdf(fills: number): Promise<Uint8Array> {
   return doc.save();
 }
 
+function jobInput(pdf: Uint8Array): FaxJobRenderInput {
+  return {
+    documents: [{ name: "document.pdf", bytes: pdf }],
+    paperFormat: "A4",
+    resolution: "HIGH",
+    header: null,
+    cover: null,
+    overlay: null,
+    recipients: [{ id: "r1", number: "+4912345", properties: {} }],
+    toneMode: "AUTO",
+    limits: LIMITS,
+    preflight: { lineBitsPerSecond: 14_400, largePageSeconds: 300 },
+  };
+}
+
 async function digestsWith(engine: "native" | "wasm", bytes: Uint8Array): Promise<string[]> {
   choosePdfiumEngine(engine);
   const pdf = await openPdfDocument({ name: "mixed.pdf", bytes }, HIGH, LIMITS);
@@ -161,24 +176,30 @@ describe("the native PDFium", { skip }, () => {
     }
   });
 
+  it("render.pdfRenderer reaches the render worker and its page helper: wasm loads no native PDFium, native one each; the same fax image", async () => {
+    const main = await mainEngine();
+    const images: Buffer[] = [];
+    for (const pdfRenderer of ["wasm", "native"] as const) {
+      const worker = new FaxImageWorker({ timeoutMs: 60_000, memoryLimitMb: 512, pageThreads: 2, pdfRenderer });
+      try {
+        const outcome = await worker.render(jobInput(mixed));
+        assert.ok(outcome.ok && outcome.result.ok, JSON.stringify(outcome).slice(0, 300));
+        images.push(outcome.result.images[0]!.tiff);
+        // The worker and its helper keep their PDFium while they live.
+        assert.equal(main.loadedPdfiums().inUse, pdfRenderer === "wasm" ? 1 : 3, pdfRenderer);
+      } finally {
+        await worker.close();
+      }
+    }
+    assert.ok(images[0]!.equals(images[1]!), "the same TIFF");
+  });
+
   it("a render worker ended at its time limit stops its native render and gives its PDFium back at once", async () => {
     const main = await mainEngine();
     const heavy = await heavyPdf(60_000);
     const worker = new FaxImageWorker({ timeoutMs: 500, memoryLimitMb: 512 });
-    const input: FaxJobRenderInput = {
-      documents: [{ name: "heavy.pdf", bytes: heavy }],
-      paperFormat: "A4",
-      resolution: "HIGH",
-      header: null,
-      cover: null,
-      overlay: null,
-      recipients: [{ id: "r1", number: "+4912345", properties: {} }],
-      toneMode: "AUTO",
-      limits: LIMITS,
-      preflight: { lineBitsPerSecond: 14_400, largePageSeconds: 300 },
-    };
     try {
-      const outcome = await worker.render(input);
+      const outcome = await worker.render(jobInput(heavy));
       assert.deepEqual(outcome, { ok: false, kind: "timeout", timeoutMs: 500 });
       // The page takes many seconds to draw: its PDFium comes back only if the render stopped.
       const deadline = performance.now() + 3_000;

@@ -27,6 +27,7 @@ import { formatDurationMs } from "../../lib/durations.ts";
 import { convertsToPdf, documentTypeFromName } from "../document-types.ts";
 import type { DocumentInput } from "../pages/grey-page.ts";
 import type { FaxJobRenderInput, FaxJobRenderResult } from "../render-fax-job.ts";
+import type { PdfiumChoice } from "../pdfium/pdfium-engine.ts";
 
 /** Documents larger than this in all end the worker after their job (see the module comment). */
 export const RECYCLE_AFTER_BYTES = 8 * 1024 * 1024;
@@ -45,6 +46,8 @@ export interface RenderWorkerData {
    * stops its JavaScript and WebAssembly at once, but not native code.
    */
   cancelFlag: Int32Array;
+  /** render.pdfRenderer. */
+  pdfRenderer: PdfiumChoice;
 }
 
 /**
@@ -124,6 +127,7 @@ export class FaxImageWorker {
   readonly #recycleAfterBytes: number;
   readonly #pageThreads: number;
   readonly #startHelpersEarly: boolean;
+  readonly #pdfRenderer: PdfiumChoice;
   #nextId = 1;
   #closed = false;
 
@@ -135,7 +139,8 @@ export class FaxImageWorker {
    * document. A node starts them on the first long document, so that one that sends short faxes
    * does not hold them.
    */
-  constructor(options: { timeoutMs: number; memoryLimitMb: number; recycleAfterBytes?: number; pageThreads?: number; startHelpersEarly?: boolean }) {
+  constructor(options: { timeoutMs: number; memoryLimitMb: number; recycleAfterBytes?: number; pageThreads?: number; startHelpersEarly?: boolean; pdfRenderer?: PdfiumChoice }) {
+    this.#pdfRenderer = options.pdfRenderer ?? "auto";
     this.#pageThreads = Math.max(1, options.pageThreads ?? 1);
     this.#startHelpersEarly = options.startHelpersEarly ?? false;
     this.#timeoutMs = options.timeoutMs;
@@ -231,7 +236,7 @@ export class FaxImageWorker {
 
   #start(): Worker {
     const cancelFlag = new Int32Array(new SharedArrayBuffer(4));
-    const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb, startHelpersEarly: this.#startHelpersEarly, cancelFlag };
+    const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb, startHelpersEarly: this.#startHelpersEarly, cancelFlag, pdfRenderer: this.#pdfRenderer };
     const worker = startWorkerThread("render/fax-image/render-worker", { resourceLimits: { maxOldGenerationSizeMb: this.#memoryLimitMb }, workerData });
     this.#cancelFlags.set(worker, cancelFlag);
     // An idle worker must not keep the process alive; while a request runs, its timer does.

@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { PageHelperPool } from "../page-helpers/page-helper-pool.ts";
-import { setPdfiumCancelFlag } from "../pdfium/pdfium-engine.ts";
+import { choosePdfiumEngine, setPdfiumCancelFlag } from "../pdfium/pdfium-engine.ts";
 import type { RenderReply, RenderRequest, RenderWorkerData } from "./fax-image-worker.ts";
 
 const port = parentPort;
@@ -15,8 +15,9 @@ const settings = workerData as RenderWorkerData;
 // The page helpers end with this thread (a terminated worker takes its own workers along).
 // The flag FaxImageWorker raises as it ends this thread: a native PDFium render in progress here
 // or in a helper stops at its next pause point rather than running on in a thread being ended.
+choosePdfiumEngine(settings.pdfRenderer);
 setPdfiumCancelFlag(settings.cancelFlag);
-const pageHelpers = new PageHelperPool({ threads: settings.pageThreads, memoryLimitMb: settings.memoryLimitMb, cancelFlag: settings.cancelFlag });
+const pageHelpers = new PageHelperPool({ threads: settings.pageThreads, memoryLimitMb: settings.memoryLimitMb, cancelFlag: settings.cancelFlag, pdfRenderer: settings.pdfRenderer });
 if (settings.startHelpersEarly) pageHelpers.startHelpers();
 // The render stage is loaded after the helpers have been started, so that they boot while it
 // loads (a command's first document waits for both). Requests that arrive meanwhile wait in the

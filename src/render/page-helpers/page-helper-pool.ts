@@ -27,6 +27,7 @@ import type { Worker } from "node:worker_threads";
 import { startWorkerThread } from "../../lib/worker-thread.ts";
 import { DocumentRenderError, type DocumentInput, type PageGeometry, type RenderLimits } from "../pages/grey-page.ts";
 import type { PdfDocument } from "../pages/pdf-pages.ts";
+import type { PdfiumChoice } from "../pdfium/pdfium-engine.ts";
 import { preparePage, type PreparedPage, type PreparePageMode } from "../prepare-page.ts";
 import type { HelperPageResult, HelperReply, HelperRequest, PageHelperData } from "./page-helper-protocol.ts";
 
@@ -49,8 +50,8 @@ class Helper {
   onReply: ((reply: HelperReply) => void) | null = null;
   onDeath: (() => void) | null = null;
 
-  constructor(memoryLimitMb: number, cancelFlag: Int32Array | null, onGone: (helper: Helper) => void) {
-    const workerData: PageHelperData = { cancelFlag };
+  constructor(memoryLimitMb: number, data: PageHelperData, onGone: (helper: Helper) => void) {
+    const workerData: PageHelperData = data;
     this.worker = startWorkerThread("render/page-helpers/page-helper-thread", { resourceLimits: { maxOldGenerationSizeMb: memoryLimitMb }, workerData });
     this.worker.unref();
     this.worker.on("message", (reply: HelperReply) => this.onReply?.(reply));
@@ -72,7 +73,7 @@ class Helper {
 export class PageHelperPool {
   readonly #helperCount: number;
   readonly #memoryLimitMb: number;
-  readonly #cancelFlag: Int32Array | null;
+  readonly #helperData: PageHelperData;
   readonly #maxAhead: number;
   #helpers: Helper[] = [];
   #nextDocumentId = 1;
@@ -81,12 +82,12 @@ export class PageHelperPool {
   /**
    * `threads`: threads that render one document's pages, the render thread included (1: no helpers).
    * `cancelFlag`: raised by whoever ends the render thread, to give up the helpers' native PDFium
-   * renders too (pdfium/pdfium-engine.ts: setPdfiumCancelFlag).
+   * renders too (pdfium/pdfium-engine.ts: setPdfiumCancelFlag). `pdfRenderer`: render.pdfRenderer.
    */
-  constructor(options: { threads: number; memoryLimitMb: number; cancelFlag?: Int32Array | null }) {
+  constructor(options: { threads: number; memoryLimitMb: number; cancelFlag?: Int32Array | null; pdfRenderer?: PdfiumChoice }) {
     this.#helperCount = Math.max(0, Math.floor(options.threads) - 1);
     this.#memoryLimitMb = options.memoryLimitMb;
-    this.#cancelFlag = options.cancelFlag ?? null;
+    this.#helperData = { cancelFlag: options.cancelFlag ?? null, pdfRenderer: options.pdfRenderer ?? "auto" };
     this.#maxAhead = (this.#helperCount + 1) * LOOKAHEAD + 2;
   }
 
@@ -266,7 +267,7 @@ export class PageHelperPool {
     try {
       while (this.#helpers.length < this.#helperCount) {
         this.#helpers.push(
-          new Helper(this.#memoryLimitMb, this.#cancelFlag, (gone) => {
+          new Helper(this.#memoryLimitMb, this.#helperData, (gone) => {
             this.#helpers = this.#helpers.filter((helper) => helper !== gone);
           }),
         );

@@ -4,6 +4,7 @@
  * one; each answer carries the prepared page (prepare-page.ts) with its buffers transferred.
  */
 import type { PageGeometry, RenderLimits } from "../pages/grey-page.ts";
+import type { PdfiumChoice } from "../pdfium/pdfium-engine.ts";
 import type { PreparedPage, PreparePageMode } from "../prepare-page.ts";
 import type { RenderFailureCode } from "../render-failure.ts";
 
@@ -11,6 +12,8 @@ import type { RenderFailureCode } from "../render-failure.ts";
 export interface PageHelperData {
   /** Raised (Atomics.store(flag, 0, 1)) to give up native PDFium renders when the threads are ended; null: none. */
   cancelFlag: Int32Array | null;
+  /** render.pdfRenderer. */
+  pdfRenderer: PdfiumChoice;
 }
 
 export type HelperRequest =

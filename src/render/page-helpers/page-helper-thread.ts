@@ -6,7 +6,7 @@
  */
 import { parentPort, workerData } from "node:worker_threads";
 import { openPdfDocument, preloadPdfium, type PdfDocument } from "../pages/pdf-pages.ts";
-import { setPdfiumCancelFlag } from "../pdfium/pdfium-engine.ts";
+import { choosePdfiumEngine, setPdfiumCancelFlag } from "../pdfium/pdfium-engine.ts";
 import { DocumentRenderError } from "../pages/grey-page.ts";
 import { preparePage, type PreparedPage, type PreparePageMode } from "../prepare-page.ts";
 import type { HelperPageResult, HelperReply, HelperRequest, PageHelperData } from "./page-helper-protocol.ts";
@@ -20,7 +20,10 @@ interface OpenDocument {
   mode: PreparePageMode;
 }
 
-setPdfiumCancelFlag((workerData as PageHelperData | null)?.cancelFlag ?? null);
+// Started without workerData (a test of the bundle): the defaults.
+const settings: PageHelperData = (workerData as PageHelperData | undefined) ?? { cancelFlag: null, pdfRenderer: "auto" };
+choosePdfiumEngine(settings.pdfRenderer);
+setPdfiumCancelFlag(settings.cancelFlag);
 // Every request is about a PDF: PDFium loads while the first one is on its way. A failure to load
 // it is met again, and answered, when a document is opened.
 preloadPdfium().catch(() => {});

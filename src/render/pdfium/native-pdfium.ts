@@ -9,7 +9,7 @@
 import { existsSync } from "node:fs";
 import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
-import { dirname, join, resolve } from "node:path";
+import { dirname, join } from "node:path";
 import { packageRoot } from "../../lib/code-location.ts";
 import type { DrawBox, PageBuffer, PdfiumEngine } from "./pdfium-engine.ts";
 
@@ -38,16 +38,13 @@ const LIBRARY_IN_PACKAGE = "prebuilds/linux-x64-gnu/libpdfium.so";
 
 /** Why the native engine is not used here, or null when it can be (for `faxline` diagnostics and the tests). */
 export function nativePdfiumUnavailable(): string | null {
-  const override = process.env.FAXLINE_PDFIUM_LIBRARY?.trim();
-  if (!override && (process.platform !== "linux" || process.arch !== "x64")) return `the prebuilt PDFium is for Linux on x86-64, not ${process.platform} on ${process.arch}`;
+  if (process.platform !== "linux" || process.arch !== "x64") return `the prebuilt PDFium is for Linux on x86-64, not ${process.platform} on ${process.arch}`;
   if (!existsSync(join(packageRoot(), ADDON_RELATIVE))) return `the addon ${ADDON_RELATIVE} is not built (scripts/build-native.sh)`;
   if (libraryPath() === null) return `the package ${LIBRARY_PACKAGE} is not installed`;
   return null;
 }
 
 function libraryPath(): string | null {
-  const override = process.env.FAXLINE_PDFIUM_LIBRARY?.trim();
-  if (override) return resolve(override);
   try {
     const file = join(dirname(createRequire(import.meta.url).resolve(`${LIBRARY_PACKAGE}/package.json`)), LIBRARY_IN_PACKAGE);
     return existsSync(file) ? file : null;
@@ -70,7 +67,7 @@ export interface NativePdfiumEngine extends PdfiumEngine {
 export function loadNativePdfium(required: boolean): NativePdfiumEngine | null {
   const unavailable = nativePdfiumUnavailable();
   if (unavailable !== null) {
-    if (required) throw new Error(`FAXLINE_PDFIUM=native, but ${unavailable}`);
+    if (required) throw new Error(`render.pdfRenderer is native, but ${unavailable}`);
     return null;
   }
   let addon: PdfiumAddon;
@@ -80,7 +77,7 @@ export function loadNativePdfium(required: boolean): NativePdfiumEngine | null {
     origin = addon.load(libraryPath()!, tmpdir());
   } catch (err) {
     // An addon or library that does not load here (another C library, a copy that cannot be mapped).
-    if (required) throw new Error(`FAXLINE_PDFIUM=native, but ${(err as Error).message}`);
+    if (required) throw new Error(`render.pdfRenderer is native, but ${(err as Error).message}`);
     return null;
   }
   return {

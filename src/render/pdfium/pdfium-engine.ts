@@ -7,10 +7,10 @@
  *    About twice as fast as the WebAssembly build. Linux x86-64 with glibc.
  *  - **wasm** (wasm-pdfium.ts): @hyzyla/pdfium, PDFium compiled to WebAssembly; runs everywhere.
  *
- * `FAXLINE_PDFIUM` chooses: `native`, `wasm`, or unset (`auto`: native where it loads, else the
- * WebAssembly, silently, as the raster loops fall back to TypeScript). `native` where it cannot
- * load throws, so a test or an operator who asks for it learns why. `FAXLINE_PDFIUM_LIBRARY`
- * names another libpdfium.so for the native build (e.g. one built for another platform).
+ * The config key render.pdfRenderer chooses (FaxImageWorker hands it to its threads, which call
+ * choosePdfiumEngine): `native`, `wasm`, or `auto` (the default: native where it loads, else the
+ * WebAssembly, as the raster loops fall back to TypeScript). `native` where it cannot load fails
+ * the render with the reason, so an operator who asks for it learns why.
  *
  * Each thread has its own engine (PDFium is not thread-safe; each WebAssembly instance, and each
  * native copy, has its own globals), loaded on first use.
@@ -52,17 +52,11 @@ export interface PdfiumEngine {
 /** The render result renderPage gives when its thread's cancel flag was raised. */
 export const RENDER_CANCELLED = 1;
 
-export type PdfiumChoice = "auto" | "native" | "wasm";
+/** render.pdfRenderer. */
+export const PDF_RENDERERS = ["auto", "native", "wasm"] as const;
+export type PdfiumChoice = (typeof PDF_RENDERERS)[number];
 
-let chosen: PdfiumChoice | null = null;
-
-export function pdfiumChoice(): PdfiumChoice {
-  if (chosen !== null) return chosen;
-  const value = process.env.FAXLINE_PDFIUM?.trim().toLowerCase() ?? "";
-  if (value === "" || value === "auto") return "auto";
-  if (value === "native" || value === "wasm") return value;
-  throw new Error(`FAXLINE_PDFIUM must be native, wasm or auto, not "${process.env.FAXLINE_PDFIUM}"`);
-}
+let chosen: PdfiumChoice = "auto";
 
 let engine: Promise<PdfiumEngine> | null = null;
 let cancelFlag: Int32Array | null = null;
@@ -82,10 +76,11 @@ function applyCancelFlag(loaded: PdfiumEngine): void {
 }
 
 /**
- * Makes this thread use `choice` from now on, whatever FAXLINE_PDFIUM says (the tests render each
- * case with both engines; documents already open keep theirs).
+ * Makes this thread use `choice` from now on (render.pdfRenderer in a render thread; the tests
+ * render each case with both engines). Documents already open keep theirs.
  */
 export function choosePdfiumEngine(choice: PdfiumChoice): void {
+  if (choice === chosen) return;
   chosen = choice;
   engine = null;
 }
@@ -100,7 +95,7 @@ export function pdfiumEngine(): Promise<PdfiumEngine> {
 }
 
 async function loadEngine(): Promise<PdfiumEngine> {
-  const choice = pdfiumChoice();
+  const choice = chosen;
   if (choice !== "wasm") {
     const { loadNativePdfium } = await import("./native-pdfium.ts");
     const native = loadNativePdfium(choice === "native");

@@ -68,7 +68,7 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
   const { config } = deps;
   const errors = { 401: ApiErrorBodySchema, 404: ApiErrorBodySchema };
   // Previews render in a worker of their own, so that they never wait behind the scheduler's jobs.
-  const previews = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pageThreads: pageThreadsFor(config.render.pageThreads, config.render.concurrency + 1) });
+  const previews = new FaxImageWorker({ timeoutMs: config.render.timeout, memoryLimitMb: config.render.workerMemory, pdfRenderer: config.render.pdfRenderer, pageThreads: pageThreadsFor(config.render.pageThreads, config.render.concurrency + 1) });
   root.addHook("onClose", async () => previews.close());
 
   async function requireJob(request: FastifyRequest, jobId: string, from: Kysely<Database> = db) {
