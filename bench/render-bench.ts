@@ -35,6 +35,7 @@
  *          photo, photo-jpeg, report, long, corpus)  --page-threads N (threads for one document's pages;
  *          0, the default: one per core)  --whole-process name,name (long: documents also timed as whole
  *          `faxline render` processes, compiled, against gs; "" for none)
+ *          --pdf-renderer auto|native|wasm (render.pdfRenderer: which PDFium draws the PDFs; auto)
  */
 import { spawn, spawnSync } from "node:child_process";
 import { existsSync, mkdtempSync, readFileSync, rmSync, mkdirSync, writeFileSync } from "node:fs";
@@ -49,6 +50,7 @@ import { generateCorpus, type CorpusItem } from "./render-corpus.ts";
 import { modifiedHuffmanBits, preflightPage } from "../src/render/preflight/page-preflight.ts";
 import { readTiffPages } from "../src/render/fax-image/tiff-structure.ts";
 import { rasterKernels } from "../src/render/native-raster.ts";
+import { choosePdfiumEngine, pdfiumEngine, PDF_RENDERERS, type PdfiumChoice } from "../src/render/pdfium/pdfium-engine.ts";
 
 type Resolution = "HIGH" | "LOW";
 const GEOMETRY: Record<Resolution, { height: number; yDpi: number; headerBandPx: number }> = {
@@ -70,6 +72,8 @@ interface ChildRequest {
   pageThreads: number;
   /** Where to write the TIFF of the last run. */
   out: string;
+  /** render.pdfRenderer. */
+  pdfRenderer: PdfiumChoice;
 }
 
 interface ChildResult {
@@ -90,7 +94,8 @@ interface ChildResult {
 async function child(request: ChildRequest): Promise<ChildResult> {
   const { renderFaxJob } = await import("../src/render/render-fax-job.ts");
   const { PageHelperPool } = await import("../src/render/page-helpers/page-helper-pool.ts");
-  const pageHelpers = new PageHelperPool({ threads: request.pageThreads, memoryLimitMb: 1536 });
+  choosePdfiumEngine(request.pdfRenderer);
+  const pageHelpers = new PageHelperPool({ threads: request.pageThreads, memoryLimitMb: 1536, pdfRenderer: request.pdfRenderer });
   const documents = request.documents.map((d) => ({ name: d.name, bytes: readFileSync(d.path) }));
   const render = () =>
     renderFaxJob({
@@ -330,14 +335,18 @@ function cpuModel(): string {
   return cpus()[0]?.model.trim() ?? "unknown CPU";
 }
 
-function printHeader(reps: number, seed: number, pageThreads: number): void {
+async function printHeader(reps: number, seed: number, pageThreads: number, pdfRenderer: PdfiumChoice): Promise<void> {
   const gsVersion = spawnSync("gs", ["--version"], { encoding: "utf8" }).stdout?.trim() || "not found";
   console.log("Faxline bench:render");
   console.log(`date      ${new Date().toISOString()}`);
   console.log(`machine   ${cpuModel()}, ${cpus().length} cores, ${(totalmem() / 2 ** 30).toFixed(1)} GiB RAM, ${platform()} ${release()}, load average ${loadavg().map((l) => l.toFixed(2)).join(" ")}`);
-  console.log(`runtime   Node ${process.version}; sharp ${versionOf("sharp")} (libvips ${sharp.versions.vips}), @hyzyla/pdfium ${versionOf("@hyzyla/pdfium")}, pdf-lib ${versionOf("pdf-lib")}; Ghostscript ${gsVersion}`);
+  console.log(`runtime   Node ${process.version}; sharp ${versionOf("sharp")} (libvips ${sharp.versions.vips}), pdf-lib ${versionOf("pdf-lib")}; Ghostscript ${gsVersion}`);
   console.log(`settings  A4, 1 warm-up + ${reps} runs per document (median shown), corpus seed ${seed}; Faxline renders a document's pages on ${pageThreads} thread${pageThreads === 1 ? "" : "s"} (render.pageThreads); gs peak RSS by ${HAVE_GNU_TIME ? "/usr/bin/time -f %M" : "polling /proc/PID/status VmHWM (lower bound)"}`);
   console.log(`          raster kernels: ${rasterKernels()} (src/render/native-raster.ts; FAXLINE_RASTER_ADDON=off for the TypeScript)`);
+  choosePdfiumEngine(pdfRenderer);
+  const engine = await pdfiumEngine();
+  const pdfium = engine.kind === "native" ? `native (libpdfium.so of pdfium-node-linux-x64-gnu ${versionOf("pdfium-node-linux-x64-gnu")})` : `WebAssembly (@hyzyla/pdfium ${versionOf("@hyzyla/pdfium")})`;
+  console.log(`          PDFium: ${pdfium}, render.pdfRenderer ${pdfRenderer} (--pdf-renderer native|wasm|auto)`);
   console.log(`          line time: preflight estimate per page, worse of MH without ECM and MMR with ECM, at ${LINE_BPS} bit/s`);
   console.log("");
 }
@@ -416,6 +425,7 @@ async function main(): Promise<void> {
       only: { type: "string" },
       "page-threads": { type: "string", default: "0" },
       "whole-process": { type: "string", default: "long" },
+      "pdf-renderer": { type: "string", default: "auto" },
       child: { type: "string" },
     },
   });
@@ -427,6 +437,8 @@ async function main(): Promise<void> {
   const reps = Math.max(1, Number(opts.reps));
   const seed = Number(opts.seed);
   const pageThreads = Number(opts["page-threads"]) > 0 ? Number(opts["page-threads"]) : availableParallelism();
+  const pdfRenderer = opts["pdf-renderer"] as PdfiumChoice;
+  if (!PDF_RENDERERS.includes(pdfRenderer)) throw new Error(`--pdf-renderer must be one of ${PDF_RENDERERS.join(", ")}`);
   const wholeProcess = opts["whole-process"] === "" ? [] : opts["whole-process"].split(",").map((s) => s.trim());
   const resolutions: Resolution[] = opts.resolution === "both" ? ["HIGH", "LOW"] : [opts.resolution === "LOW" ? "LOW" : "HIGH"];
   // Scratch files (gs's time output, the blank page) always go to a temporary directory; the
@@ -436,7 +448,7 @@ async function main(): Promise<void> {
   mkdirSync(work, { recursive: true });
 
   try {
-    printHeader(reps, seed, pageThreads);
+    await printHeader(reps, seed, pageThreads, pdfRenderer);
     console.error("generating the corpus …");
     const items = await generateCorpus(join(work, "corpus"), seed);
     const only = opts.only?.split(",").map((s) => s.trim());
@@ -451,7 +463,7 @@ async function main(): Promise<void> {
       for (const c of cases) {
         console.error(`${resolution} ${c.label}: Faxline …`);
         const faxTiff = join(work, `${c.name}-${resolution}-faxline.tif`);
-        const request: ChildRequest = { documents: c.documents, resolution, reps, pageThreads, out: faxTiff };
+        const request: ChildRequest = { documents: c.documents, resolution, reps, pageThreads, out: faxTiff, pdfRenderer };
         const proc = spawnSync(process.execPath, [...process.execArgv, SELF, "--child", JSON.stringify(request)], {
           encoding: "utf8",
           stdio: ["ignore", "pipe", "inherit"],
@@ -500,7 +512,7 @@ async function main(): Promise<void> {
           console.error(`${resolution} ${c.label}: faxline render (whole process) …`);
           const cliTiff = join(scratch, `${c.name}-${resolution}-cli.tif`);
           const args = [FAXLINE_BIN, "render", "--resolution", resolution, "--out", cliTiff, ...c.documents.map((d) => d.path)];
-          const env = { ...process.env, FAXLINE_RENDER_PAGE_THREADS: String(pageThreads) };
+          const env = { ...process.env, FAXLINE_RENDER_PAGE_THREADS: String(pageThreads), FAXLINE_RENDER_PDF_RENDERER: pdfRenderer };
           await runProcess(process.execPath, args, scratch, env);
           const seconds: number[] = [];
           let peakRss = 0;
