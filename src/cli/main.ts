@@ -130,19 +130,26 @@ function printPushSettings(s: NotificationSettings, json: boolean): void {
 }
 
 async function serve(config: FaxlineConfig): Promise<void> {
-  const [{ createLogger }, { startNode }] = await Promise.all([import("../lib/logger.ts"), import("../roles/start-node.ts")]);
+  const [{ createLogger, flushLogs }, { startNode }] = await Promise.all([import("../lib/logger.ts"), import("../roles/start-node.ts")]);
   const logger = createLogger({ level: config.log.level });
   const node = await startNode(config, logger);
   let signals = 0;
+  const exit = (code: number): void => {
+    void flushLogs(logger).then(() => process.exit(code));
+  };
   const shutdown = (signal: string) => {
     signals += 1;
-    if (signals > 1) process.exit(1);
-    logger.info({ signal }, "shutting down");
+    if (signals > 1) {
+      logger.warn({ signal }, "stopping at once: calls still in progress are cut off");
+      exit(1);
+      return;
+    }
+    logger.info({ signal, graceSeconds: config.node.shutdownGrace / 1000 }, "shutting down: draining");
     node.stop().then(
-      () => process.exit(0),
+      () => exit(0),
       (err) => {
         logger.error({ err }, "shutdown failed");
-        process.exit(1);
+        exit(1);
       },
     );
   };

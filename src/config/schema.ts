@@ -41,6 +41,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "node.datacenter", env: "FAXLINE_DATACENTER", type: "enum", values: DATACENTERS, default: "DE1", description: "Data center of this node; must lie in node.region (DE1/DE2 in DE, US1/US2 in US). Every job this node accepts belongs to it." }),
   k({ path: "node.id", env: "FAXLINE_NODE_ID", type: "string", default: "", description: "Stable node name used in leases and logs. Empty: generated once and kept in the data directory." }),
   k({ path: "node.roles", env: "FAXLINE_ROLES", type: "list", values: ROLES, default: ["api", "scheduler", "sender", "notifier", "retention"], description: "Roles this node runs, comma-separated: api, scheduler, sender, notifier (status pushes and mails), retention." }),
+  k({ path: "node.shutdownGrace", env: "FAXLINE_NODE_SHUTDOWN_GRACE", type: "duration", default: "90s", description: "On SIGTERM or SIGINT the node drains: the API answers 503 to new requests (its readiness probe says draining), no new work is taken and no new inbound call answered, and calls in progress (faxes being sent or received) may end on their own for this long; those still running then are hung up (a send is redialled after the restart, from page 1). Give the service manager a stop timeout above it (systemd's TimeoutStopSec, Kubernetes' terminationGracePeriodSeconds). A second signal exits at once." }),
   k({ path: "http.host", env: "FAXLINE_HOST", type: "string", default: "0.0.0.0", description: "Address the REST API listens on." }),
   k({ path: "http.port", env: "FAXLINE_PORT", type: "integer", min: 0, max: 65535, default: 8080, description: "TCP port of the REST API (0 picks a free port)." }),
   k({ path: "http.bodyLimitBytes", env: "FAXLINE_HTTP_BODY_LIMIT_BYTES", type: "integer", min: 1024, default: 100 * 1024 * 1024, description: "Largest accepted request body in bytes (documents arrive base64-encoded, about 4/3 of their size)." }),
@@ -130,7 +131,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
 ];
 
 export interface FaxlineConfig {
-  node: { region: Region; datacenter: Datacenter; id: string; roles: Role[] };
+  node: { region: Region; datacenter: Datacenter; id: string; roles: Role[]; shutdownGrace: number };
   http: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
   store: { dataDir: string; url: string; poolSize: number; statementTimeout: number; connectTimeout: number };
   cluster: { heartbeatInterval: number; failoverAfter: number; dutyLease: number };

@@ -50,6 +50,9 @@ export function retrySchedule(config: FaxlineConfig): RetrySchedule {
 
 export interface RunningRole {
   readonly name: string;
-  /** Stops taking new work and resolves when in-flight work has ended or been released. */
-  stop(): Promise<void>;
+  /**
+   * Stops taking new work and resolves when in-flight work has ended or been released. Work that
+   * may run to its end (a call) does so until `hurry` aborts (node.shutdownGrace; absent: at once).
+   */
+  stop(hurry?: AbortSignal): Promise<void>;
 }

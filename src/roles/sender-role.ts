@@ -114,13 +114,14 @@ function loadJob(ctx: NodeContext, jobId: string) {
   return ctx.store.db.selectFrom("jobs").selectAll().where("id", "=", jobId).executeTakeFirstOrThrow();
 }
 
+/** Runs one claimed call; `stopSignal` hangs it up (the node stopping without grace, or its grace over). */
 async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: AbortSignal): Promise<void> {
   const { recipient, attemptId } = claimed;
   const log = ctx.logger.child({ jobId: recipient.job_id, recipientId: recipient.id, attempt: recipient.attempt_count });
   // Listen for the stop before anything is awaited: a stop that came while the job was read
   // would otherwise be missed, and the node would wait for the whole call before it stops.
   const callController = new AbortController();
-  const onStop = () => callController.abort(new Error("node stopping"));
+  const onStop = () => callController.abort(stopSignal.reason ?? new Error("node stopping"));
   stopSignal.addEventListener("abort", onStop, { once: true });
   if (stopSignal.aborted) onStop();
   const heartbeat = renewLease(ctx, recipient, callController, log);
@@ -251,10 +252,13 @@ async function runCall(ctx: NodeContext, claimed: ClaimedCall, stopSignal: Abort
 }
 
 export function startSenderRole(ctx: NodeContext): RunningRole & { activeCalls(): number } {
+  // Stopping takes two steps: no more claims (`signal`), then, once the calls have ended or the
+  // node's shutdown grace is over, the calls still running are hung up (`hangUp`).
   const controller = new AbortController();
   const { signal } = controller;
-  // Every running call listens for the stop signal.
-  setMaxListeners(0, signal);
+  const hangUp = new AbortController();
+  // Every running call listens for the hang-up.
+  setMaxListeners(0, hangUp.signal);
   const running = new Set<Promise<void>>();
   const channels = ctx.config.sender.channels;
   const reportError = loopErrors(ctx, "dispatcher");
@@ -267,7 +271,7 @@ export function startSenderRole(ctx: NodeContext): RunningRole & { activeCalls()
           const claimed = await claimOne(ctx);
           if (!claimed) break;
           claimedAny = true;
-          const call = runCall(ctx, claimed, signal)
+          const call = runCall(ctx, claimed, hangUp.signal)
             .catch((err) => {
               // Could not record an outcome: the lease expires and the sweep retries the call.
               ctx.logger.error({ err: coerceError(err), recipientId: claimed.recipient.id }, "call failed with an internal error");
@@ -290,9 +294,14 @@ export function startSenderRole(ctx: NodeContext): RunningRole & { activeCalls()
   return {
     name: "sender",
     activeCalls: () => running.size,
-    async stop() {
+    async stop(hurry?: AbortSignal) {
       controller.abort();
       await dispatcher;
+      if (hurry !== undefined && !hurry.aborted && running.size > 0) {
+        ctx.logger.info({ calls: running.size }, "stopping: waiting for the calls in progress to end");
+        await Promise.race([Promise.allSettled([...running]), new Promise((resolve) => hurry.addEventListener("abort", resolve, { once: true }))]);
+      }
+      hangUp.abort(new Error("node stopping"));
       await Promise.allSettled([...running]);
     },
   };

@@ -46,7 +46,11 @@ export interface RunningNode {
   /** The HTTP address when the api role runs, e.g. http://127.0.0.1:8080. */
   url: string | null;
   app: FastifyInstance | null;
-  stop(): Promise<void>;
+  /**
+   * Drains and stops the node: calls in progress may end within `graceMs` (default
+   * node.shutdownGrace, 0: hang them up at once).
+   */
+  stop(options?: { graceMs?: number }): Promise<void>;
 }
 
 
@@ -271,18 +275,29 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       context,
       url,
       app: runningApp,
-      stop() {
+      stop(options: { graceMs?: number } = {}) {
         stopping ??= (async () => {
+          // Draining: the API answers 503 to new requests (its probes say so), nothing new is
+          // claimed or answered, and calls in progress (sending and receiving) may end on their
+          // own within node.shutdownGrace; then they are hung up (redialled after a restart).
           drain();
+          const graceMs = options.graceMs ?? config.node.shutdownGrace;
+          const hurry = new AbortController();
+          const graceOver = setTimeout(() => hurry.abort(), graceMs);
           try {
             await watcher?.stop();
-            await Promise.all(roles.map((r) => r.stop()));
+            // The notifier runs on while the calls end, so that their reports are pushed now.
+            const notifier = roles.filter((r) => r.name === "notifier");
+            await Promise.all([...roles.filter((r) => r.name !== "notifier").map((r) => r.stop(hurry.signal)), runningLine?.drain(hurry.signal)]);
+            clearTimeout(graceOver);
+            await Promise.all(notifier.map((r) => r.stop()));
             await runningLine?.close();
             if (runningApp) await runningApp.close();
             await runningListener.close().catch((err) => context.logger.warn({ err: coerceError(err) }, "closing the work listener failed"));
             await runningRegistry.stop();
             await runningStore.close();
           } finally {
+            clearTimeout(graceOver);
             lock.release();
           }
           context.logger.info("node stopped");

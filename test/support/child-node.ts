@@ -219,6 +219,11 @@ export class ChildNode {
     return out;
   }
 
+  /** Closes this end of the node's standard output: its log writes then fail with EPIPE (a `| head`, a log shipper that died). */
+  closeStdout(): void {
+    this.#child.stdout?.destroy();
+  }
+
   kill(signal: NodeJS.Signals = "SIGTERM"): void {
     if (this.#exit !== null) return;
     if (this.#pidNamespace) {
@@ -284,6 +289,8 @@ function spawnServe(options: ChildNodeOptions, port: number, cli: string): Child
     FAXLINE_TEST_LINE_TIME_SCALE: options.timeScale ?? "0.001",
     FAXLINE_SCHEDULER_POLL_INTERVAL: options.pollInterval ?? "20ms",
     FAXLINE_LOG_LEVEL: options.logLevel ?? "warn",
+    // Stopped at once unless a test gives the drain time (graceful-stop.test.ts).
+    FAXLINE_NODE_SHUTDOWN_GRACE: "0s",
     ...options.env,
     // A node whose start is seen in its log must log at info at least.
     ...(options.ready === "log" && !["info", "debug", "trace"].includes(options.env?.FAXLINE_LOG_LEVEL ?? options.logLevel ?? "warn") ? { FAXLINE_LOG_LEVEL: "info" } : {}),

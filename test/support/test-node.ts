@@ -34,6 +34,8 @@ export const FAST_ENGINE: Record<string, unknown> = {
   "cluster.heartbeatInterval": "100ms",
   "cluster.dutyLease": "2s",
   "log.level": "silent",
+  // Tests stop their nodes at once; test/integration/graceful-stop.test.ts tests the drain.
+  "node.shutdownGrace": "0s",
 };
 
 export function testConfig(dataDir: string, overrides: Record<string, unknown> = {}): FaxlineConfig {

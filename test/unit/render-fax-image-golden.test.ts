@@ -5,7 +5,9 @@
  * PostScript, a header line, the default cover page, an overlay on all pages). A difference
  * means the look of faxes changed; if that is intended, run
  * `node --import tsx scripts/generate-golden-fax-pages.ts`, look at the new pages, and commit
- * them. Cases that need LibreOffice or Ghostscript are skipped on a node without them.
+ * them. Cases that need LibreOffice or Ghostscript are skipped on a node without them. Every case
+ * runs with both PDFium engines (test/support/pdfium-engines.ts); the goldens come from the
+ * native one, and a case says how many pixels the WebAssembly one draws otherwise (ADR 0014).
  */
 import { describe, it } from "node:test";
 import { describeEachPdfium } from "../support/pdfium-engines.ts";

@@ -1,8 +1,9 @@
 /**
- * PDF pages (src/render/pages/pdf-pages.ts), with each PDFium engine (native and WebAssembly): page count and size, where content lands on the fax
- * page at both resolutions, landscape pages turned, form fields and annotations drawn, the tone
- * of text and photo pages, and the failures (password, damaged, empty, too large). The PDFs are
- * made here with pdf-lib; the encrypted ones are tiny fixtures made with qpdf (below).
+ * PDF pages (src/render/pages/pdf-pages.ts), each suite once per PDFium engine (native and
+ * WebAssembly, test/support/pdfium-engines.ts): page count and size, where content lands on the
+ * fax page at both resolutions, landscape pages turned, form fields and annotations drawn, the
+ * tone of text and photo pages, and the failures (password, damaged, empty, too large). The PDFs
+ * are made here with pdf-lib; the encrypted ones are tiny fixtures made with qpdf (below).
  */
 import { it } from "node:test";
 import assert from "node:assert/strict";

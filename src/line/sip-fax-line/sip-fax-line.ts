@@ -297,6 +297,16 @@ export class SipFaxLine implements Line {
     return this.#starting;
   }
 
+  /**
+   * Stops answering (new calls get 503) and waits until the faxes being received have ended, or
+   * `hurry` aborts; close() then hangs up what still runs.
+   */
+  async drain(hurry: AbortSignal): Promise<void> {
+    const receiving = this.#inbound?.close();
+    if (receiving === undefined || hurry.aborted) return;
+    await Promise.race([receiving, new Promise((resolve) => hurry.addEventListener("abort", resolve, { once: true }))]);
+  }
+
   /** Hangs up what still runs, unregisters and closes the SIP sockets. */
   async close(): Promise<void> {
     if (this.#closed) return;
