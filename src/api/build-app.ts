@@ -63,6 +63,8 @@ export function validationToApiError(errors: AjvError[], context: string): ApiEr
   } else if (field === "jobIds" && first.keyword === "maxItems") {
     code = "too_many_job_ids";
     message = `jobIds has more than ${String(first.params?.limit)} entries; split the request`;
+  } else if (first.keyword === "maxItems") {
+    message = `${field} has more than ${String(first.params?.limit)} entries`;
   } else if (first.keyword === "required") {
     message = `${field} is required`;
   }
@@ -108,7 +110,9 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
   let draining = false;
 
   // JSON bodies: plugins/json-body.ts (empty bodies, nesting depth, NUL, "Unable to process JSON").
-  app.removeContentTypeParser(["application/json"]);
+  // Fastify's own text/plain parser goes too: such a body reached the routes as a string and was
+  // refused as "body must be object" (400) instead of 415 as every other non-JSON type.
+  app.removeContentTypeParser(["application/json", "text/plain"]);
   app.addContentTypeParser(["application/json", "text/json"], { parseAs: "string" }, (req, body, done) => {
     try {
       const text = typeof body === "string" ? body : body.toString("utf8");

@@ -237,12 +237,13 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
       if (!check.ok) throw new ApiError("document_reference_forbidden", `${field}.reference: ${check.message}`);
       return { name: doc.name, charset, referenceUrl: check.url.href, content: null };
     }
-    if (doc.data === null || doc.data === undefined || doc.data === "") {
+    if (doc.data === null || doc.data === undefined) {
       throw new ApiError("document_data_invalid", `${field} has neither data (base64) nor a reference URL`);
     }
     // Both size limits are checked on the decoded length before anything is decoded.
     const length = base64DecodedLength(doc.data);
     if (length === null) throw new ApiError("document_data_invalid", `${field}.data is not valid base64`);
+    if (length === 0) throw new ApiError("document_data_invalid", `${field} ("${doc.name}") is empty: its data holds 0 bytes; send the file's content, base64-encoded`);
     if (length > limits.maxDocumentBytes) {
       throw new ApiError("document_too_large", `${field} is ${length} bytes; at most ${limits.maxDocumentBytes} are allowed`);
     }

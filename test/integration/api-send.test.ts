@@ -229,7 +229,21 @@ for (const dialect of DIALECTS) describe(`${dialect}: api: send a fax job`, () =
     it("document without data or reference → document_data_invalid", async () => {
       await expect400(job({ documents: [{ name: "a.txt" }] }), "document_data_invalid", /documents\[0\]/, /data/, /reference/);
       await expect400(job({ documents: [TEXT_DOC, { name: "b.txt", data: null, reference: null }] }), "document_data_invalid", /documents\[1\]/);
-      await expect400(job({ documents: [{ name: "a.txt", data: "" }] }), "document_data_invalid", /documents\[0\]/);
+    });
+
+    it("an empty document (0 bytes) → document_data_invalid saying so", async () => {
+      await expect400(job({ documents: [{ name: "a.txt", data: "" }] }), "document_data_invalid", /documents\[0\] \("a\.txt"\) is empty: its data holds 0 bytes/);
+      await expect400(job({ documents: [TEXT_DOC, { name: "b.pdf", data: " \n" }] }), "document_data_invalid", /documents\[1\] \("b\.pdf"\) is empty/);
+    });
+
+    it("recipient properties are bounded: 50 of them, keys of 100 and values of 2000 characters", async () => {
+      const properties = (count: number, key = "k", value = "v") => Array.from({ length: count }, (_, i) => ({ key: `${key}${i}`, value }));
+      await expect201(job({ recipients: [{ number: NUMBER, properties: properties(50) }] }));
+      await expect201(job({ recipients: [{ number: NUMBER, properties: [{ key: "k".repeat(100), value: "v".repeat(2000) }] }] }));
+      await expect400(job({ recipients: [{ number: NUMBER, properties: properties(51) }] }), "invalid_request", /recipients\[0\]\.properties has more than 50 entries/);
+      await expect400(job({ recipients: [{ number: NUMBER, properties: [{ key: "k".repeat(101), value: "v" }] }] }), "field_too_long", /recipients\[0\]\.properties\[0\]\.key is longer than 100 characters/);
+      await expect400(job({ recipients: [{ number: NUMBER, properties: [{ key: "k", value: "v".repeat(2001) }] }] }), "field_too_long", /recipients\[0\]\.properties\[0\]\.value is longer than 2000 characters/);
+      await expect400(job({ recipients: [{ number: NUMBER, alternativeNumbers: Array(11).fill("+4989123456") }] }), "invalid_request", /recipients\[0\]\.alternativeNumbers has more than 10 entries/);
     });
 
     it("unsupported charset → charset_unsupported", async () => {
@@ -505,10 +519,14 @@ for (const dialect of DIALECTS) describe(`${dialect}: api: send a fax job`, () =
       assert.equal(res.status, 201);
     });
 
-    it("a non-JSON Content-Type is refused with 415 unsupported_media_type", async () => {
-      const res = await send("recipients=x", { "content-type": "application/x-www-form-urlencoded" });
-      assert.equal(res.status, 415);
-      assert.equal(res.body.error, "unsupported_media_type");
+    it("a non-JSON Content-Type is refused with 415 unsupported_media_type, text/plain too (even with JSON in it)", async () => {
+      const form = await send("recipients=x", { "content-type": "application/x-www-form-urlencoded" });
+      assert.equal(form.status, 415);
+      assert.equal(form.body.error, "unsupported_media_type");
+      const text = await send(JSON.stringify(job()), { "content-type": "text/plain" });
+      assert.equal(text.status, 415);
+      assert.equal(text.body.error, "unsupported_media_type");
+      assert.match(text.body.message, /Content-Type text\/plain is not supported; send application\/json/);
     });
 
     it("unknown routes answer 404 with a JSON error body", async () => {

@@ -135,8 +135,8 @@ for (const dialect of DIALECTS) {
       assert.equal(otherCustomer.status, 401);
       assert.equal(otherCustomer.body.error, "customer_mismatch");
       const form = await fetch(`${node.url}/console/api/settings/password`, { method: "POST", headers: { cookie: b.cookie, "content-type": "text/plain", "x-csrf-token": b.csrf }, body: "currentPassword=x&newPassword=y" });
-      assert.equal(form.status, 400, "a cross-site form's text/plain body is refused");
-      assert.equal(((await form.json()) as { error: string }).error, "invalid_request");
+      assert.equal(form.status, 415, "a cross-site form's text/plain body is refused (unsupported_media_type)");
+      assert.equal(((await form.json()) as { error: string }).error, "unsupported_media_type");
     });
 
     it("ends sessions on sign-out, on a password change (others only) and when the login is disabled", async () => {

@@ -14,9 +14,14 @@ const Nullable = <T extends TSchema>(schema: T) => Type.Optional(Type.Union([sch
 
 export const DOCUMENT_NAME_PATTERN = "^[a-zA-Z0-9._-]+$";
 
+/** Bounds of a recipient's properties: each is stored with the job and repeated in every report and push. */
+export const MAX_RECIPIENT_PROPERTIES = 50;
+export const MAX_PROPERTY_KEY_LENGTH = 100;
+export const MAX_PROPERTY_VALUE_LENGTH = 2000;
+
 export const RecipientPropertySchema = Type.Object({
-  key: Type.String({ description: "Name of the key, e.g. ToName" }),
-  value: Type.Union([Type.String(), Type.Null()], { description: "Value filled into the cover page" }),
+  key: Type.String({ maxLength: MAX_PROPERTY_KEY_LENGTH, description: "Name of the key, e.g. ToName" }),
+  value: Type.Union([Type.String({ maxLength: MAX_PROPERTY_VALUE_LENGTH }), Type.Null()], { description: "Value filled into the cover page" }),
 });
 
 export const FaxRecipientSchema = Type.Object({
@@ -27,7 +32,7 @@ export const FaxRecipientSchema = Type.Object({
   alternativeNumbers: Nullable(
     Type.Array(Type.String({ minLength: 1 }), { maxItems: 10, description: "Numbers tried when the primary fails" }),
   ),
-  properties: Nullable(Type.Array(RecipientPropertySchema, { description: "Personalised data for the cover page" })),
+  properties: Nullable(Type.Array(RecipientPropertySchema, { maxItems: MAX_RECIPIENT_PROPERTIES, description: "Personalised data for the cover page" })),
 });
 
 export const DocumentSchema = Type.Object({
