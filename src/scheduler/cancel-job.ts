@@ -36,9 +36,11 @@ export async function cancelJob(
     await lockJob(trx, jobId);
     const current = await trx.selectFrom("jobs").select("state").where("id", "=", jobId).executeTakeFirstOrThrow();
     if (current.state === "completed") return { kind: "completed" } as const;
+    await trx.updateTable("jobs").set({ cancelled_by: scope.login }).where("id", "=", jobId).where("cancelled_by", "is", null).execute();
     const cancelled = await failRecipientsFinal(trx, { jobId, states: ["waiting", "ready"] }, "cancelled", now, `by login ${scope.login}`);
     // A running call's recipient must not be retried after it: closing the validity window makes
-    // a failure of that call final (retry-policy.ts), and the call itself runs to its end.
+    // a failure of that call final (retry-policy.ts), and the call itself runs to its end; its
+    // report names the cancellation (jobs.cancelled_by), not the validity.
     const sending = await trx.selectFrom("recipients").select("id").where("job_id", "=", jobId).where("state", "=", "sending").execute();
     if (sending.length > 0) {
       await trx.updateTable("jobs").set({ valid_until: now }).where("id", "=", jobId).where("valid_until", ">", now).execute();

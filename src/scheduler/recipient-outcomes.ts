@@ -210,7 +210,7 @@ export async function applyFailure(
   },
 ): Promise<"retry" | "failed"> {
   const reason = failureReason(reasonCode);
-  const job = await trx.selectFrom("jobs").select(["valid_until"]).where("id", "=", recipient.job_id).executeTakeFirstOrThrow();
+  const job = await trx.selectFrom("jobs").select(["valid_until", "cancelled_by"]).where("id", "=", recipient.job_id).executeTakeFirstOrThrow();
   const targets = dialTargets(recipient);
   const decision = decideAfterFailure(
     {
@@ -261,7 +261,7 @@ export async function applyFailure(
       dead_targets: JSON.stringify(decision.deadTargets),
       status: reason.status,
       reason_code: reasonCode,
-      reason_text: finalReasonText(reason, recipient.attempt_count, decision.why),
+      reason_text: finalReasonText(reason, recipient.attempt_count, decision.why, job.cancelled_by),
       sent_at: details.attempted ? now : recipient.sent_at,
       duration_secs: details.attempted ? details.durationSecs : recipient.duration_secs,
       sent_to_number: details.attempted ? dialled : recipient.sent_to_number,

@@ -81,11 +81,15 @@ export function decideAfterFailure(
   };
 }
 
-/** The report's `reason` text for a recipient that failed for good. */
-export function finalReasonText(reason: FailureReason, attempts: number, why: RetryDecision["kind"] extends string ? string : never): string {
+/**
+ * The report's `reason` text for a recipient that failed for good. `cancelledBy`: the login that
+ * cancelled the job, whose validity the cancel closed (scheduler/cancel-job.ts).
+ */
+export function finalReasonText(reason: FailureReason, attempts: number, why: RetryDecision["kind"] extends string ? string : never, cancelledBy: string | null = null): string {
   const tries = attempts === 1 ? "1 attempt" : `${attempts} attempts`;
   switch (why) {
     case "validity_ends":
+      if (cancelledBy !== null) return `${reason.description} (${tries}; not retried: the job was cancelled by login ${cancelledBy})`;
       return `${reason.description} (${tries}; the job's validity ends before the next retry)`;
     case "attempt_cap":
       return `${reason.description} (${tries}; attempt limit reached)`;

@@ -162,6 +162,8 @@ export interface JobsTable {
   overlay_mode: string | null;
   /** renderingOptions.toneMode (AUTO, TEXT, PHOTO, THRESHOLD) as given, and as rendered once the job is rendered; null until then when the job gave none: its customer's default_tone_mode, else AUTO. */
   tone_mode: string | null;
+  /** The login that cancelled the job (scheduler/cancel-job.ts); null: never cancelled. */
+  cancelled_by: Generated<string | null>;
   customer_defined_id: string | null;
   billing_code: string | null;
   billing_info: string | null;

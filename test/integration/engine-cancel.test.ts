@@ -70,6 +70,9 @@ for (const dialect of DIALECTS) {
       assert.equal(cancelled.status, 200);
       const report = await waitForFinalReport(client, custNr, jobId, 20_000);
       assert.equal(report.recipientStatus[0].status, "REM_DIS", "the call's own outcome, final");
+      // Its reason names the cancel, not the validity window the cancel closed.
+      assert.match(report.recipientStatus[0].reason, /\(1 attempt; not retried: the job was cancelled by login \S+\)$/);
+      assert.doesNotMatch(report.recipientStatus[0].reason, /validity/);
       const attempts = await node.node.context.store.db.selectFrom("attempts").select("attempt_no").where("job_id", "=", jobId).execute();
       assert.equal(attempts.length, 1, "no second attempt");
     });
