@@ -122,15 +122,19 @@ export async function sendThroughNode(config: FaxlineConfig, req: SendThroughNod
     const got = await call("GET", `/fax/reports/${jobId}`);
     if (got.status === 200) {
       const report = got.body as Report;
+      const jobFinal = report.recipientStatus.every((r) => r.status !== PENDING);
       for (const [i, r] of report.recipientStatus.entries()) {
         const key = `${i}`;
         const line = `${r.status === PENDING ? "…" : r.status} ${r.reason}`;
         if (seen.get(key) !== line) {
           seen.set(key, line);
           if (r.status === PENDING) log(`[${elapsed(startedAt)}] ${r.number}: ${r.reason}`);
+          // A recipient that is done while others go on (their retries may take hours): said now;
+          // the summary below says it again once the whole job is final.
+          else if (!jobFinal) log(`[${elapsed(startedAt)}] ${r.number}: ${r.status}${r.reason && r.reason !== r.status ? ` (${r.reason})` : ""}, final`);
         }
       }
-      if (report.recipientStatus.every((r) => r.status !== PENDING)) {
+      if (jobFinal) {
         if (req.json) console.log(JSON.stringify(report, null, 2));
         else {
           log(`[${elapsed(startedAt)}] job ${jobId} is final, ${report.pages} page${report.pages === 1 ? "" : "s"}:`);

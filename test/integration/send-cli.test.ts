@@ -46,6 +46,17 @@ describe("faxline send: a fax through a running node, followed until final", () 
     assert.match(r.stdout, /\+4900000008: OK/);
   });
 
+  it("says at once when a recipient is final while another goes on", async () => {
+    const r = await runFaxlineCli(["send", hello, "--to", "+4900000009,+4900000008", "--url", node.url, ...auth], env(), 60_000);
+    assert.equal(r.code, 1, r.stderr + r.stdout);
+    const lines = r.stdout.split("\n");
+    const wrongNumber = lines.findIndex((line) => /\+4900000009: WRONG_NUMBER .*, final$/.test(line));
+    const retry = lines.findIndex((line) => /\+4900000008: Retry scheduled/i.test(line));
+    const summary = lines.findIndex((line) => /is final, 1 page:/.test(line));
+    assert.ok(wrongNumber >= 0, r.stdout);
+    assert.ok(retry >= 0 && summary > retry && summary > wrongNumber, r.stdout);
+  });
+
   it("exits 1 and names the status when a recipient fails, with the JSON report under --json", async () => {
     const r = await runFaxlineCli(["send", hello, "--to", "+4900000009", "--url", node.url, "--json", ...auth], env());
     assert.equal(r.code, 1, r.stderr + r.stdout);
