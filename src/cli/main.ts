@@ -74,6 +74,15 @@ const USAGE = `Usage:
   faxline templates install --customer CUSTNR --kind push|mail-subject|mail-text|mail-html --file FILE [--content-type TYPE]
   faxline templates install --customer CUSTNR --kind cover|overlay --name NAME --file FILE
   faxline templates remove --customer CUSTNR --kind KIND [--name NAME]
+  faxline inbound topic create --customer CUSTNR --name TOPIC [--retention-days N]
+  faxline inbound topic delete --customer CUSTNR --name TOPIC
+  faxline inbound topic list [--customer CUSTNR] [--json]
+  faxline inbound topic set-delivery --customer CUSTNR --name TOPIC [--mail-to ADDR,ADDR|""] [--attach PDF|TIFF|NONE] [--push-url URL|""]
+  faxline inbound number add --customer CUSTNR --topic TOPIC --number NUMBER
+  faxline inbound number remove --customer CUSTNR --number NUMBER
+  faxline inbound credential issue --customer CUSTNR [--topic TOPIC]... [--label TEXT]
+  faxline inbound credential list --customer CUSTNR [--json]
+  faxline inbound credential disable --id ID
   faxline blacklist add NUMBER [--note TEXT]
   faxline blacklist remove NUMBER
   faxline blacklist list [--json]
@@ -92,6 +101,24 @@ const USAGE = `Usage:
                  [--overlay FILE [--overlay-mode MODE]] [--tone-mode MODE] [--property KEY=VALUE]...
 
 Configuration: --config FILE (YAML or JSON) or FAXLINE_CONFIG, and FAXLINE_* variables (docs/config.md).`;
+
+/**
+ * The usage lines of one command (`faxline accounts --help`, `faxline inbound topic -h`): those
+ * that start with its words, with their continuation lines; all of USAGE when none does.
+ */
+export function usageFor(words: readonly string[]): string {
+  const [heading, ...lines] = USAGE.split("\n");
+  const entries: string[][] = [];
+  for (const line of lines) {
+    if (line.startsWith("  faxline ")) entries.push([line]);
+    else if (line.startsWith("    ") && entries.length > 0) entries.at(-1)!.push(line);
+    else break; // the blank line before the configuration note
+  }
+  const prefix = `  faxline ${words.join(" ")}`;
+  const matching = entries.filter((entry) => entry[0] === prefix || entry[0]!.startsWith(`${prefix} `));
+  if (words.length === 0 || matching.length === 0) return USAGE;
+  return [heading, ...matching.flat(), "", USAGE.split("\n").at(-1)].join("\n");
+}
 
 class UsageError extends Error {}
 
@@ -224,7 +251,10 @@ export async function main(argv: string[]): Promise<number> {
     return 0;
   }
   if (values.help || !command) {
-    console.log(USAGE);
+    // `faxline send --help`: the lines of that command; the words after it (a file, a number) are not.
+    const words = positionals.slice(0, 2).filter((word) => /^[a-z][a-z-]*$/.test(word));
+    const text = !values.help ? USAGE : usageFor(words) !== USAGE ? usageFor(words) : usageFor(words.slice(0, 1));
+    console.log(text);
     return command || values.help ? 0 : 2;
   }
   if (command === "test-numbers") {
