@@ -11,7 +11,7 @@ import { createRequire } from "node:module";
 import { tmpdir } from "node:os";
 import { dirname, join } from "node:path";
 import { packageRoot } from "../../lib/code-location.ts";
-import type { DrawBox, PageBuffer, PdfiumEngine } from "./pdfium-engine.ts";
+import type { DrawBox, PageBuffer, PdfiumEngine } from "./pdfium-types.ts";
 
 interface PdfiumAddon {
   load(libraryPath: string, tmpDir: string): "file" | "memfd" | "copy";

@@ -9,7 +9,7 @@
  * the package exports (`PDFiumModule`), through the typed subset `PdfiumApi` below.
  */
 import { PDFiumModule } from "@hyzyla/pdfium";
-import type { DrawBox, PageBuffer, PdfiumEngine } from "./pdfium-engine.ts";
+import type { DrawBox, PageBuffer, PdfiumEngine } from "./pdfium-types.ts";
 
 /** The PDFium C functions used here, as the Emscripten module exports them (pointers are numbers). */
 interface PdfiumApi {
