@@ -1,71 +1,26 @@
 /**
  * The two PDFium engines (src/render/pdfium/): the native one gives every thread a PDFium of its
  * own and draws the same pixels as the WebAssembly one; threads that end give theirs back for the
- * next to reuse; a raised cancel flag gives up a native render, also one in a render worker that
- * FaxImageWorker ends at its time limit. The other render tests loop over both engines
+ * next to reuse, also in a process whose main thread never loads the addon (as in a node); a raised
+ * cancel flag gives up a native render, also one in a render worker that FaxImageWorker ends at its
+ * time limit or as the process exits. The other render tests loop over both engines
  * (test/support/pdfium-engines.ts); these are about the native engine's own machinery, and are
  * skipped, with the reason, where it cannot load.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { spawn } from "node:child_process";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
-import { PDFDocument, PDFName, StandardFonts, degrees, rgb } from "pdf-lib";
-import sharp from "sharp";
 import { FaxImageWorker } from "../../src/render/fax-image/fax-image-worker.ts";
-import { pageGeometry, type RenderLimits } from "../../src/render/pages/grey-page.ts";
+import { pageGeometry } from "../../src/render/pages/grey-page.ts";
 import { openPdfDocument } from "../../src/render/pages/pdf-pages.ts";
 import { nativePdfiumUnavailable, type NativePdfiumEngine } from "../../src/render/pdfium/native-pdfium.ts";
 import { choosePdfiumEngine, pdfiumEngine, setPdfiumCancelFlag } from "../../src/render/pdfium/pdfium-engine.ts";
-import type { FaxJobRenderInput } from "../../src/render/render-fax-job.ts";
+import { heavyPdf, jobInput, LIMITS, mixedPdf } from "../support/pdfium-test-pdfs.ts";
 
-const LIMITS: RenderLimits = { maxPages: 100, maxSourcePixels: 200_000_000, converterTimeoutMs: 10_000 };
 const HIGH = pageGeometry("A4", "HIGH");
-
-/** Six pages: text, grey boxes, a JPEG photo, a page turned by /Rotate, a landscape page. */
-async function mixedPdf(): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  const width = 320;
-  const height = 200;
-  const pixels = Buffer.alloc(width * height);
-  for (let y = 0; y < height; y++) for (let x = 0; x < width; x++) pixels[y * width + x] = (x * 255) / width * 0.6 + Math.sin(y / 9) * 40 + 60;
-  const photo = await doc.embedJpg(await sharp(pixels, { raw: { width, height, channels: 1 } }).jpeg().toBuffer());
-  for (let n = 0; n < 6; n++) {
-    const page = doc.addPage(n === 5 ? [842, 595] : [595, 842]);
-    if (n === 4) page.setRotation(degrees(90));
-    for (let line = 0; line < 30; line++) page.drawText(`Page ${n + 1}, line ${line + 1}: the quick brown fox jumps over the lazy dog 0123456789`, { x: 50, y: 780 - line * 14, size: 9 + (line % 4), font });
-    page.drawRectangle({ x: 50, y: 250, width: 200, height: 60, color: rgb(0.8, 0.8, 0.8), borderColor: rgb(0, 0, 0), borderWidth: 1 });
-    if (n % 2 === 0) page.drawImage(photo, { x: 280, y: 200, width: 260, height: 160 });
-  }
-  return doc.save();
-}
-
-/** One page of `fills` half-transparent fills of the whole page: slow to draw, many pause points. */
-async function heavyPdf(fills: number): Promise<Uint8Array> {
-  const doc = await PDFDocument.create();
-  const page = doc.addPage([595, 842]);
-  page.node.setExtGState(PDFName.of("Half"), doc.context.obj({ Type: "ExtGState", ca: 0.5 }));
-  const operators = Array.from({ length: fills }, (_, n) => `/Half gs ${(n % 10) / 10} g 0 0 595 842 re f\n`).join("");
-  page.node.set(PDFName.of("Contents"), doc.context.register(doc.context.flateStream(operators)));
-  return doc.save();
-}
-
-function jobInput(pdf: Uint8Array): FaxJobRenderInput {
-  return {
-    documents: [{ name: "document.pdf", bytes: pdf }],
-    paperFormat: "A4",
-    resolution: "HIGH",
-    header: null,
-    cover: null,
-    overlay: null,
-    recipients: [{ id: "r1", number: "+4912345", properties: {} }],
-    toneMode: "AUTO",
-    limits: LIMITS,
-    preflight: { lineBitsPerSecond: 14_400, largePageSeconds: 300 },
-  };
-}
 
 async function digestsWith(engine: "native" | "wasm", bytes: Uint8Array): Promise<string[]> {
   choosePdfiumEngine(engine);
@@ -98,6 +53,20 @@ function ask(worker: Worker, bytes: Uint8Array): Promise<ThreadAnswer> {
 async function mainEngine(): Promise<NativePdfiumEngine> {
   choosePdfiumEngine("native");
   return (await pdfiumEngine()) as NativePdfiumEngine;
+}
+
+/** Runs test/support/pdfium-process.ts MODE in a process of its own (its main thread loads no PDFium). */
+function runProcess(mode: string, onOutput?: (text: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+  const script = new URL("../support/pdfium-process.ts", import.meta.url).pathname;
+  const child = spawn(process.execPath, ["--import", "tsx", script, mode], { stdio: ["ignore", "pipe", "pipe"] });
+  let stdout = "";
+  let stderr = "";
+  child.stdout.on("data", (chunk: Buffer) => {
+    stdout += chunk.toString();
+    onOutput?.(stdout);
+  });
+  child.stderr.on("data", (chunk: Buffer) => (stderr += chunk.toString()));
+  return new Promise((resolve) => child.on("exit", (code) => resolve({ code, stdout, stderr })));
 }
 
 const skip = nativePdfiumUnavailable() ?? false;
@@ -138,38 +107,55 @@ describe("the native PDFium", { skip }, () => {
 
   it("threads that end give their PDFium back, and new threads take those rather than load more", async () => {
     const main = await mainEngine();
+    const round = async (): Promise<ThreadAnswer[]> => {
+      const workers = [startThread(), startThread(), startThread()];
+      try {
+        return await Promise.all(workers.map((worker) => ask(worker, mixed)));
+      } finally {
+        await Promise.all(workers.map((worker) => worker.terminate()));
+      }
+    };
+    await round();
     const loaded = main.loadedPdfiums();
     assert.equal(loaded.inUse, 1, "only this thread holds one now");
     const total = loaded.file + loaded.memfd + loaded.copy;
     assert.ok(total >= 4, `the three ended threads' PDFiums are still loaded (${total})`);
-    const workers = [startThread(), startThread(), startThread()];
-    try {
-      const answers = await Promise.all(workers.map((worker) => ask(worker, mixed)));
-      const now = answers[2]!.loaded;
-      assert.equal(now.file + now.memfd + now.copy, total, "no new copy loaded");
-      assert.equal(main.loadedPdfiums().inUse, 4);
-    } finally {
-      await Promise.all(workers.map((worker) => worker.terminate()));
-    }
+    const answers = await round();
+    const now = answers[2]!.loaded;
+    assert.equal(now.file + now.memfd + now.copy, total, "no new copy loaded");
+    assert.equal(now.inUse, 4);
   });
 
-  it("a raised cancel flag gives up a render at PDFium's next pause point; lowered, the page renders", async () => {
-    const heavy = await heavyPdf(2000);
+  it("a node's render threads reuse their PDFiums when workers are recycled, although its main thread never loads the addon", async () => {
+    const run = await runProcess("recycle");
+    assert.equal(run.code, 0, run.stderr);
+    // The render worker holds the library file; its two helpers hold a copy each, the same ones every time.
+    assert.deepEqual(JSON.parse(run.stdout.trim().split("\n").at(-1)!), [2, 2, 2, 2]);
+  });
+
+  it("a cancel flag raised by another thread during a render gives it up at PDFium's next pause point; lowered, the page renders", async () => {
+    const heavy = await heavyPdf(1500);
     const flag = new Int32Array(new SharedArrayBuffer(4));
     await mainEngine();
     setPdfiumCancelFlag(flag);
     const pdf = await openPdfDocument({ name: "heavy.pdf", bytes: heavy }, HIGH, LIMITS);
     try {
-      Atomics.store(flag, 0, 1);
-      const started = performance.now();
-      assert.throws(() => pdf.renderPage(0), /rendering heavy\.pdf was given up: the render was cancelled/);
-      const cancelledMs = performance.now() - started;
-      Atomics.store(flag, 0, 0);
       const drawStarted = performance.now();
       const page = pdf.renderPage(0);
       const drawnMs = performance.now() - drawStarted;
       assert.ok(page.data.some((grey) => grey < 255), "the page is drawn");
-      assert.ok(cancelledMs * 4 < drawnMs, `given up (${cancelledMs.toFixed(1)} ms) long before a whole render (${drawnMs.toFixed(1)} ms)`);
+      // Another thread raises the flag a tenth of a whole render in (this one is busy in PDFium).
+      const raiser = new Worker("const { workerData: { flag, ms } } = require('node:worker_threads'); Atomics.wait(flag, 0, 0, ms); Atomics.store(flag, 0, 1);", {
+        eval: true,
+        workerData: { flag, ms: Math.round(drawnMs / 10) },
+      });
+      const started = performance.now();
+      assert.throws(() => pdf.renderPage(0), /rendering heavy\.pdf was given up: the render was cancelled/);
+      const cancelledMs = performance.now() - started;
+      await raiser.terminate();
+      assert.ok(cancelledMs < drawnMs / 2, `given up after ${cancelledMs.toFixed(0)} ms, a whole render takes ${drawnMs.toFixed(0)} ms`);
+      Atomics.store(flag, 0, 0);
+      assert.deepEqual(pdf.renderPage(0).data, page.data, "lowered, the page renders as before");
     } finally {
       pdf.close();
       setPdfiumCancelFlag(null);
@@ -197,10 +183,18 @@ describe("the native PDFium", { skip }, () => {
   it("a render worker ended at its time limit stops its native render and gives its PDFium back at once", async () => {
     const main = await mainEngine();
     const heavy = await heavyPdf(60_000);
-    const worker = new FaxImageWorker({ timeoutMs: 500, memoryLimitMb: 512 });
+    const worker = new FaxImageWorker({ timeoutMs: 1_500, memoryLimitMb: 512 });
     try {
-      const outcome = await worker.render(jobInput(heavy));
-      assert.deepEqual(outcome, { ok: false, kind: "timeout", timeoutMs: 500 });
+      const rendering = worker.render(jobInput(heavy));
+      // The worker takes its PDFium before the time limit: the limit ends a render, not a start.
+      let peak = 0;
+      const watching = (async () => {
+        for (let end = performance.now() + 1_400; performance.now() < end; await new Promise((resolve) => setTimeout(resolve, 10))) peak = Math.max(peak, main.loadedPdfiums().inUse);
+      })();
+      const outcome = await rendering;
+      await watching;
+      assert.equal(peak, 2, "the render worker held a PDFium while rendering");
+      assert.deepEqual(outcome, { ok: false, kind: "timeout", timeoutMs: 1_500 });
       // The page takes many seconds to draw: its PDFium comes back only if the render stopped.
       const deadline = performance.now() + 3_000;
       while (main.loadedPdfiums().inUse > 1 && performance.now() < deadline) await new Promise((resolve) => setTimeout(resolve, 20));
@@ -208,5 +202,18 @@ describe("the native PDFium", { skip }, () => {
     } finally {
       await worker.close();
     }
+  });
+
+  it("a process that exits during a native render exits at once: the render workers' cancel flags are raised at exit", async () => {
+    const started = Date.now();
+    let renderingAt = 0;
+    const run = await runProcess("exit", (text) => {
+      if (renderingAt === 0 && text.includes("rendering")) renderingAt = Date.now();
+    });
+    assert.equal(run.code, 0, run.stderr);
+    assert.ok(renderingAt > 0, run.stdout);
+    const exitMs = Date.now() - renderingAt;
+    // The page takes tens of seconds to draw; without the flag the exit waits for it.
+    assert.ok(exitMs < 3_000, `exited ${exitMs} ms after process.exit (started ${Date.now() - started} ms ago)`);
   });
 });

@@ -15,7 +15,10 @@
  * PDFium's FreeType and other symbols bind within each copy, never to another library's. A
  * thread's PDFium returns to a process-wide pool when the thread ends (its documents closed) and
  * is reused by the next thread, so that threads started and ended over days (recycled render
- * workers) never load more copies than ever ran at once.
+ * workers) never load more copies than ever ran at once. The pool lives in this addon's statics,
+ * so the addon is linked `-z nodelete`: Node unloads an addon when the last thread that loaded it
+ * ends (the render threads, in a node whose main thread never renders), which would lose the pool
+ * while its copies stay mapped.
  *
  *   load(libraryPath, tmpDir) -> "file" | "memfd" | "copy"
  *     Takes this thread's PDFium (from the pool, or loaded); says what it was loaded from. Throws an
@@ -175,9 +178,16 @@ static void *open_library(const char *file, char *error, size_t error_size) {
  * (/proc/self/fd/N), which stays open as long as the copy is loaded (*memfd_out), so no other copy
  * gets that number; a file copy is named with the process id and a counter.
  */
+#ifndef MFD_EXEC
+#define MFD_EXEC 0x0010U
+#endif
+
 static void *load_copy(const char *path, const char *tmp_dir, const char **origin, int *memfd_out, char *error, size_t error_size) {
   static unsigned long copies = 0;
-  int fd = memfd_create("faxline-pdfium", MFD_CLOEXEC);
+  /* Executable on purpose (Linux 6.3+ asks, and vm.memfd_noexec=1 seals it otherwise); older
+   * kernels know no MFD_EXEC and refuse it with EINVAL. */
+  int fd = memfd_create("faxline-pdfium", MFD_CLOEXEC | MFD_EXEC);
+  if (fd < 0 && errno == EINVAL) fd = memfd_create("faxline-pdfium", MFD_CLOEXEC);
   if (fd >= 0) {
     if (copy_into(path, fd) == 0) {
       char file[64];
@@ -519,9 +529,10 @@ static napi_value render_page(napi_env env, napi_callback_info info) {
   document *doc = document_arg(env, state, argv[0]);
   if (doc == NULL) return NULL;
   int64_t index, width_px, height_px, left, top, width, height, rotate, flags;
+  /* The drawing rectangle within ±2^20 pixels: its edges (left + width) stay far inside an int. */
   if (!int_arg(env, argv[1], 0, INT32_MAX, &index) || !int_arg(env, argv[3], 1, 1 << 16, &width_px) || !int_arg(env, argv[4], 1, 1 << 16, &height_px) ||
-      !int_arg(env, argv[5], INT32_MIN, INT32_MAX, &left) || !int_arg(env, argv[6], INT32_MIN, INT32_MAX, &top) ||
-      !int_arg(env, argv[7], 0, INT32_MAX, &width) || !int_arg(env, argv[8], 0, INT32_MAX, &height) || !int_arg(env, argv[9], 0, 3, &rotate) ||
+      !int_arg(env, argv[5], -(1 << 20), 1 << 20, &left) || !int_arg(env, argv[6], -(1 << 20), 1 << 20, &top) ||
+      !int_arg(env, argv[7], 0, 1 << 20, &width) || !int_arg(env, argv[8], 0, 1 << 20, &height) || !int_arg(env, argv[9], 0, 3, &rotate) ||
       !int_arg(env, argv[10], 0, INT32_MAX, &flags)) {
     napi_throw_range_error(env, NULL, "pdfium_native: renderPage: bad index, size, place, rotation or flags");
     return NULL;

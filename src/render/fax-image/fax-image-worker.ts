@@ -117,6 +117,22 @@ export function faxImageFailureDetail(outcome: Extract<FaxImageOutcome, { ok: fa
   }
 }
 
+/**
+ * The cancel flags of the render workers that run: raised as the process exits. Node ends its
+ * worker threads at exit and waits for them, and a thread inside a native PDFium render would hold
+ * the exit until the page is drawn.
+ */
+const runningCancelFlags = new Set<Int32Array>();
+let exitHookInstalled = false;
+
+function raiseCancelFlagsAtExit(): void {
+  if (exitHookInstalled) return;
+  exitHookInstalled = true;
+  process.on("exit", () => {
+    for (const flag of runningCancelFlags) Atomics.store(flag, 0, 1);
+  });
+}
+
 export class FaxImageWorker {
   readonly #timeoutMs: number;
   readonly #memoryLimitMb: number;
@@ -239,6 +255,9 @@ export class FaxImageWorker {
     const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb, startHelpersEarly: this.#startHelpersEarly, cancelFlag, pdfRenderer: this.#pdfRenderer };
     const worker = startWorkerThread("render/fax-image/render-worker", { resourceLimits: { maxOldGenerationSizeMb: this.#memoryLimitMb }, workerData });
     this.#cancelFlags.set(worker, cancelFlag);
+    runningCancelFlags.add(cancelFlag);
+    worker.once("exit", () => runningCancelFlags.delete(cancelFlag));
+    raiseCancelFlagsAtExit();
     // An idle worker must not keep the process alive; while a request runs, its timer does.
     worker.unref();
     // A worker that dies between requests is dropped and the next request starts a new one.
