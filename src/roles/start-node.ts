@@ -33,6 +33,8 @@ import { openStore, storeKind } from "../store/dialects/open-store.ts";
 import type { Store } from "../store/store.ts";
 import { buildApp } from "../api/build-app.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
+import { pdfRendererFor } from "../render/pdfium/pdfium-engine.ts";
+import { nativePdfiumUnavailable } from "../render/pdfium/native-pdfium.ts";
 import { acquireNodeLock } from "./data-dir-lock.ts";
 import { NodeMetrics } from "../metrics/node-metrics.ts";
 import { queueDepths } from "../store/queries/queue-depths.ts";
@@ -134,6 +136,14 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     queueDepths: async () => (storeForMetrics ? queueDepths(storeForMetrics.db, config.node.datacenter) : []),
   });
   try {
+    // Renders happen on scheduler nodes (jobs) and api nodes (previews); the engine loads in their
+    // render threads, this only checks that the one asked for can load.
+    let pdfRenderer: string;
+    try {
+      pdfRenderer = pdfRendererFor(config.render.pdfRenderer, nativePdfiumUnavailable());
+    } catch (err) {
+      throw new ConfigError(`Invalid configuration: ${(err as Error).message}.`);
+    }
     const dialect = storeKind(config);
     store = await openStore(config, { onQuery: (ms) => metrics.storeQuery(dialect, ms / 1000) });
     storeForMetrics = store;
@@ -261,7 +271,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       : null;
     rolesRunning = true;
     context.logger.info(
-      { roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter, store: store.location, version: faxlineVersion() },
+      { roles: [...enabled], url, region: config.node.region, datacenter: config.node.datacenter, store: store.location, version: faxlineVersion(), pdfRenderer },
       "node started",
     );
 

@@ -17,7 +17,7 @@ import { FaxImageWorker } from "../../src/render/fax-image/fax-image-worker.ts";
 import { pageGeometry } from "../../src/render/pages/grey-page.ts";
 import { openPdfDocument } from "../../src/render/pages/pdf-pages.ts";
 import { nativePdfiumUnavailable, type NativePdfiumEngine } from "../../src/render/pdfium/native-pdfium.ts";
-import { choosePdfiumEngine, pdfiumEngine, setPdfiumCancelFlag } from "../../src/render/pdfium/pdfium-engine.ts";
+import { choosePdfiumEngine, pdfiumEngine, pdfRendererFor, setPdfiumCancelFlag } from "../../src/render/pdfium/pdfium-engine.ts";
 import { heavyPdf, jobInput, LIMITS, mixedPdf } from "../support/pdfium-test-pdfs.ts";
 
 const HIGH = pageGeometry("A4", "HIGH");
@@ -215,5 +215,17 @@ describe("the native PDFium", { skip }, () => {
     const exitMs = Date.now() - renderingAt;
     // The page takes tens of seconds to draw; without the flag the exit waits for it.
     assert.ok(exitMs < 3_000, `exited ${exitMs} ms after process.exit (started ${Date.now() - started} ms ago)`);
+  });
+});
+
+describe("render.pdfRenderer at a node's start", () => {
+  it("names the PDFium the render threads will use, and refuses native where it cannot load", () => {
+    assert.equal(pdfRendererFor("auto", null), "native PDFium");
+    assert.equal(pdfRendererFor("native", null), "native PDFium");
+    assert.equal(pdfRendererFor("wasm", null), "WebAssembly PDFium (render.pdfRenderer wasm)");
+    const why = "the prebuilt PDFium is for Linux on x86-64, not darwin on arm64";
+    assert.equal(pdfRendererFor("auto", why), `WebAssembly PDFium (the native one is unavailable: ${why})`);
+    assert.equal(pdfRendererFor("wasm", why), "WebAssembly PDFium (render.pdfRenderer wasm)");
+    assert.throws(() => pdfRendererFor("native", why), new Error(`render.pdfRenderer is native, but ${why}; set it to auto or wasm`));
   });
 });

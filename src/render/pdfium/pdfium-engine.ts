@@ -47,6 +47,19 @@ function applyCancelFlag(loaded: PdfiumEngine): void {
 }
 
 /**
+ * What render threads with `choice` draw PDFs with, where the native PDFium is unavailable for
+ * `unavailable` (native-pdfium.ts: nativePdfiumUnavailable; null: available); an Error for
+ * `native` where it is unavailable, so that a node with that setting refuses to start rather than
+ * fail every job that has a PDF.
+ */
+export function pdfRendererFor(choice: PdfiumChoice, unavailable: string | null): string {
+  if (choice === "wasm") return "WebAssembly PDFium (render.pdfRenderer wasm)";
+  if (unavailable === null) return "native PDFium";
+  if (choice === "native") throw new Error(`render.pdfRenderer is native, but ${unavailable}; set it to auto or wasm`);
+  return `WebAssembly PDFium (the native one is unavailable: ${unavailable})`;
+}
+
+/**
  * Makes this thread use `choice` from now on (render.pdfRenderer in a render thread; the tests
  * render each case with both engines). Documents already open keep theirs.
  */
