@@ -1,6 +1,7 @@
 /**
  * PDFium, the PDF renderer of the render stage (pages/pdf-pages.ts), in one of two builds that
- * draw the same pixels (ADR 0014):
+ * draw the same pages (ADR 0014: byte for byte on the bench corpus; being two releases of PDFium,
+ * they can differ in a few anti-aliased edge pixels, as on one golden page):
  *
  *  - **native** (native-pdfium.ts): the prebuilt libpdfium.so of the npm package
  *    pdfium-node-linux-x64-gnu (chromium/7934), called through Faxline's addon native/pdfium.
@@ -9,8 +10,9 @@
  *
  * The config key render.pdfRenderer chooses (FaxImageWorker hands it to its threads, which call
  * choosePdfiumEngine): `native`, `wasm`, or `auto` (the default: native where it loads, else the
- * WebAssembly, as the raster loops fall back to TypeScript). `native` where it cannot load fails
- * the render with the reason, so an operator who asks for it learns why.
+ * WebAssembly, as the raster loops fall back to TypeScript). With `native` where it is not there,
+ * a node refuses to start (pdfRendererFor), and a render thread where it still cannot load fails
+ * its render with the reason, so an operator who asks for it learns why.
  *
  * Each thread has its own engine (PDFium is not thread-safe; each WebAssembly instance, and each
  * native copy, has its own globals), loaded on first use. The engines' interface is in
