@@ -57,11 +57,17 @@ describe("stopping a node", () => {
     for (const dir of dirs) dir.remove();
   });
 
-  it("SIGTERM drains: calls in progress end on their own and are reported, new requests get 503, the probe says draining", async () => {
+  /** A node on a data directory of its own with the test account, given 60 s to drain. */
+  async function nodeWithGrace(): Promise<{ path: string }> {
     const dir = tempDir();
     dirs.push(dir);
     await createAccountWithCli(dir.path, ACCOUNT);
     node = await startChildNode({ dataDir: dir.path, timeScale: TIME_SCALE, env: { FAXLINE_NODE_SHUTDOWN_GRACE: "60s" } });
+    return dir;
+  }
+
+  it("SIGTERM drains: calls in progress end on their own and are reported, new requests get 503, the probe says draining", async () => {
+    const dir = await nodeWithGrace();
     await withChildLogs(() => [node], async () => {
       const jobIds = await sendJobs(node!, 3);
       await callsInProgress(dir.path, 3);
@@ -98,10 +104,7 @@ describe("stopping a node", () => {
   });
 
   it("a second SIGTERM cuts the drain short: the node exits at once and redials its calls after the restart", async () => {
-    const dir = tempDir();
-    dirs.push(dir);
-    await createAccountWithCli(dir.path, ACCOUNT);
-    node = await startChildNode({ dataDir: dir.path, timeScale: TIME_SCALE, env: { FAXLINE_NODE_SHUTDOWN_GRACE: "60s" } });
+    const dir = await nodeWithGrace();
     await withChildLogs(() => [node], async () => {
       const jobIds = await sendJobs(node!, 2);
       await callsInProgress(dir.path, 2);

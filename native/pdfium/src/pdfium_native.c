@@ -367,6 +367,31 @@ static document *document_arg(napi_env env, thread_state *state, napi_value valu
   return NULL;
 }
 
+/* A typed array argument's bytes (offset by its byteOffset) if it is of type `want`; 0 otherwise. */
+static int typed_bytes(napi_env env, napi_value value, napi_typedarray_type want, void **data, size_t *length) {
+  bool is_typed = false;
+  napi_typedarray_type type;
+  napi_value buffer;
+  size_t offset;
+  if (napi_is_typedarray(env, value, &is_typed) != napi_ok || !is_typed) return 0;
+  if (napi_get_typedarray_info(env, value, &type, length, data, &buffer, &offset) != napi_ok) return 0;
+  return type == want;
+}
+
+/*
+ * The arguments of a call whose first one is a document id (up to `*argc` of them into `argv`),
+ * this thread's state and the document; NULL with an exception pending when any is missing.
+ */
+static document *document_call(napi_env env, napi_callback_info info, size_t *argc, napi_value *argv, thread_state **state) {
+  if (napi_get_cb_info(env, info, argc, argv, NULL, NULL) != napi_ok) {
+    napi_throw_error(env, NULL, "pdfium_native: N-API call failed: napi_get_cb_info");
+    return NULL;
+  }
+  *state = loaded_state(env);
+  if (*state == NULL) return NULL;
+  return document_arg(env, *state, *argc > 0 ? argv[0] : NULL);
+}
+
 static napi_value make_int(napi_env env, int64_t value) {
   napi_value result;
   if (napi_create_int64(env, value, &result) != napi_ok) return NULL;
@@ -418,14 +443,9 @@ static napi_value open_document(napi_env env, napi_callback_info info) {
   CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
   thread_state *state = loaded_state(env);
   if (state == NULL) return NULL;
-  bool is_typed = false;
-  napi_typedarray_type type;
   size_t size = 0;
   void *data = NULL;
-  napi_value buffer;
-  size_t offset;
-  if (argc < 1 || napi_is_typedarray(env, argv[0], &is_typed) != napi_ok || !is_typed ||
-      napi_get_typedarray_info(env, argv[0], &type, &size, &data, &buffer, &offset) != napi_ok || type != napi_uint8_array) {
+  if (argc < 1 || !typed_bytes(env, argv[0], napi_uint8_array, &data, &size)) {
     napi_throw_type_error(env, NULL, "pdfium_native: openDocument(bytes) takes a Uint8Array");
     return NULL;
   }
@@ -457,10 +477,8 @@ static napi_value open_document(napi_env env, napi_callback_info info) {
 static napi_value close_document_js(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  thread_state *state = loaded_state(env);
-  if (state == NULL) return NULL;
-  document *doc = document_arg(env, state, argc > 0 ? argv[0] : NULL);
+  thread_state *state;
+  document *doc = document_call(env, info, &argc, argv, &state);
   if (doc == NULL) return NULL;
   for (document **link = &state->documents; *link != NULL; link = &(*link)->next) {
     if (*link == doc) {
@@ -475,10 +493,8 @@ static napi_value close_document_js(napi_env env, napi_callback_info info) {
 static napi_value page_count(napi_env env, napi_callback_info info) {
   size_t argc = 1;
   napi_value argv[1];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  thread_state *state = loaded_state(env);
-  if (state == NULL) return NULL;
-  document *doc = document_arg(env, state, argc > 0 ? argv[0] : NULL);
+  thread_state *state;
+  document *doc = document_call(env, info, &argc, argv, &state);
   if (doc == NULL) return NULL;
   return make_int(env, state->pdfium->api.GetPageCount(doc->pdf));
 }
@@ -486,10 +502,8 @@ static napi_value page_count(napi_env env, napi_callback_info info) {
 static napi_value page_size(napi_env env, napi_callback_info info) {
   size_t argc = 2;
   napi_value argv[2];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  thread_state *state = loaded_state(env);
-  if (state == NULL) return NULL;
-  document *doc = document_arg(env, state, argc > 0 ? argv[0] : NULL);
+  thread_state *state;
+  document *doc = document_call(env, info, &argc, argv, &state);
   if (doc == NULL) return NULL;
   int64_t index;
   if (argc < 2 || !int_arg(env, argv[1], 0, INT32_MAX, &index)) {
@@ -519,15 +533,13 @@ static int need_to_pause(IFSDK_PAUSE *pause) {
 static napi_value render_page(napi_env env, napi_callback_info info) {
   size_t argc = 11;
   napi_value argv[11];
-  CHECK(napi_get_cb_info(env, info, &argc, argv, NULL, NULL));
-  thread_state *state = loaded_state(env);
-  if (state == NULL) return NULL;
+  thread_state *state;
+  document *doc = document_call(env, info, &argc, argv, &state);
+  if (doc == NULL) return NULL;
   if (argc < 11) {
     napi_throw_type_error(env, NULL, "pdfium_native: renderPage takes 11 arguments");
     return NULL;
   }
-  document *doc = document_arg(env, state, argv[0]);
-  if (doc == NULL) return NULL;
   int64_t index, width_px, height_px, left, top, width, height, rotate, flags;
   /* The drawing rectangle within ±2^20 pixels: its edges (left + width) stay far inside an int. */
   if (!int_arg(env, argv[1], 0, INT32_MAX, &index) || !int_arg(env, argv[3], 1, 1 << 16, &width_px) || !int_arg(env, argv[4], 1, 1 << 16, &height_px) ||
@@ -537,15 +549,9 @@ static napi_value render_page(napi_env env, napi_callback_info info) {
     napi_throw_range_error(env, NULL, "pdfium_native: renderPage: bad index, size, place, rotation or flags");
     return NULL;
   }
-  bool is_typed = false;
-  napi_typedarray_type type;
   size_t length = 0;
   void *pixels = NULL;
-  napi_value buffer;
-  size_t offset;
-  if (napi_is_typedarray(env, argv[2], &is_typed) != napi_ok || !is_typed ||
-      napi_get_typedarray_info(env, argv[2], &type, &length, &pixels, &buffer, &offset) != napi_ok || type != napi_uint8_array ||
-      length < (size_t)(width_px * height_px)) {
+  if (!typed_bytes(env, argv[2], napi_uint8_array, &pixels, &length) || length < (size_t)(width_px * height_px)) {
     napi_throw_range_error(env, NULL, "pdfium_native: renderPage: `out` must be a Uint8Array of widthPx * heightPx bytes");
     return NULL;
   }
@@ -600,14 +606,9 @@ static napi_value set_cancel_flag(napi_env env, napi_callback_info info) {
   napi_valuetype kind;
   CHECK(napi_typeof(env, argv[0], &kind));
   if (argc < 1 || kind == napi_null || kind == napi_undefined) return NULL;
-  bool is_typed = false;
-  napi_typedarray_type type;
   size_t length = 0;
   void *data = NULL;
-  napi_value buffer;
-  size_t offset;
-  if (napi_is_typedarray(env, argv[0], &is_typed) != napi_ok || !is_typed ||
-      napi_get_typedarray_info(env, argv[0], &type, &length, &data, &buffer, &offset) != napi_ok || type != napi_int32_array || length < 1) {
+  if (!typed_bytes(env, argv[0], napi_int32_array, &data, &length) || length < 1) {
     napi_throw_type_error(env, NULL, "pdfium_native: setCancelFlag takes an Int32Array (on a SharedArrayBuffer) or null");
     return NULL;
   }

@@ -118,18 +118,18 @@ export function faxImageFailureDetail(outcome: Extract<FaxImageOutcome, { ok: fa
 }
 
 /**
- * The cancel flags of the render workers that run: raised as the process exits. Node ends its
- * worker threads at exit and waits for them, and a thread inside a native PDFium render would hold
- * the exit until the page is drawn.
+ * The cancel flag of each render worker that runs (RenderWorkerData.cancelFlag): raised as it is
+ * ended, and all of them as the process exits. Node ends its worker threads at exit and waits for
+ * them, and a thread inside a native PDFium render would hold the exit until the page is drawn.
  */
-const runningCancelFlags = new Set<Int32Array>();
+const cancelFlags = new Map<Worker, Int32Array>();
 let exitHookInstalled = false;
 
 function raiseCancelFlagsAtExit(): void {
   if (exitHookInstalled) return;
   exitHookInstalled = true;
   process.on("exit", () => {
-    for (const flag of runningCancelFlags) Atomics.store(flag, 0, 1);
+    for (const flag of cancelFlags.values()) Atomics.store(flag, 0, 1);
   });
 }
 
@@ -137,8 +137,6 @@ export class FaxImageWorker {
   readonly #timeoutMs: number;
   readonly #memoryLimitMb: number;
   #worker: Worker | null = null;
-  /** Each started worker's cancel flag (RenderWorkerData.cancelFlag). */
-  readonly #cancelFlags = new WeakMap<Worker, Int32Array>();
   #queue: Promise<unknown> = Promise.resolve();
   readonly #recycleAfterBytes: number;
   readonly #pageThreads: number;
@@ -246,7 +244,7 @@ export class FaxImageWorker {
 
   /** Raises the worker's cancel flag: native renders in it stop at their next pause point. */
   #end(worker: Worker): void {
-    const flag = this.#cancelFlags.get(worker);
+    const flag = cancelFlags.get(worker);
     if (flag !== undefined) Atomics.store(flag, 0, 1);
   }
 
@@ -254,9 +252,8 @@ export class FaxImageWorker {
     const cancelFlag = new Int32Array(new SharedArrayBuffer(4));
     const workerData: RenderWorkerData = { pageThreads: this.#pageThreads, memoryLimitMb: this.#memoryLimitMb, startHelpersEarly: this.#startHelpersEarly, cancelFlag, pdfRenderer: this.#pdfRenderer };
     const worker = startWorkerThread("render/fax-image/render-worker", { resourceLimits: { maxOldGenerationSizeMb: this.#memoryLimitMb }, workerData });
-    this.#cancelFlags.set(worker, cancelFlag);
-    runningCancelFlags.add(cancelFlag);
-    worker.once("exit", () => runningCancelFlags.delete(cancelFlag));
+    cancelFlags.set(worker, cancelFlag);
+    worker.once("exit", () => cancelFlags.delete(worker));
     raiseCancelFlagsAtExit();
     // An idle worker must not keep the process alive; while a request runs, its timer does.
     worker.unref();
