@@ -9,7 +9,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { Browser, BrowserContext, Page } from "playwright-core";
-import { accessibilityViolations, describeViolations, launchBrowser } from "../support/browser.ts";
+import { accessibilityViolations, describeViolations, launchBrowser, wordsBrokenAcrossLines } from "../support/browser.ts";
 import { PushReceiver } from "../support/push-receiver.ts";
 import { addTopicNumber } from "../../src/inbound/topics.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
@@ -114,6 +114,8 @@ describe("web console in Chromium", () => {
     const pageImage = page.getByRole("img", { name: "Page 1 of 1" });
     await pageImage.waitFor();
     await eventually(async () => ((await pageImage.evaluate((img) => { const i = img as unknown as { complete: boolean; naturalWidth: number }; return i.complete ? i.naturalWidth : 0; })) > 0 ? true : undefined), 10_000, "the page preview");
+    const shownWidth = await pageImage.evaluate((img) => (img as unknown as { clientWidth: number }).clientWidth);
+    assert.ok(shownWidth >= 400, `the page preview is shown large enough to read (${shownWidth} px wide)`);
     const pdfHref = await page.getByRole("link", { name: "Download PDF" }).getAttribute("href");
     const pdf = await page.request.get(`${node.url}${pdfHref}`);
     assert.equal(pdf.headers()["content-type"], "application/pdf");
@@ -259,6 +261,13 @@ describe("web console in Chromium", () => {
     await page.locator(`[data-node]`).first().waitFor();
     await page.getByRole("heading", { name: "Fehlergründe der letzten Stunde" }).waitFor();
     await expectAccessible(page, "operations page");
+    // Headers and numbers are never broken inside a word ("AN ZAHL", "12 3"), on a wide screen
+    // or a narrow one (where the two-column cards are narrowest).
+    for (const width of [1280, 900, 700]) {
+      await page.setViewportSize({ width, height: 900 });
+      assert.deepEqual(await wordsBrokenAcrossLines(page, "th, td.num"), [], `Operations at ${width} px`);
+    }
+    await page.setViewportSize({ width: 1280, height: 900 });
     await page.getByLabel("Sprache").selectOption("en");
     await page.getByRole("heading", { level: 1, name: "Operations" }).waitFor();
     await page.getByRole("button", { name: "Sign out" }).click();

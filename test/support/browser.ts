@@ -46,3 +46,31 @@ export async function accessibilityViolations(page: Page): Promise<AxeViolation[
 export function describeViolations(violations: AxeViolation[]): string {
   return violations.map((v) => `${v.id} (${v.impact}): ${v.help}\n  ${v.nodes.map((n) => `${n.target.join(" ")}: ${n.failureSummary ?? ""}`).join("\n  ")}`).join("\n");
 }
+
+/**
+ * The words inside `selector`'s elements that the page lays out across two lines (a header
+ * shown as "CO" over "UNT", a number split after three digits), as "text of the element: word".
+ * A word is a run of non-space characters; it is broken when its characters' boxes lie on more
+ * than one line.
+ */
+export async function wordsBrokenAcrossLines(page: Page, selector: string): Promise<string[]> {
+  return page.evaluate((sel) => {
+    const doc = (globalThis as unknown as { document: any }).document;
+    const broken: string[] = [];
+    for (const element of doc.querySelectorAll(sel)) {
+      const walker = doc.createTreeWalker(element, 4 /* NodeFilter.SHOW_TEXT */);
+      for (let node = walker.nextNode(); node !== null; node = walker.nextNode()) {
+        const text: string = node.textContent ?? "";
+        for (const match of text.matchAll(/\S+/g)) {
+          const range = doc.createRange();
+          range.setStart(node, match.index);
+          range.setEnd(node, match.index + match[0].length);
+          const tops = new Set<number>();
+          for (const rect of range.getClientRects()) if (rect.width > 0) tops.add(Math.round(rect.top));
+          if (tops.size > 1) broken.push(`${(element.textContent ?? "").trim()}: ${match[0]}`);
+        }
+      }
+    }
+    return broken;
+  }, selector);
+}
