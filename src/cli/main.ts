@@ -182,6 +182,7 @@ async function serve(config: FaxlineConfig): Promise<void> {
   };
   process.on("SIGTERM", () => shutdown("SIGTERM"));
   process.on("SIGINT", () => shutdown("SIGINT"));
+  process.on("SIGHUP", () => void node.reload());
 }
 
 export async function main(argv: string[]): Promise<number> {

@@ -92,7 +92,19 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "lines.capabilityMaxAge", env: "FAXLINE_LINES_CAPABILITY_MAX_AGE", type: "duration", default: "30d", description: "How long what a destination's fax machine was last seen to do (the transport, ECM and speed that worked, or the fallback step that failed) is trusted. Older knowledge is ignored: the next call starts again with T.38 and ECM." }),
   k({ path: "lines.localAddress", env: "FAXLINE_LINES_LOCAL_ADDRESS", type: "string", default: "", description: "Local IPv4 address the SIP line binds its SIP and media (RTP, UDPTL) sockets to and writes into Via, Contact and SDP. Empty: the first non-loopback IPv4 address of the host. Only used when trunks are configured." }),
   k({ path: "lines.advertisedAddress", env: "FAXLINE_LINES_ADVERTISED_ADDRESS", type: "string", default: "", description: "Address written into Via, Contact and SDP instead of lines.localAddress, for a node behind static NAT (its public address). Empty: the local address." }),
-  k({ path: "lines.sipPort", env: "FAXLINE_LINES_SIP_PORT", type: "integer", min: 0, max: 65535, default: 5060, description: "UDP port of the SIP line (TCP and TLS connect out from ephemeral ports). 0 takes a free port." }),
+  k({ path: "lines.sipPort", env: "FAXLINE_LINES_SIP_PORT", type: "integer", min: 0, max: 65535, default: 5060, description: "UDP port of the SIP line. 0 takes a free port. Outgoing TCP and TLS connect from ephemeral ports; lines.sipTcpPort and lines.sipTlsPort listen for calls coming in." }),
+  k({ path: "lines.sipTcpPort", env: "FAXLINE_LINES_SIP_TCP_PORT", type: "integer", min: -1, max: 65535, default: -1, description: "TCP port the SIP line listens on for calls coming in (5060 is usual); the same admission checks, flood limits and guard as UDP, and the connection bounds below. -1: no TCP listener (outgoing calls over TCP still work). 0 takes a free port." }),
+  k({ path: "lines.sipTlsPort", env: "FAXLINE_LINES_SIP_TLS_PORT", type: "integer", min: -1, max: 65535, default: -1, description: "TLS port the SIP line listens on for calls coming in (5061 is usual), with lines.sipTlsCertFile and lines.sipTlsKeyFile. -1: no TLS listener. 0 takes a free port." }),
+  k({ path: "lines.sipTlsCertFile", env: "FAXLINE_LINES_SIP_TLS_CERT_FILE", type: "string", default: "", description: "PEM certificate (with its chain) the TLS listener presents; read at start and again on SIGHUP (connections open keep the old one)." }),
+  k({ path: "lines.sipTlsKeyFile", env: "FAXLINE_LINES_SIP_TLS_KEY_FILE", type: "string", default: "", description: "PEM private key of lines.sipTlsCertFile; read at start and on SIGHUP." }),
+  k({ path: "lines.sipConnectionsPerSource", env: "FAXLINE_LINES_SIP_CONNECTIONS_PER_SOURCE", type: "integer", min: 1, max: 10000, default: 20, description: "TCP/TLS connections the SIP listeners accept from one address at once; more are closed at once (faxline_sip_messages_dropped_total{reason=\"connection_limit\"})." }),
+  k({ path: "lines.sipMaxConnections", env: "FAXLINE_LINES_SIP_MAX_CONNECTIONS", type: "integer", min: 1, max: 100000, default: 1000, description: "TCP/TLS connections the SIP listeners accept in all at once." }),
+  k({ path: "lines.sipConnectionIdle", env: "FAXLINE_LINES_SIP_CONNECTION_IDLE", type: "duration", default: "1h", description: "An accepted TCP/TLS connection that carries no SIP message for this long is closed (one that sends no first message, or does not finish its TLS handshake, within 10 s is closed sooner). Keep it above a call's length: our requests inside a call go back over the connection the call came on." }),
+  k({ path: "lines.sipRequestRate", env: "FAXLINE_LINES_SIP_REQUEST_RATE", type: "integer", min: 1, max: 100000, default: 100, description: "SIP requests per second the line takes from one source address (bursts of four times that); more are dropped unanswered (reason rate_limited)." }),
+  k({ path: "lines.sipInviteRate", env: "FAXLINE_LINES_SIP_INVITE_RATE", type: "integer", min: 1, max: 10000, default: 20, description: "New INVITEs per second the line takes from one source address (bursts of three times that). Over it a trunk's address gets 503 with Retry-After (the carrier tries another route or node), any other address silence." }),
+  k({ path: "lines.sipRefusalsPerMinute", env: "FAXLINE_LINES_SIP_REFUSALS_PER_MINUTE", type: "integer", min: 0, max: 10000, default: 20, description: "403 answers per minute to an address that is no trunk's (a scanner); past that its INVITEs get no answer at all (reason refused_source)." }),
+  k({ path: "lines.sipLockoutFailures", env: "FAXLINE_LINES_SIP_LOCKOUT_FAILURES", type: "integer", min: 1, max: 1000, default: 5, description: "Wrong digest answers (inbound trunks with inboundUsername) from one address within 10 minutes that lock it out for lines.sipLockout: its INVITEs then get no answer (reason locked_out)." }),
+  k({ path: "lines.sipLockout", env: "FAXLINE_LINES_SIP_LOCKOUT", type: "duration", default: "15m", description: "How long an address stays locked out after lines.sipLockoutFailures wrong digest answers." }),
   k({ path: "lines.mediaPorts", env: "FAXLINE_LINES_MEDIA_PORTS", type: "string", default: "20000-29999", description: "UDP port range FIRST-LAST for media: each call takes four ports, an even one for RTP (G.711), the odd one after it for RTCP and the next even one for UDPTL (T.38), used symmetrically (sent from where they receive). Open it in the firewall towards the carriers." }),
   k({ path: "lines.dnsServers", env: "FAXLINE_LINES_DNS_SERVERS", type: "list", default: [], description: "DNS servers (192.0.2.53 or 192.0.2.53:5353) the SIP line asks for trunk host names: SRV records (_sip._udp, _sip._tcp, _sips._tcp) for a host named without a port, then A/AAAA. Empty: the system's resolver (/etc/resolv.conf)." }),
   k({ path: "lines.pacingCapacity", env: "FAXLINE_LINES_PACING_CAPACITY", type: "integer", min: 1, max: 10000, default: 100, description: "Fax calls one core paces in real time (within 5 ms per 20 ms packet), as npm run bench:lines measured it on this kind of machine (docs/benchmarks.md: 100 G.711 calls, the costlier kind, with the node's API busy on the same core; T.38 alone, 500 coming and going over 20 s, and 300 starting together in some runs). At start, a node whose sender.channels, inbound.channels and trunks' maxCalls allow more gets a warning in its log." }),
@@ -165,6 +177,18 @@ export interface FaxlineConfig {
     localAddress: string;
     advertisedAddress: string;
     sipPort: number;
+    sipTcpPort: number;
+    sipTlsPort: number;
+    sipTlsCertFile: string;
+    sipTlsKeyFile: string;
+    sipConnectionsPerSource: number;
+    sipMaxConnections: number;
+    sipConnectionIdle: number;
+    sipRequestRate: number;
+    sipInviteRate: number;
+    sipRefusalsPerMinute: number;
+    sipLockoutFailures: number;
+    sipLockout: number;
     mediaPorts: string;
     clockSpeed: number;
     mediaProcess: boolean;

@@ -15,6 +15,8 @@
  * | faxline_calls_active | gauge | line (test, sip) |
  * | faxline_call_outcomes_total | counter | line, result (delivered, failed, …), reason |
  * | faxline_media_process_lost_total | counter | (the SIP line's media process ended unasked: crash, kill or hang) |
+ * | faxline_sip_messages_dropped_total | counter | reason (line/sip/sip-drops.ts: unparsable, rate_limited, …) |
+ * | faxline_sip_connections_accepted | gauge | (TCP/TLS connections the SIP listeners hold now) |
  * | faxline_notifications_total | counter | channel (http, email), outcome (delivered, retry, failed) |
  * | faxline_store_query_duration_seconds | histogram | dialect |
  * | nodejs_*, process_* (event-loop lag, heap, CPU, file descriptors) | prom-client defaults | |
@@ -43,6 +45,14 @@ export class NodeMetrics {
   #callsByTrunk: () => { trunk: string; transport: string; calls: number }[] = () => [];
   #receptionsActive: () => number = () => 0;
   #mediaLosses: () => number = () => 0;
+  #sipDrops: () => Readonly<Record<string, number>> = () => ({});
+  #sipConnections: () => number = () => 0;
+
+  /** The SIP line's drop counts by reason and its accepted connections (read at each scrape). */
+  watchSip(drops: () => Readonly<Record<string, number>>, connections: () => number): void {
+    this.#sipDrops = drops;
+    this.#sipConnections = connections;
+  }
 
   /** Where the active-receptions gauge reads its figure at each scrape. */
   /** The SIP line's count of lost media processes (read at each scrape). */
@@ -121,6 +131,26 @@ export class NodeMetrics {
       collect() {
         this.reset();
         this.inc(mediaLosses()());
+      },
+    });
+    const sipDrops = () => this.#sipDrops;
+    new Counter({
+      name: "faxline_sip_messages_dropped_total",
+      help: "SIP messages the line dropped or answered only in part, by reason (docs/operations.md): unparsable, bad_response, unroutable_response, send_failed, rate_limited, refused_source, locked_out, connection_limit, stream_framing, idle_connection, internal",
+      labelNames: ["reason"],
+      registers,
+      collect() {
+        this.reset();
+        for (const [reason, count] of Object.entries(sipDrops()())) this.inc({ reason }, count);
+      },
+    });
+    const sipConnections = () => this.#sipConnections;
+    new Gauge({
+      name: "faxline_sip_connections_accepted",
+      help: "TCP and TLS connections the SIP line's listeners hold now",
+      registers,
+      collect() {
+        this.set(sipConnections()());
       },
     });
     this.#callOutcomes = new Counter({

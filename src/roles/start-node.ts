@@ -53,6 +53,8 @@ export interface RunningNode {
    * node.shutdownGrace, 0: hang them up at once).
    */
   stop(options?: { graceMs?: number }): Promise<void>;
+  /** SIGHUP: reads again what can change without a restart (the SIP TLS listener's certificate and key). */
+  reload(): Promise<void>;
 }
 
 
@@ -80,6 +82,9 @@ export function buildSipLine(
   inbound: InboundSink | null = null,
 ): SipFaxLine | null {
   if (config.lines.trunks.length === 0) return null;
+  if (config.lines.sipTlsPort >= 0 && (config.lines.sipTlsCertFile === "" || config.lines.sipTlsKeyFile === "")) {
+    throw new ConfigError("Invalid configuration: lines.sipTlsPort needs lines.sipTlsCertFile and lines.sipTlsKeyFile (PEM files).");
+  }
   const range = parsePortRange(config.lines.mediaPorts);
   if ("error" in range) throw new ConfigError(`Invalid configuration lines.mediaPorts: ${range.error}.`);
   return new SipFaxLine({
@@ -89,6 +94,26 @@ export function buildSipLine(
     advertisedAddress: config.lines.advertisedAddress,
     dnsServers: config.lines.dnsServers,
     sipPort: config.lines.sipPort,
+    sipListen: {
+      tcpPort: config.lines.sipTcpPort < 0 ? null : config.lines.sipTcpPort,
+      tlsPort: config.lines.sipTlsPort < 0 ? null : config.lines.sipTlsPort,
+      tlsCertFile: config.lines.sipTlsCertFile,
+      tlsKeyFile: config.lines.sipTlsKeyFile,
+    },
+    connectionLimits: {
+      maxConnectionsPerSource: config.lines.sipConnectionsPerSource,
+      maxConnections: config.lines.sipMaxConnections,
+      idleTimeoutMs: config.lines.sipConnectionIdle,
+    },
+    floodLimits: {
+      requestsPerSecond: config.lines.sipRequestRate,
+      requestBurst: 4 * config.lines.sipRequestRate,
+      invitesPerSecond: config.lines.sipInviteRate,
+      inviteBurst: 3 * config.lines.sipInviteRate,
+      refusalsPerMinute: config.lines.sipRefusalsPerMinute,
+      lockoutFailures: config.lines.sipLockoutFailures,
+      lockoutMs: config.lines.sipLockout,
+    },
     mediaPorts: range,
     clockSpeed: config.lines.clockSpeed,
     mediaProcess: config.lines.mediaProcess ? { nice: config.lines.mediaNice, processes: mediaProcessCount(config) } : false,
@@ -230,6 +255,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     metrics.watchCallsByTrunk(() => callsByTrunk(context));
     metrics.watchReceptions(() => sipLine?.activeReceptions ?? 0);
     metrics.watchMediaLosses(() => sipLine?.mediaProcessLosses ?? 0);
+    metrics.watchSip(() => sipLine?.sipDrops.counts ?? {}, () => sipLine?.sipConnections ?? 0);
     // Before any work: refuses to start when another live host runs with this node id.
     const { previousLifeOver } = await registry.register();
     if (previousLifeOver) {
@@ -285,6 +311,14 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       context,
       url,
       app: runningApp,
+      async reload() {
+        try {
+          await runningLine?.reloadTls();
+          context.logger.info({ tls: runningLine?.sipListening.tls ?? null }, "reloaded on SIGHUP");
+        } catch (err) {
+          context.logger.error({ err: coerceError(err) }, "reload on SIGHUP failed: the SIP TLS listener keeps its certificate");
+        }
+      },
       stop(options: { graceMs?: number } = {}) {
         stopping ??= (async () => {
           // Draining: the API answers 503 to new requests (its probes say so), nothing new is

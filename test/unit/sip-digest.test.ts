@@ -132,4 +132,24 @@ describe("sip digest: challenging callers (SipDigestChallenger)", () => {
     assert.deepEqual(challenger.verify(invite(old), passwords), { result: "stale" });
     assert.match(challenger.challenge(invite(null), true), /stale=true/);
   });
+
+  it("takes an answer once: a replay (the same nonce and count) is challenged again, a higher count is taken", () => {
+    const challenger = new SipDigestChallenger({ realm: "faxline" });
+    const c = selectChallenge(challengeResponse(401, [challenger.challenge(invite(null))]))!;
+    const first = sipDigestAuthorization(c.challenge, { method: "INVITE", uri: URI }, { username: "carrier-a", password: "s3cret" }, "cnonce-1", 1);
+    assert.deepEqual(challenger.verify(invite(first), passwords), { result: "ok", username: "carrier-a" });
+    assert.deepEqual(challenger.verify(invite(first), passwords), { result: "stale" }, "the same answer again: a replay");
+    const second = sipDigestAuthorization(c.challenge, { method: "INVITE", uri: URI }, { username: "carrier-a", password: "s3cret" }, "cnonce-2", 2);
+    assert.deepEqual(challenger.verify(invite(second), passwords), { result: "ok", username: "carrier-a" }, "nc 2 after nc 1");
+    const back = sipDigestAuthorization(c.challenge, { method: "INVITE", uri: URI }, { username: "carrier-a", password: "s3cret" }, "cnonce-3", 1);
+    assert.deepEqual(challenger.verify(invite(back), passwords), { result: "stale" }, "a count that goes back");
+  });
+
+  it("remembers a bounded number of nonces, the oldest forgotten first", () => {
+    const challenger = new SipDigestChallenger({ realm: "faxline", maxNonces: 3 });
+    const answers = ["a", "b", "c", "d"].map((callId) => answer(challenger, "s3cret", callId));
+    assert.equal(challenger.remembered, 3);
+    assert.deepEqual(challenger.verify(invite(answers[0]!, "a"), passwords), { result: "stale" }, "forgotten");
+    assert.deepEqual(challenger.verify(invite(answers[3]!, "d"), passwords), { result: "ok", username: "carrier-a" });
+  });
 });

@@ -3,6 +3,11 @@
  * refused with the SIP status that says why, or answered and received (fax-reception.ts) and
  * handed to the inbound sink, which stores it (roles wire the store; line/ knows none).
  *
+ * Before any of this the user agent asks `screen` about a new INVITE's source: a trunk's address
+ * is handled; any other address is handled (and challenged) when trunks take digest
+ * credentials, else answered with a stateless 403 while its refusal budget lasts, then ignored;
+ * an address locked out after repeated wrong digest answers is ignored (flood-limits.ts).
+ *
  * Checks, in order (each refusal is final; a carrier may then try another route):
  *  1. The caller: the source address must belong to a trunk with `inbound: true`, inside its
  *     `inboundFrom` blocks (default: its proxy's and registrar's addresses, unless the trunk has
@@ -30,8 +35,10 @@ import path from "node:path";
 import type { Logger } from "../../lib/logger.ts";
 import { normalizeFaxNumber, type NumberContext } from "../../numbers/normalize-number.ts";
 import { SipDigestChallenger } from "../sip/digest-auth.ts";
+import type { SourceLimiter } from "../sip/flood-limits.ts";
 import { createResponse, newTag, REASON_PHRASES } from "../sip/sip-message.ts";
-import type { IncomingInvite } from "../sip/sip-user-agent.ts";
+import type { IncomingInvite, InviteScreening } from "../sip/sip-user-agent.ts";
+import type { SipSource } from "../sip/transports.ts";
 import { parseNameAddr, parseSipUri } from "../sip/sip-uri.ts";
 import { parseAddressBlock, type TrunkConfig } from "../trunks/trunk-config.ts";
 import { faxIdent, type FaxCallSetup } from "./fax-call.ts";
@@ -93,6 +100,8 @@ export interface InboundCallsOptions {
   clock: { now(): number };
   /** Waits between store tries, ms. (Default: 1, 2, 4, 8, 15 s) */
   storeRetryDelaysMs?: readonly number[];
+  /** The user agent's per-source bounds: refusal budgets and lockouts after wrong digest answers. */
+  limiter?: SourceLimiter;
 }
 
 const DEFAULT_MAX_CALL_MS = 3_600_000;
@@ -154,6 +163,21 @@ export class InboundCalls {
     await Promise.allSettled([...this.#running]);
   }
 
+  /** The trunk whose `inboundFrom` (or proxy, registrar) holds `address`. */
+  #trunkOfAddress(address: string): TrunkConfig | undefined {
+    const family = net.isIPv6(address) ? "ipv6" : "ipv4";
+    return this.#options.trunks.find((t) => this.#allow.get(t.name)?.check(address, family) === true);
+  }
+
+  /** The user agent's screening of a new INVITE's source (InviteScreening), before any state is kept. */
+  screen(source: SipSource): InviteScreening {
+    const limiter = this.#options.limiter;
+    if (limiter?.isLockedOut(source.address)) return "drop";
+    if (this.#trunkOfAddress(source.address) !== undefined) return "trunk";
+    if (this.#options.trunks.some((t) => t.inbound && t.inboundUsername !== "")) return "challenge";
+    return limiter === undefined || limiter.admitRefusal(source.address) ? "refuse" : "drop";
+  }
+
   /** The user agent's incoming-call handler. */
   handle(invite: IncomingInvite): void {
     const run = this.#handle(invite).catch((error: unknown) => {
@@ -181,9 +205,16 @@ export class InboundCalls {
     const trunks = this.#options.trunks.filter((t) => t.inbound && t.inboundUsername !== "");
     if (trunks.length === 0) return undefined;
     const verdict = this.#challenger.verify(invite.request, (username) => trunks.find((t) => t.inboundUsername === username)?.inboundPassword ?? null);
-    if (verdict.result === "ok") return trunks.find((t) => t.inboundUsername === verdict.username);
+    const limiter = this.#options.limiter;
+    const address = invite.source.address;
+    if (verdict.result === "ok") {
+      limiter?.recordAuthSuccess(address);
+      return trunks.find((t) => t.inboundUsername === verdict.username);
+    }
     if (verdict.result === "refused") {
-      log?.warn("INVITE with wrong digest credentials: refused (403)");
+      const locked = limiter?.recordAuthFailure(address) ?? false;
+      if (locked) log?.warn({ lockoutMs: limiter!.limits.lockoutMs }, "INVITE with wrong digest credentials: refused (403); the source is locked out after repeated wrong answers");
+      else log?.warn("INVITE with wrong digest credentials: refused (403)");
       return undefined;
     }
     this.#refuse(invite, 401, undefined, ["www-authenticate", this.#challenger.challenge(invite.request, verdict.result === "stale")]);
@@ -195,7 +226,7 @@ export class InboundCalls {
     const { request, source } = invite;
     const log = o.logger?.child({ callId: request.headers.get("call-id"), from: `${source.address}:${source.port}` });
     if (this.#closed) return this.#refuse(invite, 503);
-    const trunk = o.trunks.find((t) => this.#allow.get(t.name)?.check(source.address, net.isIPv6(source.address) ? "ipv6" : "ipv4") === true) ?? this.#byDigest(invite, log);
+    const trunk = this.#trunkOfAddress(source.address) ?? this.#byDigest(invite, log);
     if (trunk === null) return;
     if (trunk === undefined) {
       log?.warn("INVITE from an address of no inbound trunk: refused (403)");

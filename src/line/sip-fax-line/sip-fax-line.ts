@@ -22,7 +22,7 @@
  */
 import dns from "node:dns/promises";
 import net from "node:net";
-import { mkdtemp, rm, writeFile } from "node:fs/promises";
+import { mkdtemp, readFile, rm, writeFile } from "node:fs/promises";
 import { networkInterfaces, tmpdir } from "node:os";
 import path from "node:path";
 import type { Logger } from "../../lib/logger.ts";
@@ -48,8 +48,10 @@ import {
 import type { SipTimerValues } from "../sip/sip-timers.ts";
 import { parseSipUri } from "../sip/sip-uri.ts";
 import { SipUserAgent } from "../sip/sip-user-agent.ts";
+import { SourceLimiter, type FloodLimits } from "../sip/flood-limits.ts";
+import { SipDropCounter, type SipDrop } from "../sip/sip-drops.ts";
 import type { SipRegistration } from "../sip/sip-registration.ts";
-import type { SipTraceEntry, SipTransportProtocol } from "../sip/transports.ts";
+import type { SipConnectionLimits, SipTlsCredentials, SipTraceEntry, SipTransportProtocol } from "../sip/transports.ts";
 import { formatDialString, fromUriFor, hostPortAddress, planDial, proxyAddressFor, requestUriFor, type DialPlan } from "../trunks/dial-plan.ts";
 import { formatHost, type TrunkConfig } from "../trunks/trunk-config.ts";
 import { faxIdent, runFaxCall, type FaxCallReport, type FaxCallSetup, type FaxRoute } from "./fax-call.ts";
@@ -74,6 +76,15 @@ export interface SipFaxLineOptions {
   advertisedAddress?: string;
   /** UDP port for SIP; 0 takes a free one. */
   sipPort: number;
+  /**
+   * TCP and TLS listeners for calls coming in (lines.sipTcpPort, lines.sipTlsPort): ports (0 a
+   * free one, null none) and the TLS listener's PEM files, read at start and by `reloadTls`.
+   */
+  sipListen?: { tcpPort: number | null; tlsPort: number | null; tlsCertFile: string; tlsKeyFile: string };
+  /** Bounds on accepted TCP/TLS connections (lines.sipConnectionsPerSource, …). */
+  connectionLimits?: Partial<SipConnectionLimits>;
+  /** Bounds per source address (lines.sipRequestRate, …). */
+  floodLimits?: Partial<FloodLimits>;
   mediaPorts: PortRange;
   /** Engine clock speed: 1 for real far ends; tests run a peer at the same speed (lines.clockSpeed). */
   clockSpeed?: number;
@@ -187,6 +198,8 @@ export class SipFaxLine implements Line {
   #media: FaxMediaRunner | null = null;
   #starting: Promise<void> | null = null;
   #closed = false;
+  /** What the SIP side dropped, by reason (faxline_sip_messages_dropped_total). */
+  readonly sipDrops = new SipDropCounter();
 
   constructor(options: SipFaxLineOptions) {
     this.#options = options;
@@ -203,6 +216,26 @@ export class SipFaxLine implements Line {
   /** The SIP UDP endpoint (after `start`). */
   get sipLocal(): { address: string; port: number } | null {
     return this.#ua?.udpLocal ?? null;
+  }
+
+  /** The TCP and TLS listeners' endpoints (after `start`); null where none listens. */
+  get sipListening(): { tcp: { address: string; port: number } | null; tls: { address: string; port: number } | null } {
+    return this.#ua?.listening ?? { tcp: null, tls: null };
+  }
+
+  /** TCP/TLS connections the listeners hold now. */
+  get sipConnections(): number {
+    return this.#ua?.stats.acceptedConnections ?? 0;
+  }
+
+  /**
+   * Reads the TLS listener's certificate and key files again and uses them for new connections
+   * (SIGHUP). Throws, leaving the old ones in use, when they cannot be read or do not match.
+   */
+  async reloadTls(): Promise<void> {
+    const listen = this.#options.sipListen;
+    if (this.#ua === null || listen === undefined || listen.tlsPort === null) return;
+    this.#ua.setTlsCredentials(await readTlsCredentials(listen.tlsCertFile, listen.tlsKeyFile));
   }
 
   /** The media processes' pids (tests send them signals). */
@@ -244,14 +277,30 @@ export class SipFaxLine implements Line {
         this.#media = host;
         await host.start();
       }
+      const log = this.#options.logger;
+      this.sipDrops.onDrop((drop) => logDrop(log, drop));
+      const listen = this.#options.sipListen;
       const ua = new SipUserAgent({
         localAddress: this.#localAddress,
         ...(this.#options.advertisedAddress ? { advertisedAddress: this.#options.advertisedAddress } : {}),
         udpPort: this.#options.sipPort,
+        ...(listen !== undefined && (listen.tcpPort !== null || listen.tlsPort !== null)
+          ? {
+              listen: {
+                tcpPort: listen.tcpPort,
+                tlsPort: listen.tlsPort,
+                ...(listen.tlsPort !== null ? { tlsServer: await readTlsCredentials(listen.tlsCertFile, listen.tlsKeyFile) } : {}),
+              },
+            }
+          : {}),
+        ...(this.#options.connectionLimits !== undefined ? { connectionLimits: this.#options.connectionLimits } : {}),
+        limiter: new SourceLimiter(this.#options.floodLimits),
+        drops: this.sipDrops,
         ...(this.#options.sipTimers !== undefined ? { timers: this.#options.sipTimers } : {}),
         ...(this.#options.lookup !== undefined ? { lookup: this.#options.lookup } : {}),
         ...(this.#options.dnsServers !== undefined && this.#options.dnsServers.length > 0 ? { dnsServers: this.#options.dnsServers } : {}),
         ...(this.#options.trace !== undefined ? { trace: this.#options.trace } : {}),
+        screenNewInvite: (source) => this.#inbound?.screen(source) ?? "trunk",
       });
       await ua.start();
       this.#ua = ua;
@@ -272,6 +321,7 @@ export class SipFaxLine implements Line {
           ...(this.#options.logger !== undefined ? { logger: this.#options.logger.child({ direction: "in" }) } : {}),
           ...(inbound.storeRetryDelaysMs !== undefined ? { storeRetryDelaysMs: inbound.storeRetryDelaysMs } : {}),
           ...(inbound.spoolDir !== undefined ? { spoolDir: inbound.spoolDir } : {}),
+          limiter: ua.limiter,
         });
         await calls.start();
         ua.onIncomingCall((invite) => calls.handle(invite));
@@ -597,4 +647,23 @@ function trunkRoute(trunk: TrunkConfig): Omit<FaxRoute, "target" | "csid" | "sen
 /** The route of a dial plan: the trunk's proxy, credentials and From, the plan's target and fax id. */
 export function routeForPlan(plan: DialPlan): FaxRoute {
   return { ...trunkRoute(plan.trunk), target: plan.requestUri, csid: faxIdent(plan.csid), sentToNumber: plan.sentToNumber, e164: plan.e164 };
+}
+
+/** The TLS listener's certificate and key, read from their PEM files. */
+async function readTlsCredentials(certFile: string, keyFile: string): Promise<SipTlsCredentials> {
+  if (certFile === "" || keyFile === "") throw new Error("a SIP TLS listener needs lines.sipTlsCertFile and lines.sipTlsKeyFile");
+  const [cert, key] = await Promise.all([readFile(certFile), readFile(keyFile)]);
+  return { cert, key };
+}
+
+/**
+ * One drop in the log: a fault of Faxline's own as an error with its stack; what the far end
+ * sent or does (garbage, floods, limits) at debug level, since a flood must not flood the log
+ * too — faxline_sip_messages_dropped_total counts them all.
+ */
+function logDrop(log: Logger | undefined, drop: SipDrop): void {
+  if (log === undefined) return;
+  const fields = { reason: drop.reason, protocol: drop.protocol, remote: drop.remote, detail: drop.detail };
+  if (drop.reason === "internal") log.error({ ...fields, err: drop.error }, "a SIP message failed inside Faxline: dropped (a request was answered 500)");
+  else log.debug(fields, "SIP message dropped");
 }

@@ -74,26 +74,54 @@ export function sipDigestAuthorization(
  * and the call's Call-ID, so nothing is kept per caller and an answer is good only for the call
  * it was made for; the answer's `uri` must be the request's Request-URI. A nonce we cannot
  * verify (another node's, one from before a restart) or older than `maxAgeMs` is challenged
- * again with stale=true (RFC 7616 §3.3). Nonce counts are not tracked: within its age an answer
- * can be replayed for the same call.
+ * again with stale=true (RFC 7616 §3.3).
+ *
+ * Replay: every nonce issued is remembered (at most `maxNonces`, for `maxAgeMs`) with the
+ * highest nonce count (`nc`) an answer has used; an answer must name a nonce this challenger
+ * issued and still remembers, and count higher than any before it (qop=auth; without qop a
+ * nonce serves one answer). A replayed answer — the same nonce and count again, sent by whoever
+ * copied it — is challenged again as stale, like an unknown nonce. Nonces live in this process:
+ * after a restart, or behind a balancer that sends a call's next INVITE to another node, the
+ * caller is challenged once more (a balancer should keep a Call-ID on one node).
  */
 export class SipDigestChallenger {
   readonly realm: string;
   readonly #secret: Buffer;
   readonly #now: () => number;
   readonly #maxAgeMs: number;
+  readonly #maxNonces: number;
+  /** Nonces issued and not expired → the highest nonce count answered (0: none yet). */
+  readonly #issued = new Map<string, { issuedAt: number; nc: number }>();
 
-  constructor(options: { realm: string; now?: () => number; maxAgeMs?: number; secret?: Buffer }) {
+  constructor(options: { realm: string; now?: () => number; maxAgeMs?: number; secret?: Buffer; maxNonces?: number }) {
     this.realm = options.realm;
     this.#secret = options.secret ?? randomBytes(32);
     this.#now = options.now ?? Date.now;
     this.#maxAgeMs = options.maxAgeMs ?? 300_000;
+    this.#maxNonces = options.maxNonces ?? 10_000;
+  }
+
+  /** Nonces remembered now. */
+  get remembered(): number {
+    return this.#issued.size;
+  }
+
+  #remember(nonce: string, at: number): void {
+    if (this.#issued.size >= this.#maxNonces) {
+      for (const [key, entry] of this.#issued) {
+        if (at - entry.issuedAt > this.#maxAgeMs || this.#issued.size >= this.#maxNonces) this.#issued.delete(key);
+        else break;
+      }
+    }
+    this.#issued.set(nonce, { issuedAt: at, nc: 0 });
   }
 
   /** The WWW-Authenticate value of a 401 to `request`. */
   challenge(request: { headers: { get(name: string): string | undefined } }, stale = false): string {
-    const at = this.#now().toString(36);
+    const now = this.#now();
+    const at = now.toString(36);
     const nonce = `${at}.${this.#mac(at, request.headers.get("call-id") ?? "")}`;
+    this.#remember(nonce, now);
     return `Digest realm="${this.realm}", nonce="${nonce}", algorithm=MD5, qop="auth"${stale ? ", stale=true" : ""}`;
   }
 
@@ -118,6 +146,12 @@ export class SipDigestChallenger {
     if (!checkDigestResponse(params, { method: request.method, password })) return { result: "refused" };
     const age = this.#now() - Number.parseInt(at, 36);
     if (!(age >= 0 && age <= this.#maxAgeMs)) return { result: "stale" };
+    const issued = this.#issued.get(params.get("nonce")!);
+    if (issued === undefined) return { result: "stale" };
+    const qop = params.get("qop");
+    const nc = qop === undefined ? 1 : /^[0-9a-f]{8}$/i.test(params.get("nc") ?? "") ? Number.parseInt(params.get("nc")!, 16) : 0;
+    if (nc <= issued.nc) return { result: "stale" };
+    issued.nc = nc;
     return { result: "ok", username: params.get("username")! };
   }
 

@@ -56,6 +56,8 @@ import {
   type T38SwitchResult,
 } from "./sip-call-events.ts";
 import { createResponse, cseqOf, newTag, REASON_PHRASES, SipHeaders, tagOf, type SipRequest, type SipResponse } from "./sip-message.ts";
+import { sdpOf } from "./message-body.ts";
+import { SUPPORTED_EXTENSIONS } from "./request-checks.ts";
 import type { ServerTransaction } from "./server-transaction.ts";
 import {
   answerOffer,
@@ -164,7 +166,6 @@ export type SipCallState = (typeof SipCallState)[keyof typeof SipCallState];
 
 export const ALLOW = "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO";
 /** The option tags we implement (Supported, and what a caller may Require of us). */
-const SUPPORTED_EXTENSIONS = new Set(["timer", "100rel"]);
 const TELEPHONE_EVENT_PT = 101;
 /** RFC 3261 §14.1: "If the UAC … did generate the Call-ID … the UAC MUST wait between 2.1 and 4 seconds". */
 const GLARE_RETRY_MIN_MS = 2100;
@@ -481,7 +482,7 @@ export class SipCall {
       let earlyMedia: NegotiatedMedia | null = null;
       if (response.body !== "" && isSdp(response)) {
         try {
-          earlyMedia = readNegotiatedMedia(parseSdp(response.body), this.#codecs);
+          earlyMedia = readNegotiatedMedia(parseSdp(sdpOf(response)!), this.#codecs);
         } catch {
           earlyMedia = null;
         }
@@ -589,7 +590,7 @@ export class SipCall {
     let session: SessionDescription | null = null;
     if (response !== null && response.body !== "" && isSdp(response)) {
       try {
-        session = parseSdp(response.body);
+        session = parseSdp(sdpOf(response)!);
         media = readNegotiatedMedia(session, this.#codecs);
       } catch {
         media = null;
@@ -769,9 +770,9 @@ export class SipCall {
       }
       let offer: SessionDescription;
       try {
-        offer = parseSdp(invite.body);
+        offer = parseSdp(sdpOf(invite)!);
       } catch {
-        refuse(400, "Bad Request (SDP does not parse)", SipFailureCause.Media);
+        refuse(488, "Not Acceptable Here (SDP does not parse)", SipFailureCause.Media);
         return;
       }
       const answer = answerOffer(offer, {
@@ -1087,7 +1088,7 @@ export class SipCall {
   #applyReinviteAnswer(pending: PendingReinvite, response: SipResponse): void {
     let session: SessionDescription | null = null;
     try {
-      session = response.body !== "" && isSdp(response) ? parseSdp(response.body) : null;
+      session = response.body !== "" && isSdp(response) ? parseSdp(sdpOf(response)!) : null;
     } catch {
       session = null;
     }
@@ -1455,9 +1456,9 @@ export class SipCall {
     }
     let offer: SessionDescription;
     try {
-      offer = parseSdp(request.body);
+      offer = parseSdp(sdpOf(request)!);
     } catch {
-      tx.respond(this.#response(request, 400, "Bad SDP"));
+      tx.respond(this.#response(request, 488, "Not Acceptable Here (SDP does not parse)"));
       return;
     }
     const origin = originKey(offer);
@@ -1517,7 +1518,7 @@ export class SipCall {
     this.#incomingInvite = null;
     if (incoming.answerInAck && request.body !== "" && isSdp(request)) {
       try {
-        const session = parseSdp(request.body);
+        const session = parseSdp(sdpOf(request)!);
         const media = readNegotiatedMedia(session, this.#codecs);
         this.#lastRemoteOrigin = originKey(session);
         if (media !== null && (media.kind === "audio" || this.options.t38)) this.#applyRemoteMedia(media, "INVITE");
@@ -1725,8 +1726,9 @@ function allowOf(message: SipRequest | SipResponse): string[] {
   return message.headers.getList("allow").map((m) => m.trim().toUpperCase());
 }
 
+/** The body carries a session description (alone or as a part of a multipart body: message-body.ts). */
 function isSdp(message: SipRequest | SipResponse): boolean {
-  return (message.headers.get("content-type") ?? "").split(";")[0]!.trim().toLowerCase() === "application/sdp";
+  return sdpOf(message) !== null;
 }
 
 /** The o= line's identity and version: equal means "unchanged" (RFC 3264 §8). */

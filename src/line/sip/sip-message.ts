@@ -9,6 +9,7 @@
  * Bodies are UTF-8 text (SDP is ASCII); Content-Length counts bytes.
  */
 import { randomBytes } from "node:crypto";
+import { isIP } from "node:net";
 import { parseNameAddr, parseParams, SipParseError, splitOutsideQuotes } from "./sip-uri.ts";
 
 export { SipParseError };
@@ -143,31 +144,69 @@ export function serializeMessage(message: SipMessage): Buffer {
 }
 
 /**
- * Parses one message from a datagram. The body is cut to Content-Length when the header is there
- * (RFC 3261 §18.3: extra bytes in a datagram are discarded); a shorter body is an error.
+ * What is wrong with a message that still parsed far enough to be answered (its top Via is
+ * usable): the status and reason phrase of the answer (RFC 3261 §8.2, §21.4: a 400's phrase
+ * names the header), and a detail for people.
  */
-export function parseMessage(data: Buffer | string): SipMessage {
+export interface SipDefect {
+  status: number;
+  phrase: string;
+  detail: string;
+}
+
+/**
+ * One message read leniently: `garbage` when nothing in it can be answered (no start line, no
+ * end of headers, no usable top Via); else the message with the first defect found, or null. A
+ * defective message is never handled as if it were sound: requests get `defect`'s answer,
+ * responses are dropped.
+ */
+export type SipReadResult = { kind: "message"; message: SipMessage; defect: SipDefect | null } | { kind: "garbage"; detail: string };
+
+/**
+ * Reads one message from a datagram. The body is cut to Content-Length when the header is there
+ * (§18.3: extra bytes in a datagram are discarded); a shorter body is a defect (400).
+ */
+export function readMessage(data: Buffer | string): SipReadResult {
   const buf = typeof data === "string" ? Buffer.from(data, "utf8") : data;
   const split = findHeaderEnd(buf);
-  if (split === null) throw new SipParseError("no end of headers");
-  const message = parseHead(buf.subarray(0, split.headEnd).toString("utf8"));
+  if (split === null) return { kind: "garbage", detail: "no end of headers" };
+  const head = readHead(buf.subarray(0, split.headEnd).toString("utf8"));
+  if (head.kind === "garbage") return head;
+  const { message } = head;
+  let defect = head.defect;
   const rest = buf.subarray(split.bodyStart);
   const lengthText = message.headers.get("content-length");
-  if (lengthText === undefined) {
+  const length = lengthText === undefined ? rest.length : contentLength(lengthText);
+  if (length === null) {
+    defect ??= badHeader("Content-Length", `bad Content-Length ${JSON.stringify(lengthText)}`);
+    message.body = rest.toString("utf8");
+  } else if (rest.length < length) {
+    defect ??= badHeader("Content-Length", `body shorter (${rest.length}) than Content-Length (${length})`);
     message.body = rest.toString("utf8");
   } else {
-    const length = parseContentLength(lengthText);
-    if (rest.length < length) throw new SipParseError(`body shorter (${rest.length}) than Content-Length (${length})`);
     message.body = rest.subarray(0, length).toString("utf8");
   }
-  validate(message);
-  return message;
+  return finish(message, defect);
+}
+
+/**
+ * Parses one message from a datagram strictly: throws SipParseError for anything `readMessage`
+ * finds garbage or defective.
+ */
+export function parseMessage(data: Buffer | string): SipMessage {
+  const read = readMessage(data);
+  if (read.kind === "garbage") throw new SipParseError(read.detail);
+  if (read.defect !== null) throw new SipParseError(read.defect.detail);
+  return read.message;
 }
 
 /**
  * Frames messages out of a byte stream (TCP, TLS) by Content-Length, which is mandatory there
  * (RFC 3261 §18.3). CRLF keep-alives between messages (RFC 5626 §4.4.1) are reported so the
- * transport can answer a double-CRLF ping with a single-CRLF pong.
+ * transport can answer a double-CRLF ping with a single-CRLF pong. A message whose head parses
+ * but that is defective is framed like any other (the transport answers it); the stream is
+ * unusable only when framing itself breaks (no Content-Length, a bad one, a head or message
+ * over the limit, garbage where a start line should be): `push` then throws.
  */
 export class SipStreamFramer {
   #buffer: Buffer = Buffer.alloc(0);
@@ -177,10 +216,10 @@ export class SipStreamFramer {
     this.#maxMessageBytes = maxMessageBytes;
   }
 
-  /** Adds bytes; returns the complete messages and the number of CRLF-CRLF pings seen. Throws on garbage. */
-  push(chunk: Buffer): { messages: SipMessage[]; pings: number } {
+  /** Adds bytes; returns the complete messages (each read as `readMessage` does) and the number of CRLF-CRLF pings seen. Throws on broken framing. */
+  push(chunk: Buffer): { messages: SipReadResult[]; pings: number } {
     this.#buffer = this.#buffer.length === 0 ? chunk : Buffer.concat([this.#buffer, chunk]);
-    const messages: SipMessage[] = [];
+    const messages: SipReadResult[] = [];
     let pings = 0;
     for (;;) {
       let skip = 0;
@@ -192,16 +231,17 @@ export class SipStreamFramer {
         if (this.#buffer.length > this.#maxMessageBytes) throw new SipParseError("header section too large");
         break;
       }
-      const message = parseHead(this.#buffer.subarray(0, split.headEnd).toString("utf8"));
-      const lengthText = message.headers.get("content-length");
+      const head = readHead(this.#buffer.subarray(0, split.headEnd).toString("utf8"));
+      if (head.kind === "garbage") throw new SipParseError(head.detail);
+      const lengthText = head.message.headers.get("content-length");
       if (lengthText === undefined) throw new SipParseError("no Content-Length on a stream transport");
-      const length = parseContentLength(lengthText);
+      const length = contentLength(lengthText);
+      if (length === null) throw new SipParseError(`bad Content-Length ${JSON.stringify(lengthText)}`);
       if (split.bodyStart + length > this.#maxMessageBytes) throw new SipParseError("message too large");
       if (this.#buffer.length < split.bodyStart + length) break;
-      message.body = this.#buffer.subarray(split.bodyStart, split.bodyStart + length).toString("utf8");
+      head.message.body = this.#buffer.subarray(split.bodyStart, split.bodyStart + length).toString("utf8");
       this.#buffer = this.#buffer.subarray(split.bodyStart + length);
-      validate(message);
-      messages.push(message);
+      messages.push(finish(head.message, head.defect));
     }
     return { messages, pings };
   }
@@ -215,12 +255,19 @@ function findHeaderEnd(buf: Buffer): { headEnd: number; bodyStart: number } | nu
   return null;
 }
 
-function parseContentLength(text: string): number {
-  if (!/^\s*\d+\s*$/.test(text)) throw new SipParseError(`bad Content-Length ${JSON.stringify(text)}`);
+function contentLength(text: string): number | null {
+  if (!/^\s*\d{1,9}\s*$/.test(text)) return null;
   return Number(text.trim());
 }
 
-function parseHead(head: string): SipMessage {
+function badHeader(name: string, detail: string): SipDefect {
+  return { status: 400, phrase: `Bad ${name} Header`, detail };
+}
+
+/** RFC 3261 §7.1 token characters: a method name. */
+const TOKEN = /^[A-Za-z0-9!%*_+`'~.-]+$/;
+
+function readHead(head: string): { kind: "head"; message: SipMessage; defect: SipDefect | null } | { kind: "garbage"; detail: string } {
   const rawLines = head.split(/\r?\n/);
   const startLine = rawLines.shift() ?? "";
   // Unfold continuation lines (RFC 3261 §7.3.1: LWS at line start continues the previous line).
@@ -229,32 +276,102 @@ function parseHead(head: string): SipMessage {
     if (/^[ \t]/.test(line) && lines.length > 0) lines[lines.length - 1] += ` ${line.trim()}`;
     else if (line !== "") lines.push(line);
   }
+  let defect: SipDefect | null = null;
   const headers = new SipHeaders();
   for (const line of lines) {
     const colon = line.indexOf(":");
-    if (colon <= 0) throw new SipParseError(`bad header line ${JSON.stringify(line)}`);
-    const name = line.slice(0, colon).trim();
-    if (!/^[A-Za-z0-9!%*_+`'~.-]+$/.test(name)) throw new SipParseError(`bad header name ${JSON.stringify(name)}`);
+    const name = colon <= 0 ? "" : line.slice(0, colon).trim();
+    if (!TOKEN.test(name)) {
+      // The other headers may still hold a usable Via: keep reading, answer 400.
+      defect ??= { status: 400, phrase: "Bad Header Line", detail: `bad header line ${JSON.stringify(line.slice(0, 80))}` };
+      continue;
+    }
     headers.append(name, line.slice(colon + 1).trim());
   }
-  const response = /^SIP\/2\.0 (\d{3}) ?(.*)$/i.exec(startLine);
+  const response = /^SIP\/2\.0 (\d{3})(?: (.*))?$/i.exec(startLine);
   if (response !== null) {
-    return { kind: "response", status: Number(response[1]), reason: response[2]!.trim(), headers, body: "" };
+    return { kind: "head", message: { kind: "response", status: Number(response[1]), reason: (response[2] ?? "").trim(), headers, body: "" }, defect };
   }
-  const request = /^([A-Za-z]+) (\S+) SIP\/2\.0$/i.exec(startLine);
-  if (request !== null) return { kind: "request", method: request[1]!.toUpperCase(), uri: request[2]!, headers, body: "" };
-  throw new SipParseError(`bad start line ${JSON.stringify(startLine)}`);
+  const request = /^(\S+) (\S+) SIP\/(\d+\.\d+)$/i.exec(startLine);
+  if (request === null || !TOKEN.test(request[1]!)) return { kind: "garbage", detail: `bad start line ${JSON.stringify(startLine.slice(0, 80))}` };
+  if (request[3] !== "2.0") defect = { status: 505, phrase: "Version Not Supported", detail: `SIP version ${request[3]}` };
+  return { kind: "head", message: { kind: "request", method: request[1]!.toUpperCase(), uri: request[2]!, headers, body: "" }, defect };
 }
 
-/** RFC 3261 §8.1.1 / §8.2: the headers every request and response carries. */
-function validate(message: SipMessage): void {
-  for (const name of ["via", "call-id", "cseq", "from", "to"]) {
-    if (!message.headers.has(name)) throw new SipParseError(`missing ${canonicalHeaderName(name)}`);
+/**
+ * RFC 3261 §8.1.1 / §8.2: the headers every request and response carries. A request without a
+ * usable top Via is garbage (nothing can answer it, §18.2.2); any other missing or broken
+ * mandatory header is a defect naming it.
+ */
+function finish(message: SipMessage, defect: SipDefect | null): SipReadResult {
+  const vias = message.headers.getList("via");
+  if (vias.length === 0) return message.kind === "request" ? { kind: "garbage", detail: "missing Via" } : { kind: "message", message, defect: defect ?? badHeader("Via", "missing Via") };
+  const via = tryParse(() => parseVia(vias[0]!));
+  const route = via === null ? null : viaProblem(via);
+  if (via === null || route !== null) {
+    const detail = via === null ? `bad Via ${JSON.stringify(vias[0]!.slice(0, 80))}` : `Via ${route}`;
+    return message.kind === "request" ? { kind: "garbage", detail } : { kind: "message", message, defect: defect ?? badHeader("Via", detail) };
   }
-  const cseq = parseCSeq(message.headers.get("cseq")!);
-  if (message.kind === "request" && cseq.method !== message.method && !(message.method === "ACK" && cseq.method === "ACK")) {
-    throw new SipParseError(`CSeq method ${cseq.method} does not match ${message.method}`);
+  if (defect !== null) return { kind: "message", message, defect };
+  for (const name of ["call-id", "cseq", "from", "to"]) {
+    const value = message.headers.get(name);
+    if (value === undefined || value === "") return { kind: "message", message, defect: { status: 400, phrase: `Missing ${canonicalHeaderName(name)} Header`, detail: `missing ${canonicalHeaderName(name)}` } };
   }
+  const cseq = tryParse(() => parseCSeq(message.headers.get("cseq")!));
+  if (cseq === null) return { kind: "message", message, defect: badHeader("CSeq", `bad CSeq ${JSON.stringify(message.headers.get("cseq")!.slice(0, 80))}`) };
+  for (const name of ["from", "to"] as const) {
+    if (tryParse(() => parseNameAddr(message.headers.get(name)!)) === null) {
+      return { kind: "message", message, defect: badHeader(canonicalHeaderName(name), `bad ${canonicalHeaderName(name)} ${JSON.stringify(message.headers.get(name)!.slice(0, 80))}`) };
+    }
+  }
+  if (message.kind === "request") {
+    if (cseq.method !== message.method && !(message.method === "ACK" && cseq.method === "ACK")) {
+      return { kind: "message", message, defect: { status: 400, phrase: "CSeq Method Does Not Match", detail: `CSeq method ${cseq.method} does not match ${message.method}` } };
+    }
+    const maxForwards = message.headers.get("max-forwards");
+    if (maxForwards !== undefined && !/^\s*\d{1,3}\s*$/.test(maxForwards)) return { kind: "message", message, defect: badHeader("Max-Forwards", `bad Max-Forwards ${JSON.stringify(maxForwards.slice(0, 20))}`) };
+  }
+  return { kind: "message", message, defect: null };
+}
+
+function tryParse<T>(parse: () => T): T | null {
+  try {
+    return parse();
+  } catch {
+    return null;
+  }
+}
+
+const VIA_TRANSPORTS = new Set(["UDP", "TCP", "TLS", "SCTP", "WS", "WSS"]);
+/** A host name (RFC 3261 §25.1 hostname) or an IPv4 address; IPv6 references are checked by net.isIP. */
+const HOSTNAME = /^(?=.{1,253}$)[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]{0,61}[A-Za-z0-9])?)*\.?$/;
+
+function usableHost(host: string): boolean {
+  return isIP(host) !== 0 || HOSTNAME.test(host);
+}
+
+function usablePort(port: number | null): boolean {
+  return port === null || (Number.isInteger(port) && port >= 1 && port <= 65535);
+}
+
+/**
+ * Why a Via cannot route an answer (§18.2.2), or null: a transport we do not know, a sent-by
+ * host that is no host name or address, a port outside 1–65535, an `rport` that is neither
+ * empty nor a port, a `received` that is no address, a `maddr` that is no host.
+ */
+export function viaProblem(via: Via): string | null {
+  if (!VIA_TRANSPORTS.has(via.transport)) return `transport ${JSON.stringify(via.transport)} is not one SIP defines`;
+  if (!usableHost(via.host)) return `sent-by host ${JSON.stringify(via.host.slice(0, 80))} is not a host name or address`;
+  if (!usablePort(via.port)) return `sent-by port ${via.port} is outside 1-65535`;
+  const rport = via.params.get("rport");
+  if (rport !== undefined && rport !== null && (!/^\d{1,5}$/.test(rport) || !usablePort(Number(rport)))) return `rport ${JSON.stringify(rport.slice(0, 20))} is not a port`;
+  const received = via.params.get("received");
+  if (received !== undefined && (received === null || isIP(received) === 0)) return `received ${JSON.stringify(received)} is not an address`;
+  const maddr = via.params.get("maddr");
+  if (maddr !== undefined && (maddr === null || !usableHost(maddr))) return `maddr ${JSON.stringify(maddr)} is not a host`;
+  const branch = via.params.get("branch");
+  if (branch === null) return "branch has no value";
+  return null;
 }
 
 export interface CSeq {
@@ -281,7 +398,7 @@ export interface Via {
 }
 
 export function parseVia(text: string): Via {
-  const m = /^\s*SIP\s*\/\s*2\.0\s*\/\s*([A-Za-z]+)\s+([^;\s]+)\s*(.*)$/i.exec(text);
+  const m = /^\s*SIP\s*\/\s*2\.0\s*\/\s*([A-Za-z]+)\s+([^;\s]+)\s*((?:;.*)?)$/i.exec(text);
   if (m === null) throw new SipParseError(`bad Via ${JSON.stringify(text)}`);
   const hostPort = m[2]!;
   let host = hostPort;
@@ -342,13 +459,27 @@ export function tagOf(nameAddr: string | undefined): string | null {
 export function createResponse(request: SipRequest, status: number, reason: string, toTag: string | null): SipResponse {
   const headers = new SipHeaders();
   for (const via of request.headers.getAll("via")) headers.append("via", via);
-  headers.append("from", request.headers.get("from")!);
-  let to = request.headers.get("to")!;
-  if (toTag !== null && tagOf(to) === null) to = `${to};tag=${toTag}`;
-  headers.append("to", to);
-  headers.append("call-id", request.headers.get("call-id")!);
-  headers.append("cseq", request.headers.get("cseq")!);
+  // A request answered for being defective (400 "Missing Call-ID Header") may lack some of them.
+  const from = request.headers.get("from");
+  if (from !== undefined) headers.append("from", from);
+  let to = request.headers.get("to");
+  if (to !== undefined) {
+    if (toTag !== null && safeTag(to) === null) to = `${to};tag=${toTag}`;
+    headers.append("to", to);
+  }
+  for (const name of ["call-id", "cseq"]) {
+    const value = request.headers.get(name);
+    if (value !== undefined) headers.append(name, value);
+  }
   return { kind: "response", status, reason, headers, body: "" };
+}
+
+function safeTag(nameAddr: string): string | null {
+  try {
+    return tagOf(nameAddr);
+  } catch {
+    return null;
+  }
 }
 
 /** Standard reason phrases for the responses this UA sends. */
@@ -360,7 +491,9 @@ export const REASON_PHRASES: Readonly<Record<number, string>> = {
   401: "Unauthorized",
   403: "Forbidden",
   404: "Not Found",
+  413: "Request Entity Too Large",
   415: "Unsupported Media Type",
+  416: "Unsupported URI Scheme",
   420: "Bad Extension",
   422: "Session Interval Too Small",
   480: "Temporarily Unavailable",
@@ -372,5 +505,6 @@ export const REASON_PHRASES: Readonly<Record<number, string>> = {
   500: "Server Internal Error",
   501: "Not Implemented",
   503: "Service Unavailable",
+  505: "Version Not Supported",
   603: "Decline",
 };

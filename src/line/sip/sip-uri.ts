@@ -74,7 +74,7 @@ export function parseSipUri(text: string): SipUri {
   if (host === "" || !/^[A-Za-z0-9.\-:_]+$/.test(host)) throw new SipParseError(`bad host in ${JSON.stringify(text)}`);
   let port: number | null = null;
   if (portText !== null) {
-    if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535) throw new SipParseError(`bad port in ${JSON.stringify(text)}`);
+    if (!/^\d{1,5}$/.test(portText) || Number(portText) > 65535 || Number(portText) === 0) throw new SipParseError(`bad port in ${JSON.stringify(text)}`);
     port = Number(portText);
   }
   return { scheme, user, host, port, params: parseParams(paramText, ";"), headers };

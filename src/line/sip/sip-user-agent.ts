@@ -16,6 +16,17 @@
  *    number, then refuses it or `answerCall`s it), or gets 603 when there is none; anything else
  *    481. A CANCEL for an INVITE we are still answering ends that call with 487 (§9.2).
  *
+ * The guard, before any of that (sip-drops.ts counts what it drops; nothing here throws out):
+ *  - a request over its source's rate (flood-limits.ts) is dropped;
+ *  - a defective request (a broken or missing mandatory header, a bad Content-Length, SIP/3.0:
+ *    sip-message.ts `readMessage`) and one that fails §8.2's checks (request-checks.ts: URI
+ *    scheme, Require, body size, type and encoding) get their 4xx/5xx statelessly; an ACK is
+ *    dropped; a defective response is dropped;
+ *  - a new INVITE is screened by the line (`screenNewInvite`) before any state is kept for it:
+ *    a source that is no trunk's gets a stateless 403 within its refusal budget, then silence;
+ *    over its INVITE rate a trunk's source gets 503 with Retry-After, any other silence;
+ *  - a fault of Faxline's own while handling a request answers 500 to that request alone.
+ *
  * ### Examples
  * ```ts
  * const ua = new SipUserAgent({ localAddress: "192.0.2.10" });
@@ -36,16 +47,38 @@ import { systemClock, type Clock } from "../../lib/clock.ts";
 import { InviteClientTransaction, NonInviteClientTransaction, TransactionState, type ClientTransactionUser } from "./client-transaction.ts";
 import { SipCall, type AnswerCallOptions, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
 import { SipRegistration, type RegisterOptions } from "./sip-registration.ts";
-import { createResponse, cseqOf, newCallId, newTag, REASON_PHRASES, topVia, type SipMessage, type SipRequest, type SipResponse } from "./sip-message.ts";
+import { createResponse, cseqOf, newCallId, newTag, REASON_PHRASES, topVia, type SipDefect, type SipMessage, type SipRequest, type SipResponse } from "./sip-message.ts";
+import { checkRequest } from "./request-checks.ts";
+import { SourceLimiter } from "./flood-limits.ts";
+import { SipDropCounter, type SipDropReason } from "./sip-drops.ts";
 import { ServerTransaction } from "./server-transaction.ts";
 import { DEFAULT_T38_CAPABILITIES, type T38Capabilities } from "./sdp.ts";
 import { DEFAULT_SIP_TIMERS, type SipTimerValues } from "./sip-timers.ts";
 import { DEFAULT_MIN_SE_SECONDS } from "./session-timer.ts";
 import { resolveTargets, systemResolver, type SipResolver, type SipTransportChoice } from "./resolve-targets.ts";
 import type { SipUri } from "./sip-uri.ts";
-import { SipTransportLayer, type SipFlow, type SipHop, type SipSource, type SipTraceEntry, type SipTransportProtocol, type SipTransportStats } from "./transports.ts";
+import {
+  SipTransportLayer,
+  type SipConnectionLimits,
+  type SipFlow,
+  type SipHop,
+  type SipListenOptions,
+  type SipSource,
+  type SipTlsCredentials,
+  type SipTraceEntry,
+  type SipTransportProtocol,
+  type SipTransportStats,
+} from "./transports.ts";
 
 export type { AnswerCallOptions, PlaceCallOptions, RegisterOptions };
+
+/**
+ * What the line says of a new INVITE's source before any state is kept for it: `trunk` (a
+ * trunk's address: handled), `challenge` (no trunk's address, but trunks take digest
+ * credentials: handled, and challenged), `refuse` (a stateless 403), `drop` (silence: a source
+ * past its refusal budget, or locked out).
+ */
+export type InviteScreening = "trunk" | "challenge" | "refuse" | "drop";
 
 /** A new INVITE from outside any call, for the line to refuse (`tx.respond`) or answer (`answerCall`). */
 export interface IncomingInvite {
@@ -61,6 +94,16 @@ export interface SipUserAgentOptions {
   advertisedAddress?: string;
   /** UDP port to bind; 0 takes a free port. (Default: 5060 would clash with a local PBX, so: 0) */
   udpPort?: number;
+  /** TCP and TLS listeners for calls coming in. (Default: none: TCP and TLS only connect out) */
+  listen?: SipListenOptions;
+  /** Bounds on accepted TCP/TLS connections. */
+  connectionLimits?: Partial<SipConnectionLimits>;
+  /** Bounds per source address. (Default: a limiter with DEFAULT_FLOOD_LIMITS) */
+  limiter?: SourceLimiter;
+  /** Where drops are counted. (Default: a counter of its own) */
+  drops?: SipDropCounter;
+  /** Screens a new INVITE's source before any state is kept (InviteScreening). (Default: every source is a trunk's) */
+  screenNewInvite?: (source: SipSource) => InviteScreening;
   /** TLS client options (`ca`, `rejectUnauthorized`, client `cert`/`key`). */
   tls?: tls.ConnectionOptions;
   /** (Default: the system clock) */
@@ -97,6 +140,8 @@ export class SipUserAgent {
   readonly #registrations = new Set<SipRegistration>();
   readonly #host: SipCallHost;
   readonly #resolver: SipResolver;
+  readonly #limiter: SourceLimiter;
+  readonly drops: SipDropCounter;
   #started = false;
   #closed = false;
   #incomingHandler: ((invite: IncomingInvite) => void) | null = null;
@@ -110,13 +155,18 @@ export class SipUserAgent {
     this.#resolver =
       options.resolver ??
       (lookup !== undefined ? { resolveNaptr: async () => [], resolveSrv: async () => [], lookup: async (host) => [await lookup(host)] } : systemResolver(options.dnsServers ?? []));
+    this.#limiter = options.limiter ?? new SourceLimiter();
+    this.drops = options.drops ?? new SipDropCounter();
     this.#transports = new SipTransportLayer({
       localAddress: options.localAddress,
       udpPort: options.udpPort ?? 0,
+      drops: this.drops,
+      ...(options.listen !== undefined ? { listen: options.listen } : {}),
+      ...(options.connectionLimits !== undefined ? { limits: options.connectionLimits } : {}),
       ...(options.tls !== undefined ? { tls: options.tls } : {}),
       ...(options.trace !== undefined ? { trace: options.trace } : {}),
     });
-    this.#transports.onMessage((message, source) => this.#receive(message, source));
+    this.#transports.onMessage((message, source, defect) => this.#receive(message, source, defect));
     const ua = this;
     this.#host = {
       clock: this.#clock,
@@ -145,6 +195,21 @@ export class SipUserAgent {
   /** The bound UDP endpoint. */
   get udpLocal(): { address: string; port: number } {
     return this.#transports.udpLocal;
+  }
+
+  /** The TCP and TLS listeners' endpoints; null where none listens. */
+  get listening(): { tcp: { address: string; port: number } | null; tls: { address: string; port: number } | null } {
+    return this.#transports.listening;
+  }
+
+  /** Replaces the TLS listener's certificate and key (a reload); connections open keep theirs. */
+  setTlsCredentials(credentials: SipTlsCredentials): void {
+    this.#transports.setTlsCredentials(credentials);
+  }
+
+  /** The per-source bounds, shared with the line's admission (lockouts). */
+  get limiter(): SourceLimiter {
+    return this.#limiter;
   }
 
   get stats(): SipTransportStats & { calls: number; clientTransactions: number; serverTransactions: number } {
@@ -251,10 +316,63 @@ export class SipUserAgent {
     return tx;
   }
 
-  #receive(message: SipMessage, source: SipSource): void {
+  #receive(message: SipMessage, source: SipSource, defect: SipDefect | null): void {
     if (this.#closed) return;
-    if (message.kind === "response") this.#receiveResponse(message);
-    else this.#receiveRequest(message, source);
+    if (message.kind === "response") {
+      if (defect !== null) this.#drop("bad_response", source, `${message.status} response: ${defect.detail}`);
+      else this.#receiveResponse(message);
+      return;
+    }
+    if (!this.#limiter.admitRequest(source.address)) {
+      this.#drop("rate_limited", source, `${message.method} over the source's request rate`);
+      return;
+    }
+    const refusal = defect !== null ? { status: defect.status, phrase: defect.phrase, headers: [] } : checkRequest(message);
+    if (refusal !== null) {
+      // §17.1.1.3: an ACK is never answered; one that fails these checks can match nothing.
+      if (message.method === "ACK") this.#drop("unparsable", source, `ACK: ${defect?.detail ?? refusal.phrase}`);
+      else this.#sendStateless(message, source, refusal.status, refusal.phrase, refusal.headers);
+      return;
+    }
+    try {
+      this.#receiveRequest(message, source);
+    } catch (error) {
+      this.#drop("internal", source, `handling ${message.method} failed inside Faxline`, error);
+      if (message.method !== "ACK") this.#answer500(message, source);
+    }
+  }
+
+  #drop(reason: SipDropReason, source: SipSource, detail: string, error?: unknown): void {
+    this.drops.drop({ reason, protocol: source.protocol, remote: { address: source.address, port: source.port }, detail, ...(error !== undefined ? { error } : {}) });
+  }
+
+  /** 500 to a request whose handling failed inside Faxline: through its transaction when it has one without a final answer. */
+  #answer500(request: SipRequest, source: SipSource): void {
+    try {
+      const entry = this.#serverTransactions.get(this.#serverKey(request));
+      if (entry !== undefined) {
+        const tx = entry.tx;
+        if (tx.state === "trying" || tx.state === "proceeding") tx.respond(this.#statelessResponse(request, 500));
+        return;
+      }
+      this.#transports.sendResponse(this.#statelessResponse(request, 500), source);
+    } catch (error) {
+      this.#drop("internal", source, "the 500 could not be sent either", error);
+    }
+  }
+
+  #sendStateless(request: SipRequest, source: SipSource, status: number, phrase: string, headers: readonly [string, string][] = []): void {
+    const response = createResponse(request, status, phrase, newTag());
+    response.headers.append("server", this.#host.userAgent);
+    for (const [name, value] of headers) response.headers.append(name, value);
+    this.#transports.sendResponse(response, source);
+  }
+
+  /** The server transaction key of a request (an ACK and a CANCEL share their INVITE's). */
+  #serverKey(request: SipRequest): string {
+    const via = topVia(request);
+    const method = request.method === "ACK" || request.method === "CANCEL" ? "INVITE" : request.method;
+    return `${via.params.get("branch") ?? cseqOf(request).seq}|${via.host}:${via.port ?? ""}|${method}`;
   }
 
   #receiveResponse(response: SipResponse): void {
@@ -277,14 +395,8 @@ export class SipUserAgent {
   }
 
   #receiveRequest(request: SipRequest, source: SipSource): void {
-    let key: string;
-    try {
-      const via = topVia(request);
-      const method = request.method === "ACK" || request.method === "CANCEL" ? "INVITE" : request.method;
-      key = `${via.params.get("branch") ?? cseqOf(request).seq}|${via.host}:${via.port ?? ""}|${method}`;
-    } catch {
-      return;
-    }
+    // readMessage has checked the Via and CSeq this reads.
+    const key = this.#serverKey(request);
     const callId = request.headers.get("call-id") ?? "";
     const existing = this.#serverTransactions.get(key);
     if (request.method === "ACK") {
@@ -317,6 +429,8 @@ export class SipUserAgent {
       existing.tx.receiveRetransmission();
       return;
     }
+    const toTag = request.headers.get("to")?.match(/;\s*tag=([^;\s]+)/i)?.[1] ?? null;
+    if (request.method === "INVITE" && toTag === null && this.#incomingHandler !== null && !this.#calls.has(callId) && !this.#screenInvite(request, source)) return;
     const reliable = source.protocol !== "udp";
     let tx: ServerTransaction;
     const entry = { tx: null as unknown as ServerTransaction, source };
@@ -337,7 +451,6 @@ export class SipUserAgent {
       call.receiveRequest(request, tx, source);
       return;
     }
-    const toTag = request.headers.get("to")?.match(/;\s*tag=([^;\s]+)/i)?.[1] ?? null;
     if (request.method === "OPTIONS" && toTag === null) {
       const response = createResponse(request, 200, "OK", newTag());
       response.headers.append("allow", "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO");
@@ -350,6 +463,28 @@ export class SipUserAgent {
     } else {
       tx.respond(createResponse(request, 481, REASON_PHRASES[481]!, newTag()));
     }
+  }
+
+  /**
+   * A new INVITE from outside any call, before any state is kept for it: false when it was
+   * answered statelessly (403, 503) or dropped.
+   */
+  #screenInvite(request: SipRequest, source: SipSource): boolean {
+    const screening = this.#options.screenNewInvite?.(source) ?? "trunk";
+    if (screening === "drop") {
+      this.#drop(this.#limiter.isLockedOut(source.address) ? "locked_out" : "refused_source", source, "INVITE from a source that is no trunk's, past its refusals");
+      return false;
+    }
+    if (screening === "refuse") {
+      this.#sendStateless(request, source, 403, REASON_PHRASES[403]!);
+      return false;
+    }
+    if (!this.#limiter.admitNewInvite(source.address)) {
+      if (screening === "trunk") this.#sendStateless(request, source, 503, REASON_PHRASES[503]!, [["retry-after", "5"]]);
+      else this.#drop("rate_limited", source, "INVITE over the source's INVITE rate");
+      return false;
+    }
+    return true;
   }
 
   #statelessResponse(request: SipRequest, status: number): SipResponse {
