@@ -265,7 +265,7 @@ function badHeader(name: string, detail: string): SipDefect {
 }
 
 /** RFC 3261 §7.1 token characters: a method name. */
-const TOKEN = /^[A-Za-z0-9!%*_+`'~.-]+$/;
+const TOKEN = /^[A-Za-z0-9!%*_+\x60'~.-]+$/; // \x60: the backquote
 
 function readHead(head: string): { kind: "head"; message: SipMessage; defect: SipDefect | null } | { kind: "garbage"; detail: string } {
   const rawLines = head.split(/\r?\n/);
