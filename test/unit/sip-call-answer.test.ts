@@ -250,7 +250,7 @@ describe("sip call: answering the far end's INVITE", () => {
     assert.equal(up?.media.kind === "audio" && up.media.codec, "PCMA");
   });
 
-  it("no ACK for its 200 within 64*T1: sends BYE and ends with no_ack", async () => {
+  it("no ACK for its 200 within 64*T1: ends with no_ack at once and sends BYE, without waiting for its answer (a half-open caller sends none)", async () => {
     const { caller, call, clock } = await setup();
     caller.invite();
     await caller.expectResponse(180);
@@ -258,9 +258,10 @@ describe("sip call: answering the far end's INVITE", () => {
     const answered = await call();
     await clock.advance(64 * 500);
     const bye = await caller.expectRequest("BYE");
-    caller.respond(bye, 200, "OK");
+    assert.equal(answered.state, "terminated", "ended before the BYE is answered");
     const outcome = await answered.outcome;
     assert.equal(outcome.result === "failed" && outcome.cause, "no_ack");
+    caller.respond(bye, 200, "OK");
   });
 
   it("hangup() before the 200 declines with 480; after the 200 the BYE waits for the ACK", async () => {

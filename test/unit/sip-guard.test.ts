@@ -178,6 +178,29 @@ describe("the SIP guard over UDP", () => {
     assert.equal(ua.drops.counts.bad_response - counts.bad_response, 1);
   });
 
+  it("answers requests outside any call statelessly, keeping nothing: OPTIONS 200, BYE 481, REGISTER 405, unknown 501", async () => {
+    const cases: [string, number][] = [
+      [request("OPTIONS", peer.port), 200],
+      [request("BYE", peer.port), 481],
+      [request("INFO", peer.port), 481],
+      [request("REGISTER", peer.port), 405],
+      [request("FROB", peer.port), 501],
+    ];
+    for (const [text, status] of cases) {
+      peer.send(text, ua.udpLocal.port);
+      assert.equal((await peer.finalFor(text)).status, status, text.split(" ")[0]);
+    }
+    assert.equal(ua.stats.serverTransactions, 0, "no transaction kept for any of them");
+    assert.match(peer.answerTo(cases[3]![0])!.headers.get("allow") ?? "", /INVITE/);
+    // A retransmission gets the same answer, with the same To tag (§8.2.7).
+    const bye = cases[1]![0];
+    const before = peer.responses.length;
+    peer.send(bye, ua.udpLocal.port);
+    for (let i = 0; i < 100 && peer.responses.length === before; i++) await settle(10);
+    const [first, again] = peer.responses.filter((r) => topVia(r).params.get("branch") === branchOf(bye));
+    assert.equal(again!.headers.get("to"), first!.headers.get("to"));
+  });
+
   it("answers 500 to a request whose handling fails inside Faxline, and only to it", async () => {
     handler = () => {
       throw new Error("a fault of Faxline's own");

@@ -1546,9 +1546,10 @@ export class SipCall {
     this.#afterIncomingAck.splice(0);
     this.#state = SipCallState.Terminating;
     const what = initial ? "No ACK for our 200 to the INVITE" : "No ACK for our 2xx to the re-INVITE";
-    void this.#sendBye().then(() =>
-      this.#fail({ sipStatus: null, reasonPhrase: what, phase: initial ? SipFailurePhase.Answer : SipFailurePhase.Reinvite, cause: SipFailureCause.NoAck, answered: true }),
-    );
+    // The call ends now: a caller that never ACKed (a half-open or forged INVITE) will not answer
+    // the BYE either, and waiting for its timeout would hold the channel another 64*T1.
+    void this.#sendBye();
+    this.#fail({ sipStatus: null, reasonPhrase: what, phase: initial ? SipFailurePhase.Answer : SipFailurePhase.Reinvite, cause: SipFailureCause.NoAck, answered: true });
   }
 
   /** A 2xx to our INVITE that arrived after its transaction ended (stray or retransmitted). */

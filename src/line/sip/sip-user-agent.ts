@@ -11,10 +11,11 @@
  *    the INVITE's); a retransmission gets the last response again. A new request is given a
  *    server transaction and handed to the call with its Call-ID, which checks the tags. An ACK
  *    for a 2xx goes to the call. A CANCEL for a request we already answered gets 200 (§9.2).
- *  - requests outside any call: OPTIONS gets 200 (a carrier's trunk keep-alive), a new INVITE
- *    goes to the incoming-call handler (`onIncomingCall`: the line checks the caller and the
- *    number, then refuses it or `answerCall`s it), or gets 603 when there is none; anything else
- *    481. A CANCEL for an INVITE we are still answering ends that call with 487 (§9.2).
+ *  - requests outside any call: a new INVITE goes to the incoming-call handler (`onIncomingCall`:
+ *    the line checks the caller and the number, then refuses it or `answerCall`s it); the rest
+ *    is answered at once and statelessly (§8.2.7: no transaction is kept, nothing retransmitted):
+ *    OPTIONS 200 (a carrier's trunk keep-alive), a new INVITE without a handler 603, requests of
+ *    a dialog we do not have 481, REGISTER, SUBSCRIBE and the like 405, unknown methods 501. A CANCEL for an INVITE we are still answering ends that call with 487 (§9.2).
  *
  * The guard, before any of that (sip-drops.ts counts what it drops; nothing here throws out):
  *  - a request over its source's rate (flood-limits.ts) is dropped;
@@ -41,11 +42,11 @@
  * await call.hangup();                            // → SipCallOutcome
  * ```
  */
-import { randomInt } from "node:crypto";
+import { createHash, randomInt } from "node:crypto";
 import type tls from "node:tls";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 import { InviteClientTransaction, NonInviteClientTransaction, TransactionState, type ClientTransactionUser } from "./client-transaction.ts";
-import { SipCall, type AnswerCallOptions, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
+import { ALLOW, SipCall, type AnswerCallOptions, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
 import { SipRegistration, type RegisterOptions } from "./sip-registration.ts";
 import { createResponse, cseqOf, newCallId, newTag, REASON_PHRASES, topVia, type SipDefect, type SipMessage, type SipRequest, type SipResponse } from "./sip-message.ts";
 import { checkRequest } from "./request-checks.ts";
@@ -127,6 +128,11 @@ export interface SipUserAgentOptions {
 }
 
 type AnyClientTransaction = InviteClientTransaction | NonInviteClientTransaction;
+
+/** Methods that belong to a dialog: outside one they get 481 (§12.2.2). */
+const DIALOG_METHODS = new Set(["INVITE", "BYE", "UPDATE", "INFO", "PRACK", "OPTIONS"]);
+/** Methods SIP defines that this user agent does not take: 405 (§8.2.1). */
+const OTHER_KNOWN_METHODS = new Set(["REGISTER", "SUBSCRIBE", "NOTIFY", "MESSAGE", "PUBLISH", "REFER"]);
 
 export class SipUserAgent {
   readonly #options: SipUserAgentOptions;
@@ -362,7 +368,9 @@ export class SipUserAgent {
   }
 
   #sendStateless(request: SipRequest, source: SipSource, status: number, phrase: string, headers: readonly [string, string][] = []): void {
-    const response = createResponse(request, status, phrase, newTag());
+    // §8.2.7: a stateless answer to a retransmission carries the same To tag: derive it from the request.
+    const tag = createHash("sha256").update(`${request.headers.get("via") ?? ""}\n${request.headers.get("call-id") ?? ""}\n${request.headers.get("cseq") ?? ""}`).digest("hex").slice(0, 12);
+    const response = createResponse(request, status, phrase, tag);
     response.headers.append("server", this.#host.userAgent);
     for (const [name, value] of headers) response.headers.append(name, value);
     this.#transports.sendResponse(response, source);
@@ -431,6 +439,12 @@ export class SipUserAgent {
     }
     const toTag = request.headers.get("to")?.match(/;\s*tag=([^;\s]+)/i)?.[1] ?? null;
     if (request.method === "INVITE" && toTag === null && this.#incomingHandler !== null && !this.#calls.has(callId) && !this.#screenInvite(request, source)) return;
+    const call = this.#calls.get(callId);
+    const incoming = call === undefined && request.method === "INVITE" && toTag === null ? this.#incomingHandler : null;
+    if (call === undefined && incoming === null) {
+      this.#answerOutsideCall(request, source, toTag);
+      return;
+    }
     const reliable = source.protocol !== "udp";
     let tx: ServerTransaction;
     const entry = { tx: null as unknown as ServerTransaction, source };
@@ -446,23 +460,27 @@ export class SipUserAgent {
     });
     entry.tx = tx;
     this.#serverTransactions.set(key, entry);
-    const call = this.#calls.get(callId);
-    if (call !== undefined) {
-      call.receiveRequest(request, tx, source);
-      return;
-    }
+    if (call !== undefined) call.receiveRequest(request, tx, source);
+    else incoming!({ request, tx, source });
+  }
+
+  /**
+   * A request outside any call that is not a new INVITE for the line: answered at once and
+   * statelessly (RFC 3261 §8.2.7), so that nothing is kept and nothing retransmitted for it:
+   * OPTIONS 200 (a carrier's keep-alive), a new INVITE without a handler 603, a request of a
+   * dialog we do not have 481, a method we know but do not take here 405, any other 501 (both
+   * with Allow).
+   */
+  #answerOutsideCall(request: SipRequest, source: SipSource, toTag: string | null): void {
     if (request.method === "OPTIONS" && toTag === null) {
-      const response = createResponse(request, 200, "OK", newTag());
-      response.headers.append("allow", "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO");
-      response.headers.append("accept", "application/sdp");
-      tx.respond(response);
-    } else if (request.method === "INVITE" && toTag === null && this.#incomingHandler !== null) {
-      this.#incomingHandler({ request, tx, source });
-    } else if (request.method === "INVITE" && toTag === null) {
-      tx.respond(createResponse(request, 603, REASON_PHRASES[603]!, newTag()));
-    } else {
-      tx.respond(createResponse(request, 481, REASON_PHRASES[481]!, newTag()));
-    }
+      this.#sendStateless(request, source, 200, "OK", [
+        ["allow", ALLOW],
+        ["accept", "application/sdp"],
+      ]);
+    } else if (request.method === "INVITE" && toTag === null) this.#sendStateless(request, source, 603, REASON_PHRASES[603]!);
+    else if (DIALOG_METHODS.has(request.method)) this.#sendStateless(request, source, 481, REASON_PHRASES[481]!);
+    else if (OTHER_KNOWN_METHODS.has(request.method)) this.#sendStateless(request, source, 405, "Method Not Allowed", [["allow", ALLOW]]);
+    else this.#sendStateless(request, source, 501, REASON_PHRASES[501]!, [["allow", ALLOW]]);
   }
 
   /**
