@@ -36,7 +36,7 @@ import { decodePage, pixelDifference, type PagePixels } from "../support/fax-pag
 import { testTrunk } from "../support/sip-trunk.ts";
 import { renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
 import { cleanupPeers, startSipp } from "./peer-processes.ts";
-import { cleanupT31Peers, efaxSentPage, rawBilevelTiff, requireEfaxPeers, startEfaxSender, startT31Modem } from "./t31-modem-peer.ts";
+import { cleanupT31Peers, efaxSentPage, rawBilevelTiff, requireEfaxPeers, startEfaxReceiver, startEfaxSender, startT31Modem } from "./t31-modem-peer.ts";
 
 const SPEED = Number(process.env.EFAX_SPEED ?? 10);
 /** efax's -c bit rate field: 5 is V.17 14400, 3 V.29 9600, 1 V.27ter 4800. */
@@ -154,4 +154,60 @@ describe("receiving from efax through a T.31 modem: SIPp as the carrier", () => 
       }
     });
   }
+});
+
+/**
+ * The other way, for the modem's T.38 receive path: Faxline sends to efax (efax -r answers the
+ * modem's RING). SpanDSP 0.0.6's T.31 hands non-ECM image data from T.38 to the program with its
+ * bits unreversed; the modem reverses them first (its `reversed_non_ecm_bytes`), and efax's pages
+ * are Faxline's, pixel for pixel. efax's DIS offers MH only and no ECM: Faxline sends MH.
+ */
+describe("Faxline sends to efax through the T.31 modem (T.38): the modem's receive path", () => {
+  let line: SipFaxLine;
+  before(async () => {
+    requireNativeBuild();
+    requireEfaxPeers();
+    line = new SipFaxLine({
+      trunks: [],
+      region: REGION_NUMBER_CONTEXT.DE,
+      localAddress: "127.0.0.1",
+      sipPort: 0,
+      mediaPorts: { min: 47_750, max: 47_799 },
+      clockSpeed: SPEED,
+      capabilityMaxAgeMs: 86_400_000,
+      sipTimers: { D: 1000 },
+    });
+    await line.start();
+  });
+  after(async () => {
+    await line.close();
+    cleanupT31Peers();
+    cleanupPeers();
+  });
+
+  it("two MH pages without ECM reach efax pixel-identical, the modem having reversed the non-ECM data", { timeout: 90_000 }, async (t) => {
+    const image = await renderTwoPageLetter("LOW");
+    const modem = await startT31Modem({ line: "t38", speed: SPEED, debug: process.env.EFAX_DEBUG === "1" });
+    const efax = startEfaxReceiver({ device: modem.device, ident: EFAX_ID });
+    const sipp = await startSipp("uas-fax-t38.xml", { keys: { rx_host: "127.0.0.1", rx_port: String(modem.port) } });
+    try {
+      const sent = await line.send({ to: `sip:4940123456@127.0.0.1:${sipp.port}`, defaultCsid: "FAXLINE TX", image, pageSizes: [20_000, 5_000], ecm: false });
+      const [efaxExit, peer] = await Promise.all([efax.exit, modem.result]);
+      t.diagnostic(JSON.stringify(sent.report.attempt));
+      t.diagnostic(`modem: ${JSON.stringify(peer.result)}`);
+      assert.equal(sent.report.attempt.result, "delivered");
+      assert.equal(efaxExit.code, 0, `efax ended with ${efaxExit.code}: ${efaxExit.log.slice(-3000)}`);
+      assert.match(efaxExit.log, /remote ID -> +FAXLINE TX/);
+      assert.ok((peer.result?.reversed_non_ecm_bytes ?? 0) > 10_000, "the pages went through the bug's workaround");
+      assert.equal(efax.pages().length, 2);
+      for (const [i, file] of efax.pages().entries()) {
+        const difference = pixelDifference(await decodePage(file), await decodePage(image, i));
+        assert.equal(difference.count, 0, `page ${i + 1}: ${difference.count} pixels differ (${difference.first})`);
+      }
+    } finally {
+      efax.kill();
+      modem.kill();
+      sipp.kill();
+    }
+  });
 });

@@ -8,7 +8,7 @@
  * `cleanupT31Peers()` kills whatever is left.
  */
 import { spawn } from "node:child_process";
-import { existsSync, mkdtempSync, rmSync, writeFileSync } from "node:fs";
+import { existsSync, mkdtempSync, readdirSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { createInterface } from "node:readline";
@@ -131,6 +131,29 @@ export function startEfaxSender(options: { device: string; number: string; pages
     rmSync(dir, { recursive: true, force: true });
   });
   return { exit, kill: () => child.kill("SIGTERM") };
+}
+
+/**
+ * Starts efax waiting for a call on the modem on `device` (it answers the first RING), as a Class 1
+ * modem, with `ident` as its CSI; `pages()` lists the pages it has written (TIFF, MH), in order.
+ */
+export function startEfaxReceiver(options: { device: string; ident: string }): EfaxRun & { pages(): string[] } {
+  const dir = mkdtempSync(path.join(tmpdir(), "faxline-efax-rx-"));
+  const args = ["-d", options.device, "-o1", "-l", options.ident, "-x", path.join(dir, "LCK"), "-v", "ewinchm", "-r", path.join(dir, "page")];
+  const child = spawn("efax", args, { stdio: ["ignore", "pipe", "pipe"] });
+  let log = "";
+  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
+  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
+  const exit = new Promise<{ code: number | null; log: string }>((resolve) => child.on("close", (code) => resolve({ code, log })));
+  cleanups.push(() => {
+    if (child.exitCode === null) child.kill("SIGKILL");
+    rmSync(dir, { recursive: true, force: true });
+  });
+  return {
+    exit,
+    kill: () => child.kill("SIGTERM"),
+    pages: () => readdirSync(dir).filter((name) => /^page\.\d{3}$/.test(name)).sort().map((name) => path.join(dir, name)),
+  };
 }
 
 /** White scan lines efax puts above every page it sends (its HDRSPCE), at 196 lines per inch. */
