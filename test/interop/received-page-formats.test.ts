@@ -8,8 +8,9 @@
  *    size, and the page drawn at the fax's own resolution is the page as sent;
  *  - the console's page preview is the page with square pixels: a one-inch square on the page is
  *    square in the preview, and nothing of the page is cut.
- * Fine (196 lpi) A4, Letter length, superfine (391 lpi), 400 dpi (R16 x superfine), B4 width
- * (2048 pixels) and A3 width (2432).
+ * Letter length at fine (196 lpi; A4 fine is what every other reception test sends), A4 at
+ * superfine (391 lpi) and at 400 dpi (R16 x superfine), B4 width (2048 pixels) and length, A3
+ * width (2432) and length at normal (98 lpi).
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
@@ -46,7 +47,6 @@ interface Format {
 
 const rows = (mm: number, dpi: number) => Math.round((mm / 25.4) * dpi);
 const FORMATS: Format[] = [
-  { name: "A4, fine (204 x 196)", width: 1728, height: rows(297, 196), xDpi: 204, yDpi: 196, paperMm: { width: 215.1, height: 297 } },
   { name: "US Letter length, fine", width: 1728, height: rows(279.4, 196), xDpi: 204, yDpi: 196, paperMm: { width: 215.1, height: 279.4 } },
   { name: "A4, superfine (204 x 391)", width: 1728, height: rows(297, 391), xDpi: 204, yDpi: 391, paperMm: { width: 215.1, height: 297 } },
   { name: "A4, 400 dpi (408 x 391)", width: 3456, height: rows(297, 391), xDpi: 408, yDpi: 391, paperMm: { width: 215.1, height: 297 } },
@@ -154,29 +154,34 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
     return line.sipLocal!.port;
   }
 
-  /**
-   * Checks a PDF's one page: the paper's size; its one image is the page as sent, pixel for
-   * pixel; and drawn at the fax's resolution (pdftoppm) the ink sits where it sits on the paper
-   * (within the rasterizer's rounding of a pixel).
-   */
-  async function checkPdf(pdf: Buffer, f: Format, sent: PagePixels, what: string): Promise<void> {
+  /** A PDF's one page: its size in points and its one image (1 bit per pixel, 1 = white). */
+  async function pdfPage(pdf: Buffer, what: string): Promise<{ width: number; height: number; image: { width: number; height: number; bits: Buffer } }> {
     const document = await PDFDocument.load(pdf);
     assert.equal(document.getPageCount(), 1, `${what}: one page`);
     const page = document.getPage(0);
-    const { width, height } = page.getSize();
-    const mm = (points: number) => (points / 72) * 25.4;
-    assert.ok(Math.abs(mm(width) - f.paperMm.width) < 0.5 && Math.abs(mm(height) - f.paperMm.height) < 0.5, `${what}: page of ${mm(width).toFixed(1)} x ${mm(height).toFixed(1)} mm, expected ${f.paperMm.width} x ${f.paperMm.height}`);
     const xObjects = page.node.Resources()!.lookup(PDFName.of("XObject"), PDFDict);
     const images = xObjects.keys().map((key) => xObjects.lookup(key));
     assert.equal(images.length, 1, `${what}: one image`);
     const image = images[0];
     assert.ok(image instanceof PDFRawStream, `${what}: the image is a stream`);
     const number = (key: string) => (image.dict.lookup(PDFName.of(key), PDFNumber) as PDFNumber).asNumber();
-    assert.deepEqual([number("Width"), number("Height"), number("BitsPerComponent")], [f.width, f.height, 1], `${what}: the image's size and depth`);
-    const bits = inflateSync(image.contents);
+    assert.equal(number("BitsPerComponent"), 1, `${what}: a bilevel image`);
+    return { ...page.getSize(), image: { width: number("Width"), height: number("Height"), bits: inflateSync(image.contents) } };
+  }
+
+  /**
+   * Checks the PDF's one page: the paper's size; its one image is the page as sent, pixel for
+   * pixel; and drawn at the fax's resolution (pdftoppm) the ink sits where it sits on the paper
+   * (within the rasterizer's rounding of a pixel).
+   */
+  async function checkPdf(pdf: Buffer, f: Format, sent: PagePixels, what: string): Promise<void> {
+    const page = await pdfPage(pdf, what);
+    const mm = (points: number) => (points / 72) * 25.4;
+    assert.ok(Math.abs(mm(page.width) - f.paperMm.width) < 0.5 && Math.abs(mm(page.height) - f.paperMm.height) < 0.5, `${what}: page of ${mm(page.width).toFixed(1)} x ${mm(page.height).toFixed(1)} mm, expected ${f.paperMm.width} x ${f.paperMm.height}`);
+    assert.deepEqual([page.image.width, page.image.height], [f.width, f.height], `${what}: the image's size`);
     const rowBytes = Math.ceil(f.width / 8);
     const pixels = Buffer.alloc(f.width * f.height);
-    for (let y = 0; y < f.height; y++) for (let x = 0; x < f.width; x++) pixels[y * f.width + x] = bits[y * rowBytes + (x >> 3)]! & (0x80 >> (x & 7)) ? 255 : 0;
+    for (let y = 0; y < f.height; y++) for (let x = 0; x < f.width; x++) pixels[y * f.width + x] = page.image.bits[y * rowBytes + (x >> 3)]! & (0x80 >> (x & 7)) ? 255 : 0;
     const difference = pixelDifference({ width: f.width, height: f.height, pixels }, sent);
     assert.equal(difference.count, 0, `${what}'s image: ${difference.count} pixels differ (${difference.first})`);
     const work = mkdtempSync(path.join(tmpdir(), "faxline-pdf-"));
@@ -231,7 +236,10 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
       const mail = await eventually(async () => smtp.mails[mailsBefore], 15_000, "the topic's mail");
       const [attachment] = attachments(mail.raw);
       assert.equal(attachment?.contentType, "application/pdf");
-      await checkPdf(attachment!.content, f, sent, "the mail's PDF");
+      // The same PDF as the pull API's (made again, so only its dates differ): its page and image.
+      const [mailed, pulled] = [await pdfPage(attachment!.content, "the mail's PDF"), await pdfPage(pdf, "the pull API's PDF")];
+      assert.deepEqual([mailed.width, mailed.height, mailed.image.width, mailed.image.height], [pulled.width, pulled.height, pulled.image.width, pulled.image.height], "the mail's PDF page");
+      assert.ok(mailed.image.bits.equals(pulled.image.bits), "the mail's PDF shows the same image");
 
       // The console's preview: square pixels, nothing cut.
       const res = await fetch(`${node.url}/console/api/received/${fax.id}/pages/1`, { headers: { cookie: consoleCookie } });
