@@ -106,22 +106,12 @@ export interface EfaxRun {
 }
 
 /**
- * Starts efax sending `pages` (one file each) to `number` through the modem on `device`, as a
- * Class 1 modem (-o1), with `ident` as its TSI and a blank page header. `capabilities` is its -c
- * string (vr,br,wd,ln,df,ec,bf,st); efax takes the resolution and length from each file.
+ * Runs efax in `dir` (removed at the end) on the modem on `device` as a Class 1 modem (-o1), with
+ * `ident` as its TSI or CSI, its session log (-v: errors, warnings, information, negotiation,
+ * commands, modem responses) collected; `args` say what it does.
  */
-export function startEfaxSender(options: { device: string; number: string; pages: readonly Buffer[]; ident: string; capabilities?: string }): EfaxRun {
-  const dir = mkdtempSync(path.join(tmpdir(), "faxline-efax-"));
-  const files = options.pages.map((page, i) => {
-    const file = path.join(dir, `page.${String(i + 1).padStart(3, "0")}`);
-    writeFileSync(file, page);
-    return file;
-  });
-  // -v: errors, warnings, information, negotiation, commands, modem responses (the session log).
-  const args = ["-d", options.device, "-o1", "-l", options.ident, "-h", "", "-x", path.join(dir, "LCK"), "-v", "ewinchm"];
-  if (options.capabilities !== undefined) args.push("-c", options.capabilities);
-  args.push("-t", options.number, ...files);
-  const child = spawn("efax", args, { stdio: ["ignore", "pipe", "pipe"] });
+function runEfax(dir: string, device: string, ident: string, args: readonly string[]): EfaxRun {
+  const child = spawn("efax", ["-d", device, "-o1", "-l", ident, "-x", path.join(dir, "LCK"), "-v", "ewinchm", ...args], { stdio: ["ignore", "pipe", "pipe"] });
   let log = "";
   child.stdout.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
   child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
@@ -134,24 +124,28 @@ export function startEfaxSender(options: { device: string; number: string; pages
 }
 
 /**
- * Starts efax waiting for a call on the modem on `device` (it answers the first RING), as a Class 1
- * modem, with `ident` as its CSI; `pages()` lists the pages it has written (TIFF, MH), in order.
+ * Starts efax sending `pages` (one file each) to `number` with a blank page header. `capabilities`
+ * is its -c string (vr,br,wd,ln,df,ec,bf,st); efax takes the resolution and length from each file.
+ */
+export function startEfaxSender(options: { device: string; number: string; pages: readonly Buffer[]; ident: string; capabilities?: string }): EfaxRun {
+  const dir = mkdtempSync(path.join(tmpdir(), "faxline-efax-"));
+  const files = options.pages.map((page, i) => {
+    const file = path.join(dir, `page.${String(i + 1).padStart(3, "0")}`);
+    writeFileSync(file, page);
+    return file;
+  });
+  const args = ["-h", "", ...(options.capabilities !== undefined ? ["-c", options.capabilities] : []), "-t", options.number, ...files];
+  return runEfax(dir, options.device, options.ident, args);
+}
+
+/**
+ * Starts efax waiting for a call (it answers the first RING); `pages()` lists the pages it has
+ * written (TIFF, MH), in order.
  */
 export function startEfaxReceiver(options: { device: string; ident: string }): EfaxRun & { pages(): string[] } {
   const dir = mkdtempSync(path.join(tmpdir(), "faxline-efax-rx-"));
-  const args = ["-d", options.device, "-o1", "-l", options.ident, "-x", path.join(dir, "LCK"), "-v", "ewinchm", "-r", path.join(dir, "page")];
-  const child = spawn("efax", args, { stdio: ["ignore", "pipe", "pipe"] });
-  let log = "";
-  child.stdout.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
-  child.stderr.setEncoding("utf8").on("data", (chunk: string) => (log += chunk));
-  const exit = new Promise<{ code: number | null; log: string }>((resolve) => child.on("close", (code) => resolve({ code, log })));
-  cleanups.push(() => {
-    if (child.exitCode === null) child.kill("SIGKILL");
-    rmSync(dir, { recursive: true, force: true });
-  });
   return {
-    exit,
-    kill: () => child.kill("SIGTERM"),
+    ...runEfax(dir, options.device, options.ident, ["-r", path.join(dir, "page")]),
     pages: () => readdirSync(dir).filter((name) => /^page\.\d{3}$/.test(name)).sort().map((name) => path.join(dir, name)),
   };
 }
