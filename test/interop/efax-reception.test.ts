@@ -3,8 +3,10 @@
  * SpanDSP's) sends through a Class 1 modem on a pseudo-terminal (test/peers/t31-modem: SpanDSP's
  * T.31 AT interpreter and modems, its line T.38 over UDPTL or G.711 over RTP), SIPp plays the
  * carrier that calls Faxline, and the answering side is a SipFaxLine as the sender role runs it,
- * with a sink that collects what it hands over. Without ECM, in MH, at V.17 and V.29, normal and
- * fine, over T.38 (offered in the INVITE, or after a re-INVITE) and over G.711.
+ * with a sink that collects what it hands over. Without ECM, in MH: two pages at V.29 and normal
+ * resolution over T.38 after the caller's re-INVITE, one page at V.17 and fine over G.711 (and in
+ * received-page-formats.test.ts one at V.17 and fine over T.38 offered in the INVITE, through a
+ * node: stored, pulled, mailed, previewed).
  *
  * What efax can do (its source, 0.9a): it codes every page in MH (T.4 1-D) whatever it reads
  * (2-D is "not supported", its -c df field notwithstanding); it has no ECM; it negotiates only
@@ -86,11 +88,11 @@ async function receptions(sink: CollectingSink, count: number): Promise<Received
 
 describe("receiving from efax through a T.31 modem: SIPp as the carrier", () => {
   /** The letter's first page at each resolution: a full page (see the top: efax and short pages). */
-  const letter: Record<"LOW" | "HIGH", PagePixels> = {} as never;
+  const letter = new Map<"LOW" | "HIGH", PagePixels>();
   before(async () => {
     requireNativeBuild();
     requireEfaxPeers();
-    for (const resolution of ["LOW", "HIGH"] as const) letter[resolution] = await decodePage(await renderTwoPageLetter(resolution), 0);
+    for (const resolution of ["LOW", "HIGH"] as const) letter.set(resolution, await decodePage(await renderTwoPageLetter(resolution), 0));
   });
   after(() => {
     cleanupT31Peers();
@@ -98,11 +100,11 @@ describe("receiving from efax through a T.31 modem: SIPp as the carrier", () => 
   });
 
   // Two full pages: the letter's first and the same mirrored (as much ink, other pixels).
-  const twoPages = (resolution: "LOW" | "HIGH") => [letter[resolution], mirrored(letter[resolution])];
+  const twoPages = (resolution: "LOW" | "HIGH") => [letter.get(resolution)!, mirrored(letter.get(resolution)!)];
   const cases = [
-    { name: "T.38 offered in the INVITE, fine (196 lpi), V.17 14400: two pages", line: "t38", scenario: "uac-fax-t38-offer.xml", resolution: "HIGH", bitRate: 14400, pages: () => twoPages("HIGH"), trunk: {} },
+    // T.38 offered in the INVITE, fine, V.17: efax's page through a node (received-page-formats.test.ts).
     { name: "T.38 after the caller's re-INVITE, normal (98 lpi), V.29 9600: two pages", line: "t38", scenario: "uac-fax-t38-reinvite.xml", resolution: "LOW", bitRate: 9600, pages: () => twoPages("LOW"), trunk: {} },
-    { name: "G.711 (PCMA), fine (196 lpi), V.17 14400: one page", line: "g711", scenario: "uac-fax-g711.xml", resolution: "HIGH", bitRate: 14400, pages: () => [letter.HIGH], trunk: { t38: false } },
+    { name: "G.711 (PCMA), fine (196 lpi), V.17 14400: one page", line: "g711", scenario: "uac-fax-g711.xml", resolution: "HIGH", bitRate: 14400, pages: () => [letter.get("HIGH")!], trunk: { t38: false } },
   ] as const;
   for (const c of cases) {
     it(`${c.name}: efax's MH pages arrive pixel-identical, without ECM, with efax's TSI`, { timeout: 90_000 }, async (t) => {

@@ -10,14 +10,15 @@
  *    square in the preview, and nothing of the page is cut.
  * Letter length at fine (196 lpi; A4 fine is what every other reception test sends), A4 at
  * superfine (391 lpi) and at 400 dpi (R16 x superfine), B4 width (2048 pixels) and length, A3
- * width (2432) and length at normal (98 lpi).
+ * width (2432) and length at normal (98 lpi); and an A4 fine page from efax (MH, no ECM, through
+ * the T.31 modem of test/peers/t31-modem), the independent sender reaching a node.
  */
 import assert from "node:assert/strict";
 import { execFileSync } from "node:child_process";
 import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
-import { after, before, describe, it } from "node:test";
+import { after, before, describe, it, type TestContext } from "node:test";
 import { inflateSync } from "node:zlib";
 import { PDFDict, PDFDocument, PDFName, PDFNumber, PDFRawStream } from "pdf-lib";
 import sharp from "sharp";
@@ -28,10 +29,12 @@ import { readTiffPages } from "../../src/render/fax-image/tiff-structure.ts";
 import { decodePage, pixelDifference, type PagePixels } from "../support/fax-page-pixels.ts";
 import { attachments, SmtpSink } from "../support/smtp-sink.ts";
 import { createTestLogin, eventually, startTestNode, tempDir, type TestNode } from "../support/test-node.ts";
-import { requireNativeBuild } from "./interop-support.ts";
+import { renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
 import { cleanupPeers, startSipp, startT38Sender } from "./peer-processes.ts";
+import { cleanupT31Peers, EFAX_HEADER_ROWS, efaxSentPage, rawBilevelTiff, requireEfaxPeers, startEfaxSender, startT31Modem } from "./t31-modem-peer.ts";
 
-const SPEED = 20;
+/** The node's clock and its callers' (efax's modem wants 10: see efax-reception.test.ts). */
+const SPEED = 10;
 const NUMBER = "+4930123456";
 
 interface Format {
@@ -62,14 +65,23 @@ function squares(f: Format): { x: number; y: number; w: number; h: number }[] {
   ];
 }
 
-/** A white page of the format with its two black one-inch squares and a line of text-like marks. */
+/** Draws the format's two black one-inch squares on the page, each in a white margin of 8 pixels. */
+function drawSquares(page: PagePixels, f: Format): PagePixels {
+  const pixels = Buffer.from(page.pixels);
+  for (const sq of squares(f)) {
+    for (let y = sq.y - 8; y < sq.y + sq.h + 8; y++) pixels.fill(255, y * f.width + sq.x - 8, y * f.width + sq.x + sq.w + 8);
+    for (let y = sq.y; y < sq.y + sq.h; y++) pixels.fill(0, y * f.width + sq.x, y * f.width + sq.x + sq.w);
+  }
+  return { ...page, pixels };
+}
+
+/** A white page of the format with a row of narrow bars across the middle and its two squares. */
 function formatPage(f: Format): PagePixels {
   const pixels = Buffer.alloc(f.width * f.height, 255);
-  for (const s of squares(f)) for (let y = s.y; y < s.y + s.h; y++) pixels.fill(0, y * f.width + s.x, y * f.width + s.x + s.w);
-  // A row of narrow bars across the middle: every column position matters to the coder.
+  // Every column position matters to the coder.
   const mid = Math.round(f.height / 2);
   for (let y = mid; y < mid + 16; y++) for (let x = 0; x < f.width; x += 7) pixels[y * f.width + x] = 0;
-  return { width: f.width, height: f.height, pixels };
+  return drawSquares({ width: f.width, height: f.height, pixels }, f);
 }
 
 function tiffF(page: PagePixels, f: Format): Promise<Buffer> {
@@ -79,10 +91,11 @@ function tiffF(page: PagePixels, f: Format): Promise<Buffer> {
     .toBuffer();
 }
 
-/** The top left `width` x `height` pixels of a page. */
-function crop(page: PagePixels, width: number, height: number): PagePixels {
+/** The pixels of a page from (left, top) to (right, bottom), exclusive. */
+function window(page: PagePixels, left: number, top: number, right: number, bottom: number): PagePixels {
+  const [width, height] = [right - left, bottom - top];
   const pixels = Buffer.alloc(width * height);
-  for (let y = 0; y < height; y++) page.pixels.copy(pixels, y * width, y * page.width, y * page.width + width);
+  for (let y = 0; y < height; y++) page.pixels.copy(pixels, y * width, (top + y) * page.width + left, (top + y) * page.width + right);
   return { width, height, pixels };
 }
 
@@ -112,6 +125,7 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
 
   before(async () => {
     requireNativeBuild();
+    requireEfaxPeers();
     await smtp.start();
     const trunksFile = path.join(dir.path, "trunks.yaml");
     writeFileSync(
@@ -143,6 +157,7 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
   });
   after(async () => {
     cleanupPeers();
+    cleanupT31Peers();
     await node?.stop();
     await smtp.stop();
     dir.remove();
@@ -200,6 +215,59 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
     }
   }
 
+  /**
+   * The received fax's one page `sent` (a page of format `f`), through the pull API (TIFF, PDF),
+   * the topic's mail (PDF) and the console's preview; `square` is a one-inch square on the page.
+   * The fax is acknowledged at the end, so that the next case's fax is the next one handed out.
+   */
+  async function checkReceived(t: TestContext, f: Format, sent: PagePixels, square: { x: number; y: number; w: number; h: number }, mailsBefore: number): Promise<void> {
+    // The pull API: the fax, its TIFF as received, its PDF.
+    const fax = await eventually(async () => {
+      const res = await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=1`, { method: "POST", headers: { authorization: pullAuth, "content-type": "application/json" }, body: "{}" });
+      return ((await res.json()) as any).results?.[0];
+    }, 10_000, "the received fax");
+    assert.equal(fax.pages, 1);
+    assert.equal(fax.status, "OK");
+    assert.equal(fax.resolution, f.yDpi >= 150 ? "HIGH" : "LOW");
+    const tif = Buffer.from(await (await fetch(fax.documents.find((d: any) => d.name.endsWith(".tif")).url, { headers: { authorization: pullAuth } })).arrayBuffer());
+    const [stored] = readTiffPages(tif);
+    assert.deepEqual({ width: stored!.width, height: stored!.height, x: Math.round(stored!.xResolution!), y: Math.round(stored!.yResolution!), unit: stored!.resolutionUnit }, { width: f.width, height: f.height, x: f.xDpi, y: f.yDpi, unit: 2 });
+    const difference = pixelDifference(await decodePage(tif, 0), sent);
+    assert.equal(difference.count, 0, `the stored page: ${difference.count} pixels differ (${difference.first})`);
+    const pdf = Buffer.from(await (await fetch(fax.documents.find((d: any) => d.name.endsWith(".pdf")).url, { headers: { authorization: pullAuth } })).arrayBuffer());
+    await checkPdf(pdf, f, sent, "the pull API's PDF");
+
+    // The topic's mail, with the PDF attached.
+    const mail = await eventually(async () => smtp.mails[mailsBefore], 15_000, "the topic's mail");
+    const [attachment] = attachments(mail.raw);
+    assert.equal(attachment?.contentType, "application/pdf");
+    // The same PDF as the pull API's (made again, so only its dates differ): its page and image.
+    const [mailed, pulled] = [await pdfPage(attachment!.content, "the mail's PDF"), await pdfPage(pdf, "the pull API's PDF")];
+    assert.deepEqual([mailed.width, mailed.height, mailed.image.width, mailed.image.height], [pulled.width, pulled.height, pulled.image.width, pulled.image.height], "the mail's PDF page");
+    assert.ok(mailed.image.bits.equals(pulled.image.bits), "the mail's PDF shows the same image");
+
+    // The console's preview: square pixels, nothing cut.
+    const res = await fetch(`${node.url}/console/api/received/${fax.id}/pages/1`, { headers: { cookie: consoleCookie } });
+    assert.equal(res.status, 200);
+    const preview = await decodePage(Buffer.from(await res.arrayBuffer()));
+    const [pxPerMmX, pxPerMmY] = [preview.width / f.paperMm.width, preview.height / f.paperMm.height];
+    assert.ok(Math.abs(pxPerMmX / pxPerMmY - 1) < 0.01, `the preview is ${preview.width} x ${preview.height} px for ${f.paperMm.width} x ${f.paperMm.height} mm: pixels not square`);
+    const [box, onPage] = [inkBox(preview), inkBox(sent)];
+    const [scaleX, scaleY] = [preview.width / f.width, preview.height / f.height];
+    const expected = { left: onPage.left * scaleX, top: onPage.top * scaleY, right: (onPage.right + 1) * scaleX - 1, bottom: (onPage.bottom + 1) * scaleY - 1 };
+    t.diagnostic(JSON.stringify({ preview: [preview.width, preview.height], box, expected }));
+    for (const side of ["left", "top", "right", "bottom"] as const) {
+      assert.ok(Math.abs(box[side] - expected[side]) <= 2, `the preview's ink ends at ${side} ${box[side]}, expected ${expected[side].toFixed(1)} (the page cut or stretched)`);
+    }
+    // The first square, one inch each way on paper, is as tall as it is wide.
+    const around = { left: Math.round((square.x - 4) * scaleX), top: Math.round((square.y - 4) * scaleY), right: Math.round((square.x + square.w + 4) * scaleX), bottom: Math.round((square.y + square.h + 4) * scaleY) };
+    const shown = inkBox(window(preview, around.left, around.top, around.right, around.bottom));
+    const [squareWidth, squareHeight] = [shown.right - shown.left + 1, shown.bottom - shown.top + 1];
+    assert.ok(Math.abs(squareWidth - squareHeight) <= 2, `the one-inch square shows as ${squareWidth} x ${squareHeight} px`);
+
+    await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=0&ids=${fax.id}`, { method: "POST", headers: { authorization: pullAuth, "content-type": "application/json" }, body: "{}" });
+  }
+
   for (const f of FORMATS) {
     it(`${f.name}: the page arrives as sent and shows as the sender's paper`, { timeout: 90_000 }, async (t) => {
       const sent = formatPage(f);
@@ -216,50 +284,33 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
       assert.equal(peer.result?.code, 0, `the sender: ${peer.result?.text}\n${peer.log.slice(-1500)}`);
       assert.equal(exit.code, 0, `${exit.output}\n${sipp.errors()}`);
 
-      // The pull API: the fax, its TIFF as received, its PDF.
-      const fax = await eventually(async () => {
-        const res = await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=1`, { method: "POST", headers: { authorization: pullAuth, "content-type": "application/json" }, body: "{}" });
-        return ((await res.json()) as any).results?.[0];
-      }, 10_000, "the received fax");
-      assert.equal(fax.pages, 1);
-      assert.equal(fax.status, "OK");
-      assert.equal(fax.resolution, f.yDpi >= 150 ? "HIGH" : "LOW");
-      const tif = Buffer.from(await (await fetch(fax.documents.find((d: any) => d.name.endsWith(".tif")).url, { headers: { authorization: pullAuth } })).arrayBuffer());
-      const [stored] = readTiffPages(tif);
-      assert.deepEqual({ width: stored!.width, height: stored!.height, x: Math.round(stored!.xResolution!), y: Math.round(stored!.yResolution!), unit: stored!.resolutionUnit }, { width: f.width, height: f.height, x: f.xDpi, y: f.yDpi, unit: 2 });
-      const difference = pixelDifference(await decodePage(tif, 0), sent);
-      assert.equal(difference.count, 0, `the stored page: ${difference.count} pixels differ (${difference.first})`);
-      const pdf = Buffer.from(await (await fetch(fax.documents.find((d: any) => d.name.endsWith(".pdf")).url, { headers: { authorization: pullAuth } })).arrayBuffer());
-      await checkPdf(pdf, f, sent, "the pull API's PDF");
-
-      // The topic's mail, with the PDF attached.
-      const mail = await eventually(async () => smtp.mails[mailsBefore], 15_000, "the topic's mail");
-      const [attachment] = attachments(mail.raw);
-      assert.equal(attachment?.contentType, "application/pdf");
-      // The same PDF as the pull API's (made again, so only its dates differ): its page and image.
-      const [mailed, pulled] = [await pdfPage(attachment!.content, "the mail's PDF"), await pdfPage(pdf, "the pull API's PDF")];
-      assert.deepEqual([mailed.width, mailed.height, mailed.image.width, mailed.image.height], [pulled.width, pulled.height, pulled.image.width, pulled.image.height], "the mail's PDF page");
-      assert.ok(mailed.image.bits.equals(pulled.image.bits), "the mail's PDF shows the same image");
-
-      // The console's preview: square pixels, nothing cut.
-      const res = await fetch(`${node.url}/console/api/received/${fax.id}/pages/1`, { headers: { cookie: consoleCookie } });
-      assert.equal(res.status, 200);
-      const preview = await decodePage(Buffer.from(await res.arrayBuffer()));
-      const [pxPerMmX, pxPerMmY] = [preview.width / f.paperMm.width, preview.height / f.paperMm.height];
-      assert.ok(Math.abs(pxPerMmX / pxPerMmY - 1) < 0.01, `the preview is ${preview.width} x ${preview.height} px for ${f.paperMm.width} x ${f.paperMm.height} mm: pixels not square`);
-      const [box, onPage] = [inkBox(preview), inkBox(sent)];
-      const [scaleX, scaleY] = [preview.width / f.width, preview.height / f.height];
-      const expected = { left: onPage.left * scaleX, top: onPage.top * scaleY, right: (onPage.right + 1) * scaleX - 1, bottom: (onPage.bottom + 1) * scaleY - 1 };
-      t.diagnostic(JSON.stringify({ preview: [preview.width, preview.height], box, expected }));
-      for (const side of ["left", "top", "right", "bottom"] as const) {
-        assert.ok(Math.abs(box[side] - expected[side]) <= 2, `the preview's ink ends at ${side} ${box[side]}, expected ${expected[side].toFixed(1)} (the page cut or stretched)`);
-      }
-      // The first square, one inch each way on paper, is as tall as it is wide.
-      const square = inkBox(crop(preview, Math.round((squares(f)[0]!.x + f.xDpi + 4) * scaleX), Math.round((squares(f)[0]!.y + f.yDpi + 4) * scaleY)));
-      const [squareWidth, squareHeight] = [square.right - square.left + 1, square.bottom - square.top + 1];
-      assert.ok(Math.abs(squareWidth - squareHeight) <= 2, `the one-inch square shows as ${squareWidth} x ${squareHeight} px`);
-
-      await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=0&ids=${fax.id}`, { method: "POST", headers: { authorization: pullAuth, "content-type": "application/json" }, body: "{}" });
+      await checkReceived(t, f, sent, squares(f)[0]!, mailsBefore);
     });
   }
+
+  it("efax's A4 page (MH, no ECM, over T.38, through the T.31 modem) reaches the node and shows as its paper", { timeout: 90_000 }, async (t) => {
+    // A4 fine, the letter's first page (efax dies of a page sent in under a wall second) with the
+    // squares; efax sends it below 20 white rows of its own, so the paper it arrives on is 20
+    // rows (2.6 mm) longer than A4.
+    const a4: Format = { name: "A4, fine", width: 1728, height: rows(297, 196), xDpi: 204, yDpi: 196, paperMm: { width: 215.1, height: 297 } };
+    const page = drawSquares(await decodePage(await renderTwoPageLetter("HIGH"), 0), a4);
+    const sent = efaxSentPage(page, 196);
+    const arrived: Format = { ...a4, height: sent.height, paperMm: { width: 215.1, height: (sent.height / 196) * 25.4 } };
+    const mailsBefore = smtp.mails.length;
+    const modem = await startT31Modem({ line: "t38", speed: SPEED });
+    const efax = startEfaxSender({ device: modem.device, number: NUMBER, pages: [rawBilevelTiff(page, 204, 196)], ident: "+49 40 123456", capabilities: "1,5,0,2,0,0,0,0" });
+    try {
+      await modem.dialed;
+      const sipp = await startSipp("uac-fax-t38-offer.xml", { call: { remote: `127.0.0.1:${sipPort()}`, service: NUMBER }, keys: { rx_host: "127.0.0.1", rx_port: String(modem.port) } });
+      const [exit, efaxExit, peer] = await Promise.all([sipp.exit, efax.exit, modem.result]);
+      t.diagnostic(JSON.stringify(peer.result));
+      assert.equal(efaxExit.code, 0, `efax ended with ${efaxExit.code}: ${efaxExit.log.slice(-3000)}`);
+      assert.equal(exit.code, 0, `${exit.output}\n${sipp.errors()}`);
+      const [first] = squares(a4);
+      await checkReceived(t, arrived, sent, { ...first!, y: first!.y + EFAX_HEADER_ROWS }, mailsBefore);
+    } finally {
+      efax.kill();
+      modem.kill();
+    }
+  });
 });
