@@ -24,11 +24,10 @@
  * hiccup costs grows with the speed), so 10x it is.
  *
  * What arrives equals what efax sends pixel for pixel: the page efax read, below the 20 white
- * scan lines efax puts on top of every page (`efaxSentPage`).
+ * scan lines efax puts on top of every page (`efaxSentPage`). EFAX_DEBUG=1 adds the modem's
+ * SpanDSP and AT log to what a failing case prints.
  */
 import assert from "node:assert/strict";
-import { writeFileSync } from "node:fs";
-import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import type { InboundSink, ReceivedCall } from "../../src/line/sip-fax-line/inbound-calls.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
@@ -40,9 +39,11 @@ import { renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
 import { cleanupPeers, startSipp } from "./peer-processes.ts";
 import { cleanupT31Peers, efaxSentPage, rawBilevelTiff, requireEfaxPeers, startEfaxReceiver, startEfaxSender, startT31Modem } from "./t31-modem-peer.ts";
 
-const SPEED = Number(process.env.EFAX_SPEED ?? 10);
+const SPEED = 10;
 /** efax's -c bit rate field: 5 is V.17 14400, 3 V.29 9600, 1 V.27ter 4800. */
 const EFAX_BIT_RATE = { 14400: 5, 9600: 3, 4800: 1 } as const;
+const DID = "+4930123456";
+const EFAX_ID = "+49 40 123456";
 
 /** The page mirrored left to right: as much ink as the page, other pixels. */
 function mirrored(page: PagePixels): PagePixels {
@@ -52,8 +53,6 @@ function mirrored(page: PagePixels): PagePixels {
   }
   return { width: page.width, height: page.height, pixels };
 }
-const DID = "+4930123456";
-const EFAX_ID = "+49 40 123456";
 
 class CollectingSink implements InboundSink {
   readonly received: ReceivedCall[] = [];
@@ -124,10 +123,6 @@ describe("receiving from efax through a T.31 modem: SIPp as the carrier", () => 
         });
         const [sippExit, efaxExit] = await Promise.all([sipp.exit, efax.exit]);
         const peer = await modem.result;
-        if (process.env.EFAX_DEBUG_DIR) {
-          writeFileSync(path.join(process.env.EFAX_DEBUG_DIR, `efax-${c.line}-${c.resolution}.log`), efaxExit.log);
-          writeFileSync(path.join(process.env.EFAX_DEBUG_DIR, `modem-${c.line}-${c.resolution}.log`), peer.log);
-        }
         t.diagnostic(`efax: ${efaxExit.log.split("\n").filter((l) => /Error|Warning|session|sent \d|received [A-Z]{3}/.test(l)).join(" | ")}`);
         t.diagnostic(`modem: ${JSON.stringify(peer.result)}`);
         assert.equal(efaxExit.code, 0, `efax ended with ${efaxExit.code}: ${efaxExit.log.slice(-3000)}\nmodem: ${peer.log.slice(-2000)}`);
