@@ -8,6 +8,7 @@
 #   native/spandsp-engine/build/Release/spandsp_engine.node   the N-API addon (src/line/fax-engine/spandsp-engine.ts)
 #   test/peers/spandsp-receiver/build/t38_receiver           the T.38 receiver the interop tests fax to
 #   test/peers/spandsp-receiver/build/g711_receiver          the G.711 (RTP) receiver of the audio tests
+#   test/peers/t31-modem/build/t31_modem                     a Class 1 fax modem on a pty, its line T.38 or G.711 (efax's modem)
 # All build in about two seconds, offline: node-gyp is the copy bundled with npm, and it takes
 # Node's headers from the local installation (--nodedir), never from the network.
 #
@@ -57,4 +58,11 @@ for receiver in t38_receiver g711_receiver; do
     -o "test/peers/spandsp-receiver/build/$receiver" "test/peers/spandsp-receiver/$receiver.c" \
     $(pkg-config --libs spandsp) -ltiff -lm
 done
+
+echo "building test/peers/t31-modem"
+mkdir -p test/peers/t31-modem/build
+# shellcheck disable=SC2046
+cc -std=gnu11 -O2 -Wall -Wextra -Wno-unused-parameter $(pkg-config --cflags spandsp) \
+  -o test/peers/t31-modem/build/t31_modem test/peers/t31-modem/t31_modem.c test/peers/t31-modem/line_codecs.c \
+  $(pkg-config --libs spandsp) -ltiff -lm
 echo "ok"

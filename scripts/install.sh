@@ -16,7 +16,9 @@
 # SpanDSP, scripts/build-native.sh, which also builds the render stage's C loops, native/fax-raster)
 # and the SpanDSP receiver the interop tests fax to; SIPp
 # (sip-tester) is the SIP peer of the interop tests, rtpengine (rtpengine-daemon) their
-# T.38/G.711 gateway with a UDPTL of its own, and openssl makes their TLS certificate.
+# T.38/G.711 gateway with a UDPTL of its own, efax a fax program with a T.30 of its own that
+# sends to Faxline through the tests' T.31 modem, pdftoppm (poppler-utils) draws the received
+# faxes' PDFs for the tests, and openssl makes their TLS certificate.
 # (Installing rtpengine-daemon enables its system service; the tests start their own instance.)
 # PostgreSQL's server (the postgresql package) is installed when its programs are absent: the
 # tests start throwaway clusters of their own with initdb and pg_ctl (as the postgres user when
@@ -43,7 +45,7 @@ if [ "$NODE_MAJOR" -lt 20 ]; then
 fi
 
 missing=()
-tools=(python3 make g++ tiffinfo pkg-config sipp rtpengine openssl dnsmasq)
+tools=(python3 make g++ tiffinfo pkg-config sipp rtpengine efax pdftoppm openssl dnsmasq)
 [ "${FAXLINE_INSTALL_CONVERTERS:-1}" = "1" ] && tools+=(soffice gs pdftotext)
 [ "${FAXLINE_INSTALL_BROWSER:-1}" = "1" ] && tools+=(chromium)
 for tool in "${tools[@]}"; do command -v "$tool" >/dev/null 2>&1 || missing+=("$tool"); done
@@ -63,6 +65,7 @@ if [ "${#missing[@]}" -gt 0 ]; then
       soffice) pkgs+=(libreoffice-writer-nogui libreoffice-calc-nogui libreoffice-impress-nogui fonts-liberation2 fonts-crosextra-carlito) ;;
       gs) pkgs+=(ghostscript) ;; pdftotext) pkgs+=(poppler-utils) ;;
       sipp) pkgs+=(sip-tester) ;; rtpengine) pkgs+=(rtpengine-daemon) ;; openssl) pkgs+=(openssl) ;;
+      efax) pkgs+=(efax) ;; pdftoppm) pkgs+=(poppler-utils) ;;
       dnsmasq) pkgs+=(dnsmasq-base) ;;
       initdb) pkgs+=(postgresql) ;; chromium) pkgs+=(chromium) ;;
       pkg-config) pkgs+=(pkg-config) ;; libspandsp-dev) pkgs+=(libspandsp-dev) ;; tiffio.h) pkgs+=(libtiff-dev) ;;

@@ -456,9 +456,20 @@ static void configure_t30(session_t *s, const session_options_t *o)
     t30_state_t *t30 = s->t30;
     if (o->local_ident[0] != '\0')
         t30_set_tx_ident(t30, o->local_ident);
-    if (o->receive)
+    if (o->receive) {
         t30_set_rx_file(t30, o->tiff_path, -1);
-    else
+        /* Receive what fax machines send: A4, B4 (2048 pixels) and A3 (2432) wide, any length
+           (A4, Letter, Legal, B4, longer), standard, fine, superfine (200 x 400), 300 x 300 and
+           400 x 400 (R16). SpanDSP's default DIS offers only A4 width and no R16: a sender of a
+           B4 or A3 page then fails the call (or shrinks the page) and a 400 dpi one drops to
+           superfine at best. The stored TIFF keeps each page's width and resolution. */
+        t30_set_supported_image_sizes(t30, T30_SUPPORT_215MM_WIDTH | T30_SUPPORT_255MM_WIDTH | T30_SUPPORT_303MM_WIDTH
+                                               | T30_SUPPORT_A4_LENGTH | T30_SUPPORT_B4_LENGTH | T30_SUPPORT_US_LETTER_LENGTH
+                                               | T30_SUPPORT_US_LEGAL_LENGTH | T30_SUPPORT_UNLIMITED_LENGTH);
+        t30_set_supported_resolutions(t30, T30_SUPPORT_STANDARD_RESOLUTION | T30_SUPPORT_FINE_RESOLUTION | T30_SUPPORT_SUPERFINE_RESOLUTION
+                                               | T30_SUPPORT_R8_RESOLUTION | T30_SUPPORT_R16_RESOLUTION | T30_SUPPORT_300_300_RESOLUTION
+                                               | T30_SUPPORT_400_400_RESOLUTION);
+    } else
         t30_set_tx_file(t30, o->tiff_path, -1, -1);
     t30_set_ecm_capability(t30, o->ecm);
     t30_set_supported_compressions(t30, o->compressions);

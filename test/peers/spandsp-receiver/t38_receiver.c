@@ -46,7 +46,9 @@
  * With -t it is a T.38 SENDER instead (the calling terminal: CNG, then DCS, pages, EOP), for the
  * tests where Faxline receives (test/interop/sip-reception-sipp.test.ts): it still waits for the
  * first datagram (Faxline, the answering side, sends its CED and DIS first) and starts its clock
- * with it. The RESULT line then also carries "pages_tx".
+ * with it. The RESULT line then also carries "pages_tx". It sends its file's pages in the size and
+ * resolution they have (A4, B4 or A3 wide; standard, fine, superfine, 300 or 400 dpi) when the
+ * receiver's DIS allows them, and fails with the T.30 code that says why when not.
  *
  * Usage: t38_receiver -f rx.tif | -t tx.tif [-l HOST:PORT] [-r HOST:PORT] [-s SPEED] [-e] [-R DEPTH] [-x LOSS%]
  *                     [-S SEED] [-V VERSION] [-M MAXDATAGRAM] [-i IDENT] [-T VIRTUAL_S] [-W WALL_S]
@@ -546,9 +548,17 @@ static int open_session(session_t *s, int i)
     t38_set_t38_version(core, opt.version);
     t38_set_max_datagram_size(core, opt.max_datagram);
     t30_set_tx_ident(s->t30, s->ident);
-    if (opt.tx_file != NULL)
+    if (opt.tx_file != NULL) {
         t30_set_tx_file(s->t30, opt.tx_file, -1, -1);
-    else
+        /* A sender sends what its file holds (SpanDSP checks the far end's DIS for the width, and
+           its own settings for the resolution): every size and resolution T.30 has for R8/R16. */
+        t30_set_supported_resolutions(s->t30, T30_SUPPORT_STANDARD_RESOLUTION | T30_SUPPORT_FINE_RESOLUTION | T30_SUPPORT_SUPERFINE_RESOLUTION
+                                              | T30_SUPPORT_R8_RESOLUTION | T30_SUPPORT_R16_RESOLUTION | T30_SUPPORT_300_300_RESOLUTION
+                                              | T30_SUPPORT_400_400_RESOLUTION);
+        t30_set_supported_image_sizes(s->t30, T30_SUPPORT_215MM_WIDTH | T30_SUPPORT_255MM_WIDTH | T30_SUPPORT_303MM_WIDTH | T30_SUPPORT_A4_LENGTH
+                                              | T30_SUPPORT_B4_LENGTH | T30_SUPPORT_US_LETTER_LENGTH | T30_SUPPORT_US_LEGAL_LENGTH
+                                              | T30_SUPPORT_UNLIMITED_LENGTH);
+    } else
         t30_set_rx_file(s->t30, s->rx_file, -1);
     t30_set_ecm_capability(s->t30, opt.ecm);
     t30_set_supported_compressions(s->t30, opt.compressions);
