@@ -253,7 +253,37 @@ const en = {
   "ops.delivered": "Delivered",
   "ops.lastReason": "Last reason",
   "ops.secondsAgo": "{n} s ago",
-  "ops.refreshed": "Refreshed {time}; refreshes every 5 s",
+  "ops.refreshed": "Refreshed {time}; refreshes every {n} s",
+  "ops.live": "Live charts",
+  "ops.range": "Show the last",
+  "ops.range.minutes": "{n} minutes",
+  "ops.chart.calls": "Calls running",
+  "ops.chart.callsNote": "Outbound calls on each running node of the region (other nodes as of their last heartbeat), and the faxes {node} is receiving.",
+  "ops.chart.allNodes": "All nodes",
+  "ops.chart.receiving": "{node} receiving",
+  "ops.chart.queue": "Queue {dc}",
+  "ops.chart.queueNote": "Open work of data center {dc}.",
+  "ops.chart.toRender": "Jobs to render",
+  "ops.chart.due": "Calls due",
+  "ops.chart.later": "Waiting for a retry",
+  "ops.chart.inCall": "In a call",
+  "ops.chart.notifications": "Notices undelivered",
+  "ops.chart.render": "Render time on {node}",
+  "ops.chart.renderNote": "Jobs this node rendered, per {n} s: mean and longest time. Each node renders the jobs it claims; the others' times are on their /metrics.",
+  "ops.chart.renderNone": "This node renders no jobs (it has no scheduler role): see the scheduler nodes' /metrics.",
+  "ops.chart.mean": "Mean",
+  "ops.chart.renders": "Renders",
+  "ops.chart.rendersNone": "No job rendered on this node in this period.",
+  "ops.chart.max": "Longest",
+  "ops.chart.waiting": "Waiting for the first samples…",
+  "chart.showTable": "Show as table",
+  "chart.tableOf": "Table: {title}",
+  "chart.csv": "Download CSV",
+  "chart.empty": "No data for this period.",
+  "chart.latest": "latest values: {values}",
+  "chart.total": "{n} periods; totals: {values}",
+  "chart.top": "{n} entries, the largest: {values}",
+  "chart.time": "Time",
 };
 
 export type TextKey = keyof typeof en;
@@ -510,7 +540,37 @@ const de: Record<TextKey, string> = {
   "ops.delivered": "Zugestellt",
   "ops.lastReason": "Letzter Grund",
   "ops.secondsAgo": "vor {n} s",
-  "ops.refreshed": "Aktualisiert {time}; alle 5 s",
+  "ops.refreshed": "Aktualisiert {time}; alle {n} s",
+  "ops.live": "Live-Diagramme",
+  "ops.range": "Zeitraum: die letzten",
+  "ops.range.minutes": "{n} Minuten",
+  "ops.chart.calls": "Anrufe im Verlauf",
+  "ops.chart.callsNote": "Ausgehende Anrufe auf jedem laufenden Knoten der Region (andere Knoten: Stand ihres letzten Lebenszeichens) und die Faxe, die {node} gerade empfängt.",
+  "ops.chart.allNodes": "Alle Knoten",
+  "ops.chart.receiving": "{node} empfängt",
+  "ops.chart.queue": "Warteschlange {dc}",
+  "ops.chart.queueNote": "Offene Arbeit im Rechenzentrum {dc}.",
+  "ops.chart.toRender": "Aufträge zu rendern",
+  "ops.chart.due": "Anrufe fällig",
+  "ops.chart.later": "Warten auf Wiederholung",
+  "ops.chart.inCall": "Im Anruf",
+  "ops.chart.notifications": "Meldungen nicht zugestellt",
+  "ops.chart.render": "Renderzeit auf {node}",
+  "ops.chart.renderNote": "Von diesem Knoten gerenderte Aufträge, je {n} s: mittlere und längste Zeit. Jeder Knoten rendert die Aufträge, die er übernimmt; die Zeiten der anderen stehen in deren /metrics.",
+  "ops.chart.renderNone": "Dieser Knoten rendert keine Aufträge (er hat keine Scheduler-Rolle): siehe /metrics der Scheduler-Knoten.",
+  "ops.chart.mean": "Mittel",
+  "ops.chart.renders": "Rendervorgänge",
+  "ops.chart.rendersNone": "In diesem Zeitraum hat dieser Knoten keinen Auftrag gerendert.",
+  "ops.chart.max": "Längste",
+  "ops.chart.waiting": "Warte auf die ersten Messwerte…",
+  "chart.showTable": "Als Tabelle zeigen",
+  "chart.tableOf": "Tabelle: {title}",
+  "chart.csv": "CSV herunterladen",
+  "chart.empty": "Keine Daten für diesen Zeitraum.",
+  "chart.latest": "letzte Werte: {values}",
+  "chart.total": "{n} Zeiträume; Summen: {values}",
+  "chart.top": "{n} Einträge, die größten: {values}",
+  "chart.time": "Uhrzeit",
 };
 
 export type Language = "en" | "de";
@@ -553,9 +613,49 @@ export function useLanguage(): Language {
   return current;
 }
 
+/** The BCP 47 locale of the chosen language: numbers and dates are written its way. */
+export function locale(): string {
+  return current === "de" ? "de-DE" : "en-GB";
+}
+
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "–";
-  return new Date(iso).toLocaleString(current === "de" ? "de-DE" : "en-GB", { dateStyle: "medium", timeStyle: "medium" });
+  return new Date(iso).toLocaleString(locale(), { dateStyle: "medium", timeStyle: "medium" });
+}
+
+/** 1234.5 → "1,234.5" (English) or "1.234,5" (German). */
+export function formatNumber(n: number, maximumFractionDigits = 0): string {
+  return n.toLocaleString(locale(), { maximumFractionDigits });
+}
+
+/** A fraction (0.953) as a percentage: "95.3%" or "95,3 %". */
+export function formatPercent(fraction: number, maximumFractionDigits = 1): string {
+  return fraction.toLocaleString(locale(), { style: "percent", maximumFractionDigits });
+}
+
+/** A UTC day (YYYY-MM-DD) as the language writes it; `short` leaves out the year. */
+export function formatDay(day: string, short = false): string {
+  const [y, m, d] = day.split("-").map(Number);
+  const date = new Date(Date.UTC(y!, (m ?? 1) - 1, d ?? 1));
+  return date.toLocaleDateString(locale(), short ? { day: "numeric", month: "short", timeZone: "UTC" } : { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
+}
+
+/** A UTC month (YYYY-MM-01) as "Nov 2026" / "Nov. 2026". */
+export function formatMonth(day: string): string {
+  const [y, m] = day.split("-").map(Number);
+  return new Date(Date.UTC(y!, (m ?? 1) - 1, 1)).toLocaleDateString(locale(), { month: "short", year: "numeric", timeZone: "UTC" });
+}
+
+/** A time of day in the browser's zone: "14:05" or, with seconds, "14:05:30". */
+export function formatClock(ms: number, seconds = false): string {
+  return new Date(ms).toLocaleTimeString(locale(), seconds ? { hour: "2-digit", minute: "2-digit", second: "2-digit" } : { hour: "2-digit", minute: "2-digit" });
+}
+
+/** Seconds as a duration a person reads: "45 s", "12.5 min", "3.2 h". */
+export function formatDuration(seconds: number): string {
+  if (seconds < 120) return `${formatNumber(seconds, seconds < 10 ? 2 : 0)} s`;
+  if (seconds < 7200) return `${formatNumber(seconds / 60, 1)} min`;
+  return `${formatNumber(seconds / 3600, 1)} h`;
 }
 
 export function hasText(key: string): key is TextKey {
