@@ -3,13 +3,17 @@
  * (the singleton duty `retention:<dc>`), purges completed jobs' documents, then
  * expired reports, then finished notifications older than retention.defaultDays (with their
  * delivery logs), batch by batch, yielding to other work between batches
- * (retention/purge-expired-data.ts, store/queries/notifications.ts).
+ * (retention/purge-expired-data.ts, store/queries/notifications.ts). It also counts in the
+ * reporting rollups what ended without being counted (rows of before migration 0025: the
+ * backfill) and deletes rollup days past reporting.rollupRetention
+ * (store/queries/report-rollups.ts).
  */
 import { coerceError } from "../errors/internal-error.ts";
 import { purgeCompletedDocuments, purgeExpiredReports, type PurgeOptions } from "../retention/purge-expired-data.ts";
 import { pause } from "../lib/wakeup.ts";
 import { purgeFinishedNotifications } from "../store/queries/notifications.ts";
 import { purgeReceivedFaxes } from "../store/queries/received-faxes.ts";
+import { dayOf, purgeRollups, rollUpPending } from "../store/queries/report-rollups.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
 import { loopErrors } from "./store-outage.ts";
 
@@ -17,7 +21,7 @@ const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve)
 
 const DAY_MS = 86_400_000;
 
-export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; reports: number; notifications: number; receivedFaxes: number }> {
+export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; reports: number; notifications: number; receivedFaxes: number; rolledUp: number; rollupRows: number }> {
   const options = (): PurgeOptions => ({
     datacenter: ctx.config.node.datacenter,
     now: ctx.clock.now(),
@@ -54,7 +58,17 @@ export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; 
     if (n < batchSize) break;
     await yieldToOthers();
   }
-  return { documents, reports, notifications, receivedFaxes };
+  // Reporting: count what was never counted (a backfill runs here over a few rounds), then drop
+  // rollup days past their retention.
+  let rolledUp = 0;
+  for (;;) {
+    const n = await rollUpPending(ctx.store.db, ctx.config.retention.batchSize);
+    rolledUp += n.faxes + n.calls + n.receptions;
+    if (n.jobs < ctx.config.retention.batchSize && n.receptions < ctx.config.retention.batchSize) break;
+    await yieldToOthers();
+  }
+  const rollupRows = await purgeRollups(ctx.store.db, dayOf(ctx.clock.now() - ctx.config.reporting.rollupRetention));
+  return { documents, reports, notifications, receivedFaxes, rolledUp, rollupRows };
 }
 
 export function startRetentionRole(ctx: NodeContext): RunningRole {
@@ -70,7 +84,7 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
         if ((await duty.tryHold()) && ctx.clock.now() - lastPurge >= ctx.config.retention.interval) {
           lastPurge = ctx.clock.now();
           const purged = await purgeOnce(ctx);
-          if (purged.documents + purged.reports + purged.notifications + purged.receivedFaxes > 0) ctx.logger.info(purged, "retention purge");
+          if (purged.documents + purged.reports + purged.notifications + purged.receivedFaxes + purged.rolledUp + purged.rollupRows > 0) ctx.logger.info(purged, "retention purge");
         }
       } catch (err) {
         reportError(err);
