@@ -27,6 +27,9 @@ import type { Database, ReceivedFaxRow, RecipientRow } from "../database.ts";
 
 export const DAY_MS = 86_400_000;
 
+/** Jobs counted per transaction by the rollup sweep. */
+const ROLLUP_BATCH = 100;
+
 /** UTC midnight of an instant, ms. */
 export function dayOf(ms: number): number {
   return Math.floor(ms / DAY_MS) * DAY_MS;
@@ -100,47 +103,55 @@ function destinationOf(r: Pick<RecipientRow, "current_e164" | "dial_targets">): 
 
 /**
  * Counts what of the job ended and is not counted yet: its ended calls and its final faxes.
- * Call it in the transaction that ended them, under the job's lock (or for a job nothing else
- * changes, as a completed one). Returns how many calls and faxes it counted.
+ * Call it in the transaction that ended them (the outcome functions hold the job's lock; this
+ * takes it too). Returns how many calls and faxes it counted.
  */
-export async function rollUpJob(trx: Kysely<Database>, jobId: string): Promise<{ calls: number; faxes: number }> {
-  // The job's lock (as scheduler/recipient-outcomes.ts lockJob: a write that changes nothing),
-  // so that two transactions never count the same rows; a caller that holds it already loses nothing.
-  await trx.updateTable("jobs").set((eb) => ({ render_attempts: eb.ref("render_attempts") })).where("id", "=", jobId).execute();
-  const job = await trx
-    .selectFrom("jobs")
-    .select(["cust_nr", "login", "datacenter", "accepted_datacenter", "source"])
-    .where("id", "=", jobId)
-    .executeTakeFirst();
-  if (!job) return { calls: 0, faxes: 0 };
-  const recipientIds = trx.selectFrom("recipients").select("id").where("job_id", "=", jobId);
+export function rollUpJob(trx: Kysely<Database>, jobId: string): Promise<{ calls: number; faxes: number }> {
+  return rollUpJobSet(trx, [jobId]);
+}
+
+/**
+ * `rollUpJob` for several jobs at once, in the caller's transaction: the rollup sweep's batches
+ * (a backfill of a million faxes takes minutes, not hours). Their locks are taken first, by one
+ * statement in id order.
+ */
+export async function rollUpJobSet(trx: Kysely<Database>, jobIds: readonly string[]): Promise<{ calls: number; faxes: number }> {
+  const ids = [...new Set(jobIds)].sort();
+  if (ids.length === 0) return { calls: 0, faxes: 0 };
+  // The jobs' locks (as scheduler/recipient-outcomes.ts lockJob: a write that changes nothing),
+  // so that two transactions never count the same rows; a caller that holds one loses nothing.
+  for (let i = 0; i < ids.length; i += 500) {
+    await trx.updateTable("jobs").set((eb) => ({ render_attempts: eb.ref("render_attempts") })).where("id", "in", ids.slice(i, i + 500)).execute();
+  }
+  const jobs = new Map(
+    (await trx.selectFrom("jobs").select(["id", "cust_nr", "login", "datacenter", "accepted_datacenter", "source"]).where("id", "in", ids).execute()).map((j) => [j.id, j]),
+  );
   const calls = await trx
     .selectFrom("attempts")
-    .select(["id", "e164", "country", "trunk", "result", "reason_code", "ended_at", "started_at", "duration_secs", "pages_sent"])
-    .where("recipient_id", "in", recipientIds)
+    .select(["id", "job_id", "e164", "country", "trunk", "result", "reason_code", "ended_at", "started_at", "duration_secs", "pages_sent"])
+    .where("recipient_id", "in", (eb) => eb.selectFrom("recipients").select("id").where("job_id", "in", ids))
     .where("rolled_up", "=", 0)
     .where("result", "!=", "in_progress")
     .execute();
   const faxes = await trx
     .selectFrom("recipients")
     .selectAll()
-    .where("job_id", "=", jobId)
+    .where("job_id", "in", ids)
     .where("rolled_up", "=", 0)
     .where("state", "in", ["succeeded", "failed"])
     .execute();
   if (calls.length === 0 && faxes.length === 0) return { calls: 0, faxes: 0 };
 
-  const base = {
-    cust_nr: job.cust_nr,
-    login: job.login,
-    datacenter: job.accepted_datacenter ?? job.datacenter,
-    service: job.source,
+  const baseOf = (jobId: string) => {
+    const job = jobs.get(jobId)!;
+    return { cust_nr: job.cust_nr, login: job.login, datacenter: job.accepted_datacenter ?? job.datacenter, service: job.source };
   };
   const out = new Contributions();
   for (const a of calls) {
+    if (!jobs.has(a.job_id)) continue;
     const ended = Number(a.ended_at ?? a.started_at);
     out.add("report_out_calls", {
-      ...base,
+      ...baseOf(a.job_id),
       day: dayOf(ended),
       country: a.country ?? countryOfNumber(a.e164),
       trunk: a.trunk ?? "",
@@ -154,12 +165,12 @@ export async function rollUpJob(trx: Kysely<Database>, jobId: string): Promise<{
   }
   if (faxes.length > 0) {
     const totals = new Map<string, { attempts: number; lineSecs: number }>();
-    const ids = faxes.map((r) => r.id);
-    for (let i = 0; i < ids.length; i += 500) {
+    const recipientIds = faxes.map((r) => r.id);
+    for (let i = 0; i < recipientIds.length; i += 500) {
       const rows = await trx
         .selectFrom("attempts")
         .select((eb) => ["recipient_id", eb.fn.countAll().as("n"), eb.fn.sum<number>("duration_secs").as("secs")])
-        .where("recipient_id", "in", ids.slice(i, i + 500))
+        .where("recipient_id", "in", recipientIds.slice(i, i + 500))
         .groupBy("recipient_id")
         .execute();
       for (const row of rows) totals.set(row.recipient_id, { attempts: Number(row.n), lineSecs: Number(row.secs ?? 0) });
@@ -170,6 +181,7 @@ export async function rollUpJob(trx: Kysely<Database>, jobId: string): Promise<{
       const t = totals.get(r.id) ?? { attempts: 0, lineSecs: 0 };
       const day = dayOf(Number(r.finished_at ?? 0));
       const reason = r.state === "succeeded" ? "" : r.reason_code ?? "";
+      const base = baseOf(r.job_id);
       out.add("report_out_faxes", { ...base, day, country, status: r.status ?? "", reason, faxes: 1, pages: r.pages_sent, attempts: t.attempts, line_secs: t.lineSecs });
       if (r.state === "failed") out.add("report_out_failures", { ...base, day, number, country, reason, faxes: 1, attempts: t.attempts });
     }
@@ -178,9 +190,14 @@ export async function rollUpJob(trx: Kysely<Database>, jobId: string): Promise<{
   for (let i = 0; i < calls.length; i += 500) {
     const slice = calls.slice(i, i + 500);
     await trx.updateTable("attempts").set({ rolled_up: 1 }).where("id", "in", slice.map((a) => a.id)).execute();
-    // Attempts of before migration 0025 learn their country here.
-    const unknown = slice.filter((a) => a.country === null);
-    for (const a of unknown) await trx.updateTable("attempts").set({ country: countryOfNumber(a.e164) }).where("id", "=", a.id).execute();
+    // Attempts of before migration 0025 learn their country here, one statement per country.
+    const byCountry = new Map<string, string[]>();
+    for (const a of slice) {
+      if (a.country !== null) continue;
+      const c = countryOfNumber(a.e164);
+      byCountry.set(c, [...(byCountry.get(c) ?? []), a.id]);
+    }
+    for (const [country, idsOfCountry] of byCountry) await trx.updateTable("attempts").set({ country }).where("id", "in", idsOfCountry).execute();
   }
   for (let i = 0; i < faxes.length; i += 500) {
     await trx.updateTable("recipients").set({ rolled_up: 1 }).where("id", "in", faxes.slice(i, i + 500).map((r) => r.id)).execute();
@@ -259,10 +276,10 @@ export async function rollUpJobs(db: Kysely<Database>, jobIds: readonly string[]
       .where("result", "!=", "in_progress")
       .where("recipient_id", "in", (eb) => eb.selectFrom("recipients").select("id").where("job_id", "in", slice))
       .execute();
-    for (const jobId of new Set([...pendingFaxes, ...pendingCalls].map((r) => r.job_id))) {
-      if (db.isTransaction) await rollUpJob(db, jobId);
-      else await db.transaction().execute((trx) => rollUpJob(trx, jobId));
-    }
+    const pending = [...new Set([...pendingFaxes, ...pendingCalls].map((r) => r.job_id))];
+    if (pending.length === 0) continue;
+    if (db.isTransaction) await rollUpJobSet(db, pending);
+    else await db.transaction().execute((trx) => rollUpJobSet(trx, pending));
   }
 }
 
@@ -296,9 +313,11 @@ export async function rollUpPending(db: Kysely<Database>, limit: number): Promis
     .limit(limit)
     .execute();
   const jobIds = [...new Set([...faxJobs, ...callJobs].map((r) => r.job_id))].slice(0, limit);
-  for (const jobId of jobIds) {
-    const counted = await db.transaction().execute((trx) => rollUpJob(trx, jobId));
-    result.jobs += 1;
+  // Batches of jobs per transaction: short transactions, few round trips.
+  for (let i = 0; i < jobIds.length; i += ROLLUP_BATCH) {
+    const batch = jobIds.slice(i, i + ROLLUP_BATCH);
+    const counted = await db.transaction().execute((trx) => rollUpJobSet(trx, batch));
+    result.jobs += batch.length;
     result.calls += counted.calls;
     result.faxes += counted.faxes;
   }
