@@ -21,7 +21,7 @@ const yieldToOthers = () => new Promise<void>((resolve) => setImmediate(resolve)
 
 const DAY_MS = 86_400_000;
 
-export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; reports: number; notifications: number; receivedFaxes: number; rolledUp: number; rollupRows: number }> {
+export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; reports: number; notifications: number; receivedFaxes: number }> {
   const options = (): PurgeOptions => ({
     datacenter: ctx.config.node.datacenter,
     now: ctx.clock.now(),
@@ -58,17 +58,23 @@ export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; 
     if (n < batchSize) break;
     await yieldToOthers();
   }
-  // Reporting: count what was never counted (a backfill runs here over a few rounds), then drop
-  // rollup days past their retention.
+  return { documents, reports, notifications, receivedFaxes };
+}
+
+/**
+ * The reporting rollups' upkeep: count what was never counted (a backfill after migration 0025
+ * runs here over a few rounds), then drop rollup days past reporting.rollupRetention.
+ */
+export async function rollupUpkeep(ctx: NodeContext): Promise<{ rolledUp: number; rollupRows: number }> {
   let rolledUp = 0;
   for (;;) {
-    const n = await rollUpPending(ctx.store.db, ctx.config.retention.batchSize);
+    const n = await rollUpPending(ctx.store.db, ctx.config.retention.batchSize, ctx.clock.now());
     rolledUp += n.faxes + n.calls + n.receptions;
     if (n.jobs < ctx.config.retention.batchSize && n.receptions < ctx.config.retention.batchSize) break;
     await yieldToOthers();
   }
   const rollupRows = await purgeRollups(ctx.store.db, dayOf(ctx.clock.now() - ctx.config.reporting.rollupRetention));
-  return { documents, reports, notifications, receivedFaxes, rolledUp, rollupRows };
+  return { rolledUp, rollupRows };
 }
 
 export function startRetentionRole(ctx: NodeContext): RunningRole {
@@ -84,7 +90,9 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
         if ((await duty.tryHold()) && ctx.clock.now() - lastPurge >= ctx.config.retention.interval) {
           lastPurge = ctx.clock.now();
           const purged = await purgeOnce(ctx);
-          if (purged.documents + purged.reports + purged.notifications + purged.receivedFaxes + purged.rolledUp + purged.rollupRows > 0) ctx.logger.info(purged, "retention purge");
+          if (purged.documents + purged.reports + purged.notifications + purged.receivedFaxes > 0) ctx.logger.info(purged, "retention purge");
+          const rollups = await rollupUpkeep(ctx);
+          if (rollups.rolledUp + rollups.rollupRows > 0) ctx.logger.info(rollups, "reporting rollups");
         }
       } catch (err) {
         reportError(err);

@@ -27,6 +27,9 @@ import type { Database, ReceivedFaxRow, RecipientRow } from "../database.ts";
 
 export const DAY_MS = 86_400_000;
 
+/** Receptions younger than this are left to the transaction that stores them. */
+const RECEPTION_SWEEP_AGE_MS = 5 * 60_000;
+
 /** Jobs counted per transaction by the rollup sweep. */
 const ROLLUP_BATCH = 100;
 
@@ -296,7 +299,7 @@ export interface RollUpPendingResult {
  * own, under its lock. Run it until it returns zeros to count everything. The retention role runs
  * it every round.
  */
-export async function rollUpPending(db: Kysely<Database>, limit: number): Promise<RollUpPendingResult> {
+export async function rollUpPending(db: Kysely<Database>, limit: number, now = Date.now()): Promise<RollUpPendingResult> {
   const result: RollUpPendingResult = { jobs: 0, calls: 0, faxes: 0, receptions: 0 };
   const faxJobs = await db
     .selectFrom("recipients")
@@ -321,7 +324,16 @@ export async function rollUpPending(db: Kysely<Database>, limit: number): Promis
     result.calls += counted.calls;
     result.faxes += counted.faxes;
   }
-  const receptions = await db.selectFrom("received_faxes").select("id").where("rolled_up", "=", 0).orderBy("received_at").limit(limit).execute();
+  // Receptions are counted as they are stored; the sweep takes only those a while old (rows of
+  // before migration 0025), so that it never locks a fresh one a poller's claim (SKIP LOCKED) would then pass over.
+  const receptions = await db
+    .selectFrom("received_faxes")
+    .select("id")
+    .where("rolled_up", "=", 0)
+    .where("received_at", "<", now - RECEPTION_SWEEP_AGE_MS)
+    .orderBy("received_at")
+    .limit(limit)
+    .execute();
   for (const r of receptions) {
     if (await db.transaction().execute((trx) => rollUpReception(trx, r.id))) result.receptions += 1;
   }
