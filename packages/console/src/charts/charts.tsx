@@ -52,6 +52,10 @@ export interface ChartProps {
   csvName: string;
   /** Shown instead of the drawing when there is nothing to draw. */
   empty?: string;
+  /** Text columns the table and the CSV show after the series (a destination's country and reasons). */
+  columns?: readonly { key: string; label: string; values: readonly string[] }[];
+  /** Axis ticks fall on whole multiples of this (60: minutes of a value in seconds). */
+  tickUnit?: number;
 }
 
 const HEIGHT = 220;
@@ -86,10 +90,11 @@ function download(name: string, text: string): void {
 }
 
 /** The chart's numbers as CSV: the x column, then one column per series. */
-export function chartCsv(props: Pick<ChartProps, "x" | "points" | "series">): string {
+export function chartCsv(props: Pick<ChartProps, "x" | "points" | "series" | "columns">): string {
+  const columns = props.columns ?? [];
   return toCsv(
-    [props.x.key, ...props.series.map((s) => s.key)],
-    props.points.map((p, i) => [p.csv, ...props.series.map((s) => s.values[i] ?? null)]),
+    [props.x.key, ...props.series.map((s) => s.key), ...columns.map((c) => c.key)],
+    props.points.map((p, i) => [p.csv, ...props.series.map((s) => s.values[i] ?? null), ...columns.map((c) => c.values[i] ?? "")]),
   );
 }
 
@@ -147,6 +152,9 @@ function DataTable({ props }: { props: ChartProps }) {
                   {s.label}
                 </th>
               ))}
+              {(props.columns ?? []).map((c) => (
+                <th scope="col">{c.label}</th>
+              ))}
             </tr>
           </thead>
           <tbody>
@@ -161,6 +169,9 @@ function DataTable({ props }: { props: ChartProps }) {
                     </td>
                   );
                 })}
+                {(props.columns ?? []).map((c) => (
+                  <td data-column={c.key}>{c.values[i] ?? ""}</td>
+                ))}
               </tr>
             ))}
           </tbody>
@@ -228,26 +239,34 @@ function YAxis({ ticks, y, left, right, format }: { ticks: number[]; y: (v: numb
 
 /** The y axis' ticks and the room their labels need. */
 function valueAxis(props: ChartProps, max: number, yMax?: number) {
-  const ticks = yMax !== undefined ? niceTicks(0, Math.max(yMax, max), 4) : props.counts ? countTicks(max, 4) : niceTicks(0, max, 4);
+  const unit = props.tickUnit ?? 1;
+  const ticks =
+    yMax !== undefined ? niceTicks(0, Math.max(yMax, max), 4) : props.counts ? countTicks(max, 4) : niceTicks(0, max / unit, 4).map((v) => v * unit);
   const labelWidth = Math.max(...ticks.map((v) => props.format(v).length)) * FONT_WIDTH + 10;
   return { ticks, left: Math.max(36, labelWidth) };
 }
 
 /**
- * Values over time. `from`/`to` fix the time axis (a live chart's window); points carry `at`.
- * Null values leave a gap (no sample: the store did not answer). `dots`: separate measurements
+ * Values over time, or along categories (days, weeks) when no `from`/`to` is given.
+ * `from`/`to` fix a time axis (a live chart's window) and points carry `at`. Null values leave a
+ * gap (no sample: the store did not answer; no fax that day). `dots`: separate measurements
  * (renders of an interval), drawn as dots without lines between them.
  */
-export function LineChart(all: ChartProps & { from: number; to: number; yMax?: number; dots?: boolean }) {
+export function LineChart(all: ChartProps & { from?: number; to?: number; yMax?: number; dots?: boolean }) {
   const [ref, width] = useWidth();
   const [hover, setHover] = useState<number | null>(null);
   // The drawing, legend and tooltip show the drawn series; the figure's table and CSV all of them.
   const props = { ...all, series: all.series.filter((s) => !s.tableOnly) };
   const { ticks, left } = valueAxis(props, maxOf(props.series), props.yMax);
-  const x = linear(props.from, props.to, left, width - MARGIN.right);
+  const timed = props.from !== undefined && props.to !== undefined;
+  const n = props.points.length;
+  // Categories sit in the middle of equal bands, as a bar chart's do.
+  const band = (width - MARGIN.right - left) / Math.max(1, n);
+  const x = timed ? linear(props.from!, props.to!, left, width - MARGIN.right) : (i: number) => left + band * (i + 0.5);
   const y = linear(0, ticks[ticks.length - 1]!, HEIGHT - MARGIN.bottom, MARGIN.top);
-  const times = timeTicks(props.from, props.to, Math.max(2, Math.floor((width - left) / 90)));
-  const at = props.points.map((p) => p.at ?? 0);
+  const times = timed ? timeTicks(props.from!, props.to!, Math.max(2, Math.floor((width - left) / 90))) : null;
+  const at = props.points.map((p, i) => (timed ? (p.at ?? 0) : i));
+  const every = labelEvery(n, width - MARGIN.right - left, Math.max(1, ...props.points.map((p) => p.label.length)) * FONT_WIDTH + 8);
   const paths = props.series.map((s) => {
     let d = "";
     let pen = false;
@@ -293,11 +312,19 @@ export function LineChart(all: ChartProps & { from: number; to: number; yMax?: n
         <svg width={width} height={HEIGHT} aria-hidden="true" onPointerMove={onMove} onPointerLeave={() => setHover(null)}>
           <YAxis ticks={ticks} y={y} left={left} right={width - MARGIN.right} format={props.format} />
           <g class="chart-axis">
-            {times.ticks.map((ms) => (
-              <text x={x(ms)} y={HEIGHT - 6} text-anchor="middle">
-                {formatClock(ms, times.step < 60_000)}
-              </text>
-            ))}
+            {times
+              ? times.ticks.map((ms) => (
+                  <text x={x(ms)} y={HEIGHT - 6} text-anchor="middle">
+                    {formatClock(ms, times.step < 60_000)}
+                  </text>
+                ))
+              : props.points.map((p, i) =>
+                  i % every === 0 ? (
+                    <text x={x(i)} y={HEIGHT - 6} text-anchor="middle">
+                      {p.label}
+                    </text>
+                  ) : null,
+                )}
           </g>
           {props.dots ? null : paths.map((d, i) => <path d={d} class={`chart-line s${i % 6}`} data-series={props.series[i]!.key} />)}
           {props.series.map((s, i) =>
