@@ -1,7 +1,7 @@
 /**
  * The short history behind the console's live charts (Operations page): a ring buffer of
  * samples taken every console.chartInterval for console.chartWindow, kept in the memory of each
- * node that serves the console (docs/console.md, ADR 0016).
+ * node that serves the console (docs/console.md, ADR 0019).
  *
  * A sample holds what the whole region shares through the store, read by the node that
  * samples, and what only this node knows:

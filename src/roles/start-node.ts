@@ -222,7 +222,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     let drain = () => {};
     let rolesRunning = false;
     let activeCalls = () => 0;
-    // The console's live charts: sampled by each node that serves the console (ADR 0016).
+    // The console's live charts: sampled by each node that serves the console (ADR 0019).
     const history =
       enabled.has("api") && config.console.enabled
         ? new MetricsHistory({

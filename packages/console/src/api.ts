@@ -63,6 +63,8 @@ export interface Account {
   region: string;
   datacenter: string;
   datacenters: string[];
+  /** The node serves the reporting interface (reporting.enabled). */
+  reports: boolean;
 }
 
 export const rest = (account: Account, path: string) => `/rest/v1/${encodeURIComponent(account.custNr)}${path}`;

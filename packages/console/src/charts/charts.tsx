@@ -1,5 +1,5 @@
 /**
- * The console's charts: hand-made SVG drawn by Preact (ADR 0016), three kinds.
+ * The console's charts: hand-made SVG drawn by Preact (ADR 0019), three kinds.
  *
  *  - LineChart: values over time (the Operations page's live charts), one line per series.
  *  - BarChart: values per category (days, weeks), series side by side or stacked.
