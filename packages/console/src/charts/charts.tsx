@@ -165,7 +165,7 @@ function DataTable({ props }: { props: ChartProps }) {
                   const v = s.values[i];
                   return (
                     <td class="num" data-series={s.key}>
-                      {v === null || v === undefined ? "–" : (s.format ?? props.format)(v)}
+                      {written(v, s.format ?? props.format)}
                     </td>
                   );
                 })}
@@ -209,6 +209,23 @@ function ChartFigure({ props, summary, legend, children }: { props: ChartProps; 
         <p class="muted chart-empty">{props.empty ?? t("chart.empty")}</p>
       )}
     </figure>
+  );
+}
+
+/** A value as the chart writes it, "–" for none. */
+const written = (v: number | null | undefined, format: (v: number) => string) => (v === null || v === undefined ? "–" : format(v));
+
+/** The values at one x, beside the pointer (the table says the same to a screen reader). */
+function Tip({ props, index, left }: { props: ChartProps; index: number; left: number }) {
+  return (
+    <div class="chart-tip" aria-hidden="true" style={{ left: `${left}px` }}>
+      <strong>{props.points[index]!.label}</strong>
+      {props.series.map((s) => (
+        <div>
+          {s.label}: {written(s.values[index], s.format ?? props.format)}
+        </div>
+      ))}
+    </div>
   );
 }
 
@@ -284,7 +301,7 @@ export function LineChart(all: ChartProps & { from?: number; to?: number; yMax?:
   const summary = props.series
     .map((s) => {
       const v = s.values[last];
-      return `${s.label} ${v === null || v === undefined ? "–" : props.format(v)}`;
+      return `${s.label} ${written(v, props.format)}`;
     })
     .join(", ");
   const onMove = (e: PointerEvent) => {
@@ -341,16 +358,7 @@ export function LineChart(all: ChartProps & { from?: number; to?: number; yMax?:
             </g>
           ) : null}
         </svg>
-        {shown !== null ? (
-          <div class="chart-tip" aria-hidden="true" style={{ left: `${Math.min(x(at[shown]!) + 10, width - 180)}px` }}>
-            <strong>{props.points[shown]!.label}</strong>
-            {props.series.map((s) => (
-              <div>
-                {s.label}: {s.values[shown] === null || s.values[shown] === undefined ? "–" : props.format(s.values[shown]!)}
-              </div>
-            ))}
-          </div>
-        ) : null}
+        {shown !== null ? <Tip props={props} index={shown} left={Math.min(x(at[shown]!) + 10, width - 180)} /> : null}
       </div>
     </ChartFigure>
   );
@@ -407,16 +415,7 @@ export function BarChart(props: ChartProps & { stacked?: boolean; yMax?: number 
             );
           })}
         </svg>
-        {hover !== null && hover < n ? (
-          <div class="chart-tip" aria-hidden="true" style={{ left: `${Math.min(left + hover * band + band + 6, width - 180)}px` }}>
-            <strong>{props.points[hover]!.label}</strong>
-            {props.series.map((s) => (
-              <div>
-                {s.label}: {s.values[hover] === null || s.values[hover] === undefined ? "–" : props.format(s.values[hover]!)}
-              </div>
-            ))}
-          </div>
-        ) : null}
+        {hover !== null && hover < n ? <Tip props={props} index={hover} left={Math.min(left + hover * band + band + 6, width - 180)} /> : null}
       </div>
     </ChartFigure>
   );

@@ -4,10 +4,11 @@
  * (GET /console/api/operations/history; src/metrics/metrics-history.ts). The page loads the
  * node's whole window once, then only the samples after the last one it has.
  */
-import { useEffect, useRef, useState } from "preact/hooks";
+import { useRef, useState } from "preact/hooks";
 import { call } from "../api.ts";
 import { LineChart, type ChartPoint, type ChartSeries } from "../charts/charts.tsx";
 import { formatClock, formatNumber, t } from "../i18n.ts";
+import { useRepeating } from "../live.ts";
 
 interface OpenWork {
   toRender: number;
@@ -44,31 +45,21 @@ const RANGES = [15, 30, 60];
 export function useHistory(refreshMs: number): History | null {
   const [history, setHistory] = useState<History | null>(null);
   const latest = useRef<History | null>(null);
-  useEffect(() => {
-    let stopped = false;
-    let timer: number | undefined;
-    const load = async () => {
-      try {
-        const have = latest.current;
-        const last = have?.samples.at(-1)?.t;
-        const got = await call<History>("GET", `/console/api/operations/history${last !== undefined ? `?after=${last}` : ""}`);
-        if (stopped) return;
-        // A node restarted between two loads starts a new history.
-        const merged = have && have.node === got.node ? [...have.samples, ...got.samples] : got.samples;
-        const next = { ...got, samples: merged.filter((s) => s.t > got.nowTs - got.windowMs) };
-        latest.current = next;
-        setHistory(next);
-      } catch {
-        // The page's own load reports errors; the charts keep what they have.
-      }
-      if (!stopped) timer = window.setTimeout(load, refreshMs);
-    };
-    void load();
-    return () => {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-    };
-  }, [refreshMs]);
+  useRepeating(async (alive) => {
+    try {
+      const have = latest.current;
+      const last = have?.samples.at(-1)?.t;
+      const got = await call<History>("GET", `/console/api/operations/history${last !== undefined ? `?after=${last}` : ""}`);
+      if (!alive()) return;
+      // A node restarted between two loads starts a new history.
+      const merged = have && have.node === got.node ? [...have.samples, ...got.samples] : got.samples;
+      const next = { ...got, samples: merged.filter((s) => s.t > got.nowTs - got.windowMs) };
+      latest.current = next;
+      setHistory(next);
+    } catch {
+      // The page's own load reports errors; the charts keep what they have.
+    }
+  }, refreshMs);
   return history;
 }
 

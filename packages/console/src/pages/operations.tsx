@@ -2,6 +2,7 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call } from "../api.ts";
 import { Notice, PageTitle, Section } from "../components.tsx";
 import { formatTime, t, useLanguage } from "../i18n.ts";
+import { useRepeating } from "../live.ts";
 import { linkTo } from "../router.ts";
 import { OperationsCharts, useHistory } from "./operations-charts.tsx";
 
@@ -40,27 +41,17 @@ export function OperationsPage() {
     if (intervalMs !== undefined) setRefreshMs(refreshFor(intervalMs));
   }, [intervalMs]);
 
-  useEffect(() => {
-    let stopped = false;
-    let timer: number | undefined;
-    const load = async () => {
-      try {
-        const v = await call<Operations>("GET", "/console/api/operations");
-        if (!stopped) {
-          setOps(v);
-          setError(null);
-        }
-      } catch (err) {
-        if (!stopped) setError(err instanceof ApiFailure ? err.message : String(err));
+  useRepeating(async (alive) => {
+    try {
+      const v = await call<Operations>("GET", "/console/api/operations");
+      if (alive()) {
+        setOps(v);
+        setError(null);
       }
-      if (!stopped) timer = window.setTimeout(load, refreshMs);
-    };
-    void load();
-    return () => {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-    };
-  }, [refreshMs]);
+    } catch (err) {
+      if (alive()) setError(err instanceof ApiFailure ? err.message : String(err));
+    }
+  }, refreshMs);
 
   if (!ops) return error ? <Notice tone="error">{error}</Notice> : <p class="loading">{t("common.loading")}</p>;
   const openStates = ["pending", "rendering", "active", "waiting", "ready", "sending", "delivering"];
