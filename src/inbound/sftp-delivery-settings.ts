@@ -9,12 +9,12 @@
  *   refused. There is no "trust on first use": the operator reads the fingerprint
  *   (`faxline inbound topic sftp-host-key`), confirms it with the server's administrator, and
  *   sets it.
- * - The login is a user name with a private key (OpenSSH, PEM or PuTTY format, with its
- *   passphrase when it is encrypted; or a new Ed25519 key made here) or with a password.
- *   Secrets are kept as the store keeps push credentials and signing secrets (in their
- *   columns); they are never logged, and `SftpDeliveryView` (what the CLI's listing and the
- *   console show) holds none: for a key it holds the public key line, which the server's
- *   administrator adds to authorized_keys.
+ * - The login is a user name with a private key (OpenSSH, PEM or PuTTY format; an encrypted one
+ *   with its passphrase, which is used once to decrypt it and not kept; or a new Ed25519 key
+ *   made here) or with a password. Secrets are kept as the store keeps push credentials and
+ *   signing secrets (in their columns); they are never logged, and `SftpDeliveryView` (what
+ *   the CLI's listing and the console show) holds none: for a key it holds the public key line,
+ *   which the server's administrator adds to authorized_keys.
  * - A change names only what it changes; the secrets stay unless a new one is given. Giving a
  *   password switches the login to the password (the key is dropped), giving a key switches to
  *   the key.
@@ -23,7 +23,7 @@ import type { Kysely } from "kysely";
 import { isIP } from "node:net";
 import { AccountError } from "../accounts/accounts.ts";
 import { checkFilePattern, checkRemoteDirectory, DEFAULT_FILE_PATTERN, FilePatternError } from "../notifications/sftp/sftp-file-names.ts";
-import { ClientKeyError, clientPublicKey, newClientKey, normalizeFingerprint } from "../notifications/sftp/sftp-host-key.ts";
+import { ClientKeyError, clientPublicKey, newClientKey, normalizeFingerprint, readClientKey } from "../notifications/sftp/sftp-host-key.ts";
 import { sftpTargetLabel, type SftpTarget } from "../notifications/sftp/send-sftp.ts";
 import type { Database, InboundSftpDeliveriesTable } from "../store/database.ts";
 
@@ -40,7 +40,7 @@ export interface SftpDeliveryChange {
   username?: string;
   /** A private key (text of the key file); switches the login to the key. */
   privateKey?: string;
-  /** The key's passphrase; null: none. */
+  /** The passphrase of an encrypted privateKey (used to decrypt it; not kept). */
   keyPassphrase?: string | null;
   /** Make a new Ed25519 key pair and log in with it (its public key is in the returned view). */
   generateKey?: boolean;
@@ -77,7 +77,7 @@ export function sftpDeliveryView(row: Row): SftpDeliveryView {
   let publicKey: string | null = null;
   if (row.auth_method === "key" && row.private_key !== null) {
     try {
-      publicKey = clientPublicKey(row.private_key, row.key_passphrase);
+      publicKey = clientPublicKey(row.private_key);
     } catch {
       publicKey = null; // a key that no longer reads: the delivery log says so at the next try
     }
@@ -103,7 +103,7 @@ export function sftpTargetOf(row: Row): SftpTarget {
     host: row.host,
     port: row.port,
     username: row.username,
-    auth: row.auth_method === "password" ? { method: "password", password: row.password ?? "" } : { method: "key", privateKey: row.private_key ?? "", passphrase: row.key_passphrase },
+    auth: row.auth_method === "password" ? { method: "password", password: row.password ?? "" } : { method: "key", privateKey: row.private_key ?? "" },
     hostKeys: JSON.parse(row.host_keys) as string[],
     directory: row.directory,
   };
@@ -196,7 +196,6 @@ export async function setTopicSftpDelivery(db: Kysely<Database>, custNr: string,
         username: "",
         auth_method: "key",
         private_key: null,
-        key_passphrase: null,
         password: null,
         host_keys: "[]",
         directory: "",
@@ -217,21 +216,17 @@ export async function setTopicSftpDelivery(db: Kysely<Database>, custNr: string,
     if (change.metadataFormat !== undefined) next.metadata_format = pick(change.metadataFormat, SFTP_METADATA_FORMATS, "metadata format");
     if (change.generateKey === true) {
       const pair = newClientKey(`faxline ${custNr}/${topic}`);
-      Object.assign(next, { auth_method: "key", private_key: pair.privateKey, key_passphrase: null, password: null });
+      Object.assign(next, { auth_method: "key", private_key: pair.privateKey, password: null });
     } else if (change.privateKey !== undefined) {
       const key = change.privateKey.trim();
       if (key.length > MAX_KEY_CHARS) throw new AccountError(`The private key is ${key.length} characters long; at most ${MAX_KEY_CHARS}`);
-      const passphrase = change.keyPassphrase === undefined || change.keyPassphrase === "" ? null : change.keyPassphrase;
-      clientPublicKey(key, passphrase);
-      Object.assign(next, { auth_method: "key", private_key: `${key}\n`, key_passphrase: passphrase, password: null });
+      const passphrase = change.keyPassphrase === undefined || change.keyPassphrase === null || change.keyPassphrase === "" ? null : change.keyPassphrase;
+      Object.assign(next, { auth_method: "key", private_key: readClientKey(key, passphrase).privateKey, password: null });
     } else if (change.password !== undefined) {
       if (change.password === "" || change.password.length > 1024) throw new AccountError("The SFTP password must be 1 to 1024 characters");
-      Object.assign(next, { auth_method: "password", password: change.password, private_key: null, key_passphrase: null });
-    } else if (change.keyPassphrase !== undefined) {
-      if (next.auth_method !== "key" || next.private_key === null) throw new AccountError("A passphrase belongs to a private key; give the key as well");
-      const passphrase = change.keyPassphrase === null || change.keyPassphrase === "" ? null : change.keyPassphrase;
-      clientPublicKey(next.private_key, passphrase);
-      next.key_passphrase = passphrase;
+      Object.assign(next, { auth_method: "password", password: change.password, private_key: null });
+    } else if (change.keyPassphrase !== undefined && change.keyPassphrase !== null && change.keyPassphrase !== "") {
+      throw new AccountError("A passphrase belongs to a private key; give the key as well");
     }
   } catch (err) {
     if (err instanceof FilePatternError || err instanceof ClientKeyError) throw new AccountError(err.message);

@@ -376,10 +376,8 @@ export interface InboundSftpDeliveriesTable {
   username: string;
   /** key | password */
   auth_method: string;
-  /** Secret: the private key text (OpenSSH or PEM); never shown. */
+  /** Secret: the private key text (unencrypted OpenSSH or PEM); never shown. */
   private_key: string | null;
-  /** Secret: the private key's passphrase; never shown. */
-  key_passphrase: string | null;
   /** Secret: the login password; never shown. */
   password: string | null;
   /** JSON array of accepted host key fingerprints, `SHA256:…`. */

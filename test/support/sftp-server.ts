@@ -7,12 +7,16 @@
  * writable by others, which /tmp is). Needs root, as sshd does to run as a server. The system's own
  * sshd service is not used.
  *
+ * `passwordUser` lets a system user made by `systemUser()` log in with its password (sshd checks
+ * it against the system's accounts, so the user is real; it owns `incoming`).
+ *
  * `fileSizeLimitKiB` starts sshd with that RLIMIT_FSIZE (and SIGXFSZ ignored), so that a write
  * beyond it fails as on a full disk: the server answers SSH_FX_FAILURE, as it does for ENOSPC
  * and EDQUOT.
  */
 import { spawn, spawnSync, type ChildProcess } from "node:child_process";
-import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync, chmodSync } from "node:fs";
+import { randomBytes } from "node:crypto";
+import { chmodSync, chownSync, mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import { join } from "node:path";
 import { freePort } from "./child-node.ts";
@@ -26,6 +30,31 @@ export interface SftpServerOptions {
   port?: number;
   /** Host key files to use instead of a new one (a restarted server keeps its identity). */
   hostKeyFrom?: SftpServer;
+  /** A system user (systemUser()) that logs in with its password and owns `incoming`. */
+  passwordUser?: SystemUser;
+}
+
+export interface SystemUser {
+  name: string;
+  password: string;
+  remove(): void;
+}
+
+/**
+ * A throwaway system user with a random password (useradd, chpasswd; no home, shell nologin),
+ * for password logins, which sshd checks against the system's accounts. `remove()` deletes it.
+ */
+export function systemUser(): SystemUser {
+  const name = `fxsftp${randomBytes(4).toString("hex")}`;
+  const password = randomBytes(12).toString("base64url");
+  const added = spawnSync("useradd", ["--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name], { encoding: "utf8" });
+  if (added.status !== 0) throw new Error(`useradd failed: ${added.stderr}`);
+  const set = spawnSync("chpasswd", [], { input: `${name}:${password}\n`, encoding: "utf8" });
+  if (set.status !== 0) {
+    spawnSync("userdel", [name]);
+    throw new Error(`chpasswd failed: ${set.stderr}`);
+  }
+  return { name, password, remove: () => void spawnSync("userdel", [name]) };
 }
 
 export class SftpServer {
@@ -51,6 +80,10 @@ export class SftpServer {
       if (made.status !== 0) throw new Error(`ssh-keygen failed: ${made.stderr}`);
     }
     this.setAuthorizedKeys(options.authorizedKeys ?? []);
+    if (options.passwordUser) {
+      const id = spawnSync("id", ["-u", options.passwordUser.name], { encoding: "utf8" });
+      chownSync(this.incoming, Number(id.stdout.trim()), 0);
+    }
   }
 
   /** The host key's fingerprint as OpenSSH's own ssh-keygen prints it (`SHA256:…`). */
@@ -81,7 +114,7 @@ export class SftpServer {
         "StrictModes no",
         "PermitRootLogin prohibit-password",
         "PubkeyAuthentication yes",
-        "PasswordAuthentication no",
+        `PasswordAuthentication ${this.options.passwordUser ? "yes" : "no"}`,
         "KbdInteractiveAuthentication no",
         `AuthorizedKeysFile ${join(this.dir, "authorized_keys")}`,
         "Subsystem sftp internal-sftp",

@@ -27,7 +27,8 @@ import { hostKeyFingerprint, hostKeyType } from "./sftp-host-key.ts";
 
 const { Client } = ssh2;
 
-export type SftpAuth = { method: "key"; privateKey: string; passphrase: string | null } | { method: "password"; password: string };
+/** The private key unencrypted (settings decrypt a key given with its passphrase). */
+export type SftpAuth = { method: "key"; privateKey: string } | { method: "password"; password: string };
 
 export interface SftpTarget {
   host: string;
@@ -166,7 +167,6 @@ function login(client: SshClient, t: SftpTry, address: ResolvedAddress, setStep:
   };
   if (target.auth.method === "key") {
     config.privateKey = target.auth.privateKey;
-    if (target.auth.passphrase !== null) config.passphrase = target.auth.passphrase;
   } else {
     config.password = target.auth.password;
     // Servers that take passwords only through keyboard-interactive get the password as the answer.

@@ -3,8 +3,9 @@
  * (src/inbound/sftp-delivery-settings.ts; docs/notifications.md "Fax-to-SFTP").
  *  - inbound_sftp_deliveries: at most one per topic (cascades with it). The server (host, port),
  *    its pinned host keys (JSON array of OpenSSH SHA-256 fingerprints, `SHA256:…`), the login
- *    (user name with a private key and its passphrase, or a password), where and how files are
- *    written (directory, file name pattern, document format PDF|TIFF, metadata JSON|XML).
+ *    (user name with a private key, or a password), where and how files are written (directory,
+ *    file name pattern, document format PDF|TIFF, metadata JSON|XML). A key given with a
+ *    passphrase is stored decrypted (a passphrase stored beside its key would protect nothing).
  *    The secrets are stored as the store keeps push credentials and signing secrets: in their
  *    columns, never logged and never shown by the console or the CLI's listings.
  * Each reception queues a notification with channel `sftp`; the settings are read when it is
@@ -23,10 +24,8 @@ export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void
     .addColumn("username", "text", (c) => c.notNull())
     /** key | password */
     .addColumn("auth_method", "text", (c) => c.notNull())
-    /** The private key (OpenSSH or PEM text) when auth_method is key. Secret. */
+    /** The private key (unencrypted OpenSSH or PEM text) when auth_method is key. Secret. */
     .addColumn("private_key", "text")
-    /** The private key's passphrase, when it has one. Secret. */
-    .addColumn("key_passphrase", "text")
     /** The password when auth_method is password. Secret. */
     .addColumn("password", "text")
     /** JSON array of accepted host key fingerprints (`SHA256:` + unpadded base64). */
