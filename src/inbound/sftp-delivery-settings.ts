@@ -46,6 +46,8 @@ export interface SftpDeliveryChange {
   generateKey?: boolean;
   /** A password; switches the login to the password. */
   password?: string;
+  /** The login the caller means; refused when the change does not make it so (e.g. "password" without a password on a key login). */
+  authMethod?: string;
   /** Accepted host key fingerprints (replaces the list). */
   hostKeys?: readonly string[];
   directory?: string;
@@ -231,6 +233,11 @@ export async function setTopicSftpDelivery(db: Kysely<Database>, custNr: string,
   } catch (err) {
     if (err instanceof FilePatternError || err instanceof ClientKeyError) throw new AccountError(err.message);
     throw err;
+  }
+  if (change.authMethod !== undefined) {
+    const wanted = change.authMethod.trim().toLowerCase();
+    if (wanted !== "key" && wanted !== "password") throw new AccountError(`The login is "key" or "password", got "${change.authMethod}"`);
+    if (wanted !== next.auth_method) throw new AccountError(wanted === "password" ? "To log in with a password, give the password" : "To log in with a key, give the private key or ask for a new one");
   }
   const missing: string[] = [];
   if (next.host === "") missing.push("the host");

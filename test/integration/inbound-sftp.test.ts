@@ -132,7 +132,6 @@ for (const dialect of DIALECTS) {
         if (name !== null && seen.at(-1) !== name) seen.push(name);
       });
       const { fax, delivery } = await faxAndDeliver(number);
-      watcher.close();
       assert.equal(delivery.notification.state, "delivered", delivery.notification.last_error ?? "");
       assert.equal(delivery.notification.target, `sftp://root@127.0.0.1:${s.port}${s.incoming}`);
 
@@ -156,6 +155,8 @@ for (const dialect of DIALECTS) {
       assert.equal(d.DateReceived, `${new Date(Number(fax.received_at)).toISOString().slice(0, 19)}+0000`);
 
       // Each file written under .<name>.part and renamed when complete; the metadata file last.
+      await eventually(async () => (seen.includes(`${base}.json`) ? true : undefined), 5_000, "the watcher to see the metadata file");
+      watcher.close();
       assert.deepEqual(seen, [`.${base}.pdf.part`, `${base}.pdf`, `.${base}.json.part`, `${base}.json`]);
       assert.match(delivery.tries[0]!.response_excerpt ?? "", new RegExp(`Wrote ${base}\\.pdf \\(\\d+ bytes\\) and ${base}\\.json`));
     });
@@ -306,8 +307,11 @@ for (const dialect of DIALECTS) {
         assert.ok(!listed.text.includes(secret) && !saved.text.includes(secret), "no secret is ever sent back");
       }
 
-      // A change that gives no key keeps the stored one (and its passphrase).
-      assert.equal((await boss("PUT", `/topics/${topic}/sftp`, { directory: s.incoming, metadataFormat: "XML" })).status, 200);
+      // A change that gives no key keeps the stored one; switching to a password needs the password.
+      assert.equal((await boss("PUT", `/topics/${topic}/sftp`, { directory: s.incoming, metadataFormat: "XML", authMethod: "key", privateKey: "" })).status, 200);
+      const noPassword = await boss("PUT", `/topics/${topic}/sftp`, { authMethod: "password", password: "" });
+      assert.equal(noPassword.status, 400);
+      assert.match(noPassword.body.message, /To log in with a password, give the password/);
 
       // The key is refused first (authorized_keys emptied), then authorised and redelivered from the console.
       s.setAuthorizedKeys([]);

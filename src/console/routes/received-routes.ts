@@ -206,6 +206,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
           keyPassphrase: authMethod === "password" || privateKey === undefined ? undefined : (secret("keyPassphrase") ?? null),
           generateKey: b.generateKey === true,
           password: authMethod === "key" ? undefined : password,
+          authMethod,
           directory: text("directory"),
           filePattern: text("filePattern"),
           documentFormat: text("documentFormat"),
