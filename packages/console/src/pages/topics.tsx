@@ -135,9 +135,8 @@ function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: b
             </label>
             {method === "key" ? (
               <>
-                <label class="checkbox">
-                  <input type="checkbox" name="sftpGenerateKey" checked={generateKey} onChange={(e) => setGenerateKey((e.target as HTMLInputElement).checked)} />
-                  {t("sftp.generateKey")}
+                <label class="inline">
+                  <input type="checkbox" name="sftpGenerateKey" checked={generateKey} onChange={(e) => setGenerateKey((e.target as HTMLInputElement).checked)} /> {t("sftp.generateKey")}
                 </label>
                 {!generateKey ? (
                   <>
