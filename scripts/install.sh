@@ -24,6 +24,10 @@
 # tests start throwaway clusters of their own with initdb and pg_ctl (as the postgres user when
 # run as root), and several nodes can share one PostgreSQL database (store.url). The package's
 # own cluster and service are not used by Faxline.
+# OpenSSH's server (openssh-server) is the SFTP server the fax-to-SFTP tests start on their own
+# (sshd -D -f with a config, host key and port of their own). The system's ssh service is not
+# wanted: when this script installs the package it first creates /etc/ssh/sshd_not_to_be_run, which
+# Debian's ssh.service, ssh.socket and init script honour, so that service never starts.
 # Chromium (Debian's chromium package) is the real browser the console's tests drive with
 # playwright-core; the node itself does not need it (FAXLINE_INSTALL_BROWSER=0 skips it).
 # A node without LibreOffice or Ghostscript still runs; it refuses those document types with
@@ -54,6 +58,7 @@ pkg-config --exists spandsp 2>/dev/null || missing+=(libspandsp-dev)
 [ -f /usr/include/tiffio.h ] || [ -f /usr/include/x86_64-linux-gnu/tiffio.h ] || missing+=(tiffio.h)
 [ -f /usr/share/fonts/truetype/dejavu/DejaVuSansMono.ttf ] || missing+=(DejaVuSansMono.ttf)
 [ -f /usr/share/fonts/truetype/wqy/wqy-microhei.ttc ] || missing+=(wqy-microhei.ttc)
+[ -x /usr/sbin/sshd ] || missing+=(sshd)
 compgen -G "/usr/lib/postgresql/*/bin/initdb" >/dev/null || missing+=(initdb)
 if [ "${#missing[@]}" -gt 0 ]; then
   pkgs=()
@@ -68,11 +73,16 @@ if [ "${#missing[@]}" -gt 0 ]; then
       efax) pkgs+=(efax) ;; pdftoppm) pkgs+=(poppler-utils) ;;
       dnsmasq) pkgs+=(dnsmasq-base) ;;
       initdb) pkgs+=(postgresql) ;; chromium) pkgs+=(chromium) ;;
+      sshd) pkgs+=(openssh-server) ;;
       pkg-config) pkgs+=(pkg-config) ;; libspandsp-dev) pkgs+=(libspandsp-dev) ;; tiffio.h) pkgs+=(libtiff-dev) ;;
     esac
   done
   SUDO=""
   [ "$(id -u)" -ne 0 ] && SUDO="sudo"
+  if [[ " ${pkgs[*]} " == *" openssh-server "* ]] && [ ! -e /etc/ssh/sshd_not_to_be_run ]; then
+    # Keeps the package's own sshd service from starting, now and at boot (see above).
+    $SUDO mkdir -p /etc/ssh && $SUDO touch /etc/ssh/sshd_not_to_be_run
+  fi
   echo "install: installing the Debian packages ${pkgs[*]}"
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${pkgs[@]}"
