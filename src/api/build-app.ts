@@ -5,6 +5,7 @@
  * - `/openapi.json` and `/docs`: the OpenAPI document generated from the TypeBox schemas.
  * - `/health`: liveness, with the node's region and data center.
  * - `/console/`: the web console (console/register-console.ts), when `console.enabled`.
+ * - `/graphql`, `/reporting/v1/…`: the reporting interface (reporting/register-reporting.ts).
  *
  * Errors: every non-2xx body comes from the API error catalogue (errors/api-errors.ts) through
  * one error handler; unexpected errors are logged and answered with a generic 500.
@@ -28,6 +29,7 @@ import { PullAuthenticator } from "../inbound/pull-auth.ts";
 import { registerPullRoutes } from "./routes/faxin/pull-routes.ts";
 import { REGION_DATACENTERS } from "../config/schema.ts";
 import { clientErrorAnswer, frameworkErrorToApiError, MAX_PATH_PARAM_LENGTH } from "./plugins/framework-errors.ts";
+import { registerReporting } from "../reporting/register-reporting.ts";
 
 export interface FaxlineApp {
   app: FastifyInstance;
@@ -236,6 +238,11 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
     },
     { prefix: "/rest/v1" },
   );
+
+  // The reporting interface: /graphql and the exports under /reporting/v1 (src/reporting/).
+  if (config.reporting.enabled) {
+    await registerReporting(app as unknown as FastifyInstance, { config, store: deps.store, clock: deps.clock, logger: deps.logger, authenticator });
+  }
 
   // The inbound pull API (the provider's Fax2WSPull), with its own Basic auth.
   const pullAuth = new PullAuthenticator(deps.store.db, deps.clock, authenticator, config.auth.cacheTtl);

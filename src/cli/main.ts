@@ -34,6 +34,9 @@
  *   faxline test-numbers [--json]
  *   faxline send FILE... --to NUMBER[,NUMBER...] --customer C --login L --password P [--url URL] [--detach] [--json]
  *                                                                      (src/cli/send-through-node.ts)
+ *   faxline report out|in --from DATE --to DATE [--filter COLUMN=V,V]... [--sort ASC|DESC] [--format csv|json] [--out FILE]
+ *   faxline report summary out|calls|in|failing --from DAY --to DAY [--group-by DAY,COUNTRY] [--filter NAME=V,V]... [--limit N]
+ *   faxline report rebuild-rollups [--from DAY --to DAY]               (src/cli/report-commands.ts)
  *   faxline migrate [--check] | nodes [--json] | store copy --to URL | datacenter adopt --from DC --to DC
  *                                                                      (src/cli/store-commands.ts)
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
@@ -95,6 +98,11 @@ const USAGE = `Usage:
   faxline test-numbers [--json]
   faxline send FILE... --to NUMBER[,NUMBER...] --customer CUSTNR --login LOGIN --password PASSWORD [--url URL]
                [--charset CHARSET] [--detach] [--json]      (through a running node; follows the job until it is final)
+  faxline report out|in --from DATE --to DATE [--filter COLUMN=VALUE,VALUE]... [--sort ASC|DESC] [--format csv|json] [--out FILE]
+               [--customer CUSTNR --login LOGIN --password PASSWORD] [--url URL]   (usage records, through a running node)
+  faxline report summary out|calls|in|failing --from DAY --to DAY [--group-by DAY,COUNTRY,…] [--filter NAME=VALUE,…]... [--limit N]
+               [--format csv|json] [--out FILE]
+  faxline report rebuild-rollups [--from DAY --to DAY]
   faxline migrate [--check]
   faxline nodes [--json]
   faxline store copy --to postgres://USER:PASSWORD@HOST/DATABASE
@@ -257,6 +265,10 @@ export async function main(argv: string[]): Promise<number> {
       "max-rate": { type: "string" },
       check: { type: "boolean", default: false },
       from: { type: "string" },
+      filter: { type: "string", multiple: true },
+      "group-by": { type: "string" },
+      sort: { type: "string" },
+      limit: { type: "string" },
       detach: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
       version: { type: "boolean", short: "v", default: false },
@@ -481,6 +493,48 @@ export async function main(argv: string[]): Promise<number> {
         detach: values.detach === true,
         json: values.json === true,
       });
+    }
+    case "report": {
+      const { rebuildRollups, ReportCommandError, runReport } = await import("./report-commands.ts");
+      try {
+        if (sub === "rebuild-rollups") {
+          const { openStore } = await import("../store/dialects/open-store.ts");
+          const store = await openStore(config);
+          try {
+            await store.migrate();
+            return await rebuildRollups(store, { from: values.from, to: values.to as string | undefined }, (line) => console.log(line));
+          } finally {
+            await store.close();
+          }
+        }
+        const fromEnv = (name: string, env: string) => {
+          const v = (values as Record<string, unknown>)[name] ?? process.env[env];
+          if (typeof v !== "string" || v === "") throw new UsageError(`faxline report needs --${name} (or ${env})`);
+          return v;
+        };
+        return await runReport(config, {
+          what: sub ?? "",
+          summary: sub === "summary" ? arg : undefined,
+          from: values.from,
+          to: values.to,
+          format: values.format,
+          out: values.out,
+          filters: values.filter ?? [],
+          groupBy: values["group-by"],
+          sort: values.sort,
+          limit: values.limit,
+          url: values.url ?? null,
+          custNr: fromEnv("customer", "FAXLINE_API_CUSTOMER"),
+          login: fromEnv("login", "FAXLINE_API_LOGIN"),
+          password: fromEnv("password", "FAXLINE_API_PASSWORD"),
+        });
+      } catch (err) {
+        if (err instanceof ReportCommandError) {
+          console.error(err.message);
+          return err.exitCode;
+        }
+        throw err;
+      }
     }
     case "fax": {
       if (sub !== "send") throw new UsageError(`Unknown fax command "${sub ?? ""}" (faxline fax send FILE... --to NUMBER)`);

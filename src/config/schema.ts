@@ -125,6 +125,15 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "retention.defaultDays", env: "FAXLINE_RETENTION_DEFAULT_DAYS", type: "integer", min: 1, default: 30, description: "Days a completed job's report is kept when its customer sets no retention of its own." }),
   k({ path: "retention.interval", env: "FAXLINE_RETENTION_INTERVAL", type: "duration", default: "1m", description: "How often the retention role purges." }),
   k({ path: "retention.batchSize", env: "FAXLINE_RETENTION_BATCH_SIZE", type: "integer", min: 1, default: 500, description: "Rows purged per statement; batches keep the store responsive." }),
+  k({ path: "reporting.enabled", env: "FAXLINE_REPORTING_ENABLED", type: "boolean", default: true, description: "Serve the reporting interface (docs/reporting.md): GraphQL at /graphql and the exports under /reporting/v1, on nodes with the api role. Off: both answer 404. The rollups are kept either way." }),
+  k({ path: "reporting.maxQuerySpan", env: "FAXLINE_REPORTING_MAX_QUERY_SPAN", type: "duration", default: "45d", description: "Longest datePeriod of one usage-record query (faxOutUdrReport, faxInUdrReport), as the provider's reporting API allows (45 days); a longer one is refused with date_period_too_long. Exports may span the whole history." }),
+  k({ path: "reporting.history", env: "FAXLINE_REPORTING_HISTORY", type: "duration", default: "90d", description: "How far back from now usage records may be asked for (the provider keeps 90 days); a datePeriod that starts earlier is refused with date_period_too_old. Records exist only as long as their jobs and receptions (retention.defaultDays, inbound.retentionDays); the aggregates' daily rollups outlive them (reporting.rollupRetention)." }),
+  k({ path: "reporting.maxSummarySpan", env: "FAXLINE_REPORTING_MAX_SUMMARY_SPAN", type: "duration", default: "400d", description: "Longest datePeriod of one aggregate query (faxOutSummary, faxOutCallSummary, faxInSummary, faxOutFailingDestinations): they read daily rollups, so a year costs little." }),
+  k({ path: "reporting.rollupRetention", env: "FAXLINE_REPORTING_ROLLUP_RETENTION", type: "duration", default: "800d", description: "How long the daily rollups behind the aggregate queries are kept; the retention role deletes older days." }),
+  k({ path: "reporting.maxPageSize", env: "FAXLINE_REPORTING_MAX_PAGE_SIZE", type: "integer", min: 1, max: 100000, default: 10000, description: "Largest page (size) of a usage-record query, as the provider's (10 000); a larger one is refused with page_invalid." }),
+  k({ path: "reporting.defaultPageSize", env: "FAXLINE_REPORTING_DEFAULT_PAGE_SIZE", type: "integer", min: 1, max: 100000, default: 100, description: "Page size of a usage-record query that names none." }),
+  k({ path: "reporting.maxDepth", env: "FAXLINE_REPORTING_MAX_DEPTH", type: "integer", min: 2, max: 100, default: 8, description: "Deepest nesting of fields a GraphQL query may have (the provider's queries need 3; introspection needs more); deeper ones are refused with query_too_deep before they run." }),
+  k({ path: "reporting.maxCost", env: "FAXLINE_REPORTING_MAX_COST", type: "integer", min: 100, default: 1000000, description: "Most a GraphQL query may cost before it runs: every field costs 1, and a list's fields cost once per row it may return (a usage-record page: its size; aggregate rows: their limit). A page of 10 000 records with all 45 fields costs about 460 000. Dearer queries are refused with query_too_costly." }),
   k({ path: "push.timeout", env: "FAXLINE_PUSH_TIMEOUT", type: "duration", default: "15s", description: "Time limit for one status push request (connect, send, answer), and for fetching an OAuth2 token." }),
   k({ path: "push.retrySchedule", env: "FAXLINE_PUSH_RETRY_SCHEDULE", type: "durations", default: ["30s", "1m", "2m", "5m", "10m", "30m", "1h", "2h", "4h", "8h", "12h", "12h", "12h", "12h", "12h"], description: "Waits before each retry of a status push that failed (network error, timeout, 408, 425, 429 or 5xx); about three days in all. After the last one the push is given up (it can still be redelivered by hand)." }),
   k({ path: "push.jitterPercent", env: "FAXLINE_PUSH_JITTER_PERCENT", type: "integer", min: 0, max: 100, default: 20, description: "Random spread applied to each retry wait, in percent either way, so that pushes to a receiver that was down do not all arrive at once." }),
@@ -206,6 +215,17 @@ export interface FaxlineConfig {
   console: { enabled: boolean; sessionIdle: number; sessionMax: number };
   inbound: { retentionDays: number; lockTimeout: number; channels: number };
   retention: { defaultDays: number; interval: number; batchSize: number };
+  reporting: {
+    enabled: boolean;
+    maxQuerySpan: number;
+    history: number;
+    maxSummarySpan: number;
+    rollupRetention: number;
+    maxPageSize: number;
+    defaultPageSize: number;
+    maxDepth: number;
+    maxCost: number;
+  };
   push: {
     timeout: number;
     retrySchedule: number[];

@@ -12,6 +12,7 @@ import type { Database } from "../store/database.ts";
 import { insertNotification } from "../store/queries/notifications.ts";
 import { insertReceivedFax, type NewReceivedFax } from "../store/queries/received-faxes.ts";
 import { sftpTargetLabel } from "../notifications/sftp/send-sftp.ts";
+import { rollUpReception } from "../store/queries/report-rollups.ts";
 import { receivedFaxSummary, type ReceivedFaxSummary } from "./pull-view.ts";
 
 /** What a fax.received notification carries (notifications.payload); the image is read at delivery. */
@@ -31,7 +32,10 @@ export async function storeReception(db: Kysely<Database>, row: NewReceivedFax):
   return db.transaction().execute(async (trx) => {
     if (!(await insertReceivedFax(trx, row))) return { stored: false, deliveries: 0 };
     const topic = await trx.selectFrom("inbound_topics").select(["mail_to", "mail_attachment", "push_url"]).where("cust_nr", "=", row.cust_nr).where("name", "=", row.topic).executeTakeFirst();
-    if (!topic) return { stored: true, deliveries: 0 };
+    if (!topic) {
+      await rollUpReception(trx, row.id);
+      return { stored: true, deliveries: 0 };
+    }
     const receivedFax = receivedFaxSummary(row);
     const base = { jobId: row.id, custNr: row.cust_nr, datacenter: row.datacenter, event: FAX_RECEIVED, auth: null };
     let deliveries = 0;
@@ -57,6 +61,8 @@ export async function storeReception(db: Kysely<Database>, row: NewReceivedFax):
         deliveries += 1;
       }
     }
+    // Counted in the reporting rollups with the deliveries just queued (they name its accountingService).
+    await rollUpReception(trx, row.id);
     return { stored: true, deliveries };
   });
 }

@@ -51,6 +51,8 @@ export type AttemptOutcome =
       sentToNumber?: string;
       /** What carried the fax: t38, g711, or test (the simulated test line). Absent: not known. */
       transport?: AttemptTransport;
+      /** The SIP trunk the call went out on; absent: the test line. */
+      trunk?: string;
     }
   | {
       result: "failed";
@@ -65,6 +67,8 @@ export type AttemptOutcome =
       sentToNumber?: string;
       /** What carried the fax when the call ended; absent when no fax exchange began. */
       transport?: AttemptTransport;
+      /** The SIP trunk the call went out on; absent: the test line, or no call was placed. */
+      trunk?: string;
     };
 
 /** A call running on a line: the trunk it went out on and what carries the fax (as planned when it started). */

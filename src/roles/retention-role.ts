@@ -3,13 +3,17 @@
  * (the singleton duty `retention:<dc>`), purges completed jobs' documents, then
  * expired reports, then finished notifications older than retention.defaultDays (with their
  * delivery logs), batch by batch, yielding to other work between batches
- * (retention/purge-expired-data.ts, store/queries/notifications.ts).
+ * (retention/purge-expired-data.ts, store/queries/notifications.ts). It also counts in the
+ * reporting rollups what ended without being counted (rows of before migration 0025: the
+ * backfill) and deletes rollup days past reporting.rollupRetention
+ * (store/queries/report-rollups.ts).
  */
 import { coerceError } from "../errors/internal-error.ts";
 import { purgeCompletedDocuments, purgeExpiredReports, type PurgeOptions } from "../retention/purge-expired-data.ts";
 import { pause } from "../lib/wakeup.ts";
 import { purgeFinishedNotifications } from "../store/queries/notifications.ts";
 import { purgeReceivedFaxes } from "../store/queries/received-faxes.ts";
+import { dayOf, purgeRollups, rollUpPending } from "../store/queries/report-rollups.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
 import { loopErrors } from "./store-outage.ts";
 
@@ -57,6 +61,22 @@ export async function purgeOnce(ctx: NodeContext): Promise<{ documents: number; 
   return { documents, reports, notifications, receivedFaxes };
 }
 
+/**
+ * The reporting rollups' upkeep: count what was never counted (a backfill after migration 0025
+ * runs here over a few rounds), then drop rollup days past reporting.rollupRetention.
+ */
+export async function rollupUpkeep(ctx: NodeContext): Promise<{ rolledUp: number; rollupRows: number }> {
+  let rolledUp = 0;
+  for (;;) {
+    const n = await rollUpPending(ctx.store.db, ctx.config.retention.batchSize, ctx.clock.now());
+    rolledUp += n.faxes + n.calls + n.receptions;
+    if (n.jobs < ctx.config.retention.batchSize && n.receptions < ctx.config.retention.batchSize) break;
+    await yieldToOthers();
+  }
+  const rollupRows = await purgeRollups(ctx.store.db, dayOf(ctx.clock.now() - ctx.config.reporting.rollupRetention));
+  return { rolledUp, rollupRows };
+}
+
 export function startRetentionRole(ctx: NodeContext): RunningRole {
   const controller = new AbortController();
   // One node of the data center purges at a time; another takes over when it stops.
@@ -71,6 +91,8 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
           lastPurge = ctx.clock.now();
           const purged = await purgeOnce(ctx);
           if (purged.documents + purged.reports + purged.notifications + purged.receivedFaxes > 0) ctx.logger.info(purged, "retention purge");
+          const rollups = await rollupUpkeep(ctx);
+          if (rollups.rolledUp + rollups.rollupRows > 0) ctx.logger.info(rollups, "reporting rollups");
         }
       } catch (err) {
         reportError(err);

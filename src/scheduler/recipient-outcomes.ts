@@ -17,6 +17,8 @@ import { assertRecipientTransition, type RecipientState } from "./job-states.ts"
 import type { RetryClass } from "../errors/failure-reasons.ts";
 import { enqueueJobNotifications } from "../notifications/enqueue-notifications.ts";
 import { ATTEMPT_FAILED, JOB_COMPLETED, RECIPIENT_COMPLETED } from "../notifications/events.ts";
+import { countryOfNumber } from "../numbers/country-of-number.ts";
+import { rollUpJob } from "../store/queries/report-rollups.ts";
 
 export interface DialTargetJson {
   e164: string;
@@ -56,6 +58,7 @@ export async function startAttempt(trx: Kysely<Database>, recipient: RecipientRo
       attempt_no: recipient.attempt_count,
       e164: target.e164,
       dial_string: target.dialString,
+      country: countryOfNumber(target.e164),
       node,
       started_at: now,
       result: "in_progress",
@@ -99,8 +102,12 @@ export async function completeJobIfDone(trx: Kysely<Database>, jobId: string, no
   return completed;
 }
 
-/** After a recipient became final: the job's completion, or else the opt-in recipient event. */
+/**
+ * After a recipient became final: its calls and the fax counted in the reporting rollups, then the
+ * job's completion, or else the opt-in recipient event.
+ */
 async function afterRecipientFinal(trx: Kysely<Database>, jobId: string, now: number): Promise<void> {
+  await rollUpJob(trx, jobId);
   if (!(await completeJobIfDone(trx, jobId, now))) await enqueueJobNotifications(trx, jobId, RECIPIENT_COMPLETED, now);
 }
 
@@ -133,6 +140,7 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
         remote_csid: outcome.remoteCsid,
         transport: outcome.transport ?? null,
         bit_rate: outcome.result === "delivered" ? outcome.bitRate : null,
+        trunk: outcome.trunk ?? null,
         // A SIP line dials its trunk's dial string, which may differ from the one stored at intake.
         ...(outcome.sentToNumber !== undefined ? { dial_string: outcome.sentToNumber } : {}),
       })
@@ -150,7 +158,11 @@ export async function recordAttemptOutcome(db: Kysely<Database>, args: RecordOut
       .where("state", "=", "sending")
       .where("locked_by", "=", args.node)
       .executeTakeFirst();
-    if (!recipient) return "lost";
+    if (!recipient) {
+      // The call ended all the same: it counts in the reports.
+      if (owner) await rollUpJob(trx, owner.job_id);
+      return "lost";
+    }
     const target = dialTargets(recipient)[recipient.target_index]!;
 
     if (outcome.result === "delivered") {
@@ -249,6 +261,8 @@ export async function applyFailure(
       .where("id", "=", recipient.id)
       .where("state", "=", details.expectState)
       .execute();
+    // The call that failed counts in the reports now; the fax when it ends.
+    await rollUpJob(trx, recipient.job_id);
     await enqueueJobNotifications(trx, recipient.job_id, ATTEMPT_FAILED, now);
     return "retry";
   }

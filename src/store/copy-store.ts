@@ -36,6 +36,11 @@ export const COPIED_TABLES = [
   "notifications",
   "notification_attempts",
   "received_faxes",
+  // The reporting rollups (migration 0025): they hold the counts of rows purged long ago.
+  "report_out_faxes",
+  "report_out_calls",
+  "report_out_failures",
+  "report_in_faxes",
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPIED_TABLES)[number];

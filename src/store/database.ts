@@ -186,6 +186,8 @@ export interface JobsTable {
   created_at: number;
   completed_at: number | null;
   documents_purged_at: number | null;
+  /** How the job came in: API, or M2F for mail-to-fax (migration 0025); the reports' accountService. */
+  source: Generated<string>;
 }
 
 export interface JobDocumentsTable {
@@ -237,6 +239,8 @@ export interface RecipientsTable {
   finished_at: number | null;
   /** fax_images.id of the image this recipient is sent; null until the job is rendered. */
   fax_image_id: Generated<string | null>;
+  /** 1 once its final outcome is counted in the daily rollups (migration 0025). */
+  rolled_up: Generated<number>;
 }
 
 export interface AttemptsTable {
@@ -260,6 +264,12 @@ export interface AttemptsTable {
   transport: Generated<string | null>;
   /** Bit rate of a delivered call (migration 0007). */
   bit_rate: Generated<number | null>;
+  /** The SIP trunk the call went out on (migration 0025); null: the test line, or no call placed. */
+  trunk: Generated<string | null>;
+  /** ISO alpha-3 country of `e164` (migration 0025; numbers/country-of-number.ts). */
+  country: Generated<string | null>;
+  /** 1 once counted in the daily rollups (migration 0025; store/queries/report-rollups.ts). */
+  rolled_up: Generated<number>;
 }
 
 /** What a destination's fax machine was seen to do (migration 0004; line/outcomes/fallback-ladder.ts). */
@@ -448,6 +458,82 @@ export interface ReceivedFaxesTable {
   acknowledged_at: number | null;
   purged_at: number | null;
   source_job_id: string | null;
+  /** The data center that received it (migration 0025); `datacenter` is its owner, which an adoption moves. Null until counted. */
+  received_datacenter: Generated<string | null>;
+  /** F2Mail, F2WS, F2WSPull …: the delivery the reception was queued for (migration 0025); null until counted. */
+  accounting_service: Generated<string | null>;
+  /** 1 once counted in the daily rollups (migration 0025). */
+  rolled_up: Generated<number>;
+}
+
+/** Daily rollups (migration 0025; store/queries/report-rollups.ts). `day`: UTC midnight, ms. Dimensions are "" when absent. */
+export interface ReportOutFaxesTable {
+  day: number;
+  cust_nr: string;
+  login: string;
+  /** The data center that accepted the job (jobSubmissionDc): adoptions do not move counts. */
+  datacenter: string;
+  service: string;
+  country: string;
+  /** The fax's final status (OK, BUSY, …). */
+  status: string;
+  /** Failure reason code; "" for a delivered fax. */
+  reason: string;
+  faxes: number;
+  /** Pages delivered. */
+  pages: number;
+  /** Calls it took, over all of its numbers. */
+  attempts: number;
+  /** Line seconds of all of its calls. */
+  line_secs: number;
+}
+
+export interface ReportOutCallsTable {
+  day: number;
+  cust_nr: string;
+  login: string;
+  datacenter: string;
+  service: string;
+  country: string;
+  trunk: string;
+  /** delivered | failed | abandoned */
+  result: string;
+  reason: string;
+  calls: number;
+  /** Calls that were answered (line time above zero). */
+  connected: number;
+  pages: number;
+  line_secs: number;
+}
+
+export interface ReportOutFailuresTable {
+  day: number;
+  cust_nr: string;
+  login: string;
+  datacenter: string;
+  service: string;
+  /** E.164 of the number the fax's last call dialled. */
+  number: string;
+  country: string;
+  reason: string;
+  faxes: number;
+  attempts: number;
+}
+
+export interface ReportInFaxesTable {
+  day: number;
+  cust_nr: string;
+  topic: string;
+  datacenter: string;
+  service: string;
+  /** Country of the number called (ours). */
+  country: string;
+  /** OK | PARTIAL | FAILED */
+  status: string;
+  reason: string;
+  faxes: number;
+  pages: number;
+  line_secs: number;
 }
 
 export interface Database {
@@ -473,6 +559,10 @@ export interface Database {
   inbound_sftp_deliveries: InboundSftpDeliveriesTable;
   inbound_credentials: InboundCredentialsTable;
   received_faxes: ReceivedFaxesTable;
+  report_out_faxes: ReportOutFaxesTable;
+  report_out_calls: ReportOutCallsTable;
+  report_out_failures: ReportOutFailuresTable;
+  report_in_faxes: ReportInFaxesTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -206,6 +206,132 @@ export class FaxlineClient {
   }
 }
 
+/** The reports the node exports (docs/reporting.md "Exports"): `GET /reporting/v1/{customerId}/{kind}`. */
+export type ReportExportKind = "fax-out/records" | "fax-in/records" | "fax-out/summary" | "fax-out/calls" | "fax-in/summary" | "fax-out/failing-destinations";
+
+export interface ReportExportRequest {
+  /** ISO-8601 instants or dates (UTC): the datePeriod's fromIncluded and toExcluded. */
+  from: string;
+  to: string;
+  format?: "csv" | "json";
+  sort?: "ASC" | "DESC";
+  /** Summaries: e.g. ["DAY", "COUNTRY"]. */
+  groupBy?: string[];
+  limit?: number;
+  /** Column (records) or filter name (summaries) → the values it may have. */
+  filter?: Record<string, string[]>;
+  /** Another customer (operators), or "*" for every customer (operators' summaries). Default: the client's. */
+  customerId?: string;
+}
+
+/** An error of a GraphQL answer: the catalogue's code and status in `extensions`. */
+export interface GraphqlErrorEntry {
+  message: string;
+  path?: (string | number)[];
+  extensions?: { code?: string; status?: number };
+}
+
+/**
+ * The reporting interface (docs/reporting.md): `/graphql` and the exports. Same node and
+ * credentials as FaxlineClient.
+ */
+export class FaxlineReports {
+  readonly #base: string;
+  readonly #custNr: string;
+  readonly #auth: string;
+  readonly #fetch: typeof fetch;
+
+  constructor(options: FaxlineClientOptions) {
+    this.#base = options.baseUrl.replace(/\/+$/, "");
+    this.#custNr = options.customerNumber;
+    this.#auth = `Basic ${Buffer.from(`${options.login}:${options.password}`).toString("base64")}`;
+    this.#fetch = options.fetch ?? fetch;
+  }
+
+  async #send(url: string, init: RequestInit): Promise<Response> {
+    try {
+      return await this.#fetch(url, { ...init, headers: { authorization: this.#auth, ...(init.headers as Record<string, string> | undefined) } });
+    } catch (err) {
+      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+      throw new FaxlineConnectionError(`Cannot reach ${this.#base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err });
+    }
+  }
+
+  /**
+   * Runs a GraphQL query and returns its data. An answer with errors throws FaxlineApiError with
+   * the first error's catalogue code (e.g. "date_period_too_long") and status.
+   */
+  async graphql<T = Record<string, unknown>>(query: string, variables: Record<string, unknown> = {}): Promise<T> {
+    const res = await this.#send(`${this.#base}/graphql`, { method: "POST", headers: { "content-type": "application/json" }, body: JSON.stringify({ query, variables }) });
+    const text = await res.text();
+    let body: { data?: T; errors?: GraphqlErrorEntry[] } = {};
+    try {
+      body = JSON.parse(text) as typeof body;
+    } catch {
+      throw new FaxlineApiError(res.status, text);
+    }
+    const first = body.errors?.[0];
+    if (first) {
+      const status = first.extensions?.status ?? (res.ok ? 400 : res.status);
+      throw new FaxlineApiError(status, { error: first.extensions?.code, message: first.message, errors: body.errors });
+    }
+    return body.data as T;
+  }
+
+  /** The provider's faxOutUdrReport: one page of outbound usage records, with every field. */
+  async faxOutUdrReport(args: { datePeriod: { fromIncluded: string; toExcluded: string }; filter?: Record<string, { values: string[] }>; page?: number; size?: number; sort?: "ASC" | "DESC"; customerId?: string }): Promise<{ content: Record<string, unknown>[]; pageIndex: number; pageSize: number; hasMoreElements: boolean }> {
+    const data = await this.graphql<{ faxOutUdrReport: { content: Record<string, unknown>[]; pageIndex: number; pageSize: number; hasMoreElements: boolean } }>(
+      `query($customerId: String!, $datePeriod: DatePeriod!, $filter: FaxOutColumnUdrFilters, $page: Int, $size: Int, $sort: SortDirection) {
+        faxOutUdrReport(customerId: $customerId, datePeriod: $datePeriod, filter: $filter, page: $page, size: $size, sort: $sort) { content { ${OUT_RECORD_FIELDS} } pageIndex pageSize hasMoreElements }
+      }`,
+      { customerId: args.customerId ?? this.#custNr, datePeriod: args.datePeriod, filter: args.filter ?? null, page: args.page ?? 0, size: args.size ?? null, sort: args.sort ?? "ASC" },
+    );
+    return data.faxOutUdrReport;
+  }
+
+  /** The provider's faxInUdrReport: one page of inbound usage records. */
+  async faxInUdrReport(args: { datePeriod: { fromIncluded: string; toExcluded: string }; filter?: Record<string, { values: string[] }>; page?: number; size?: number; sort?: "ASC" | "DESC"; customerId?: string }): Promise<{ content: Record<string, unknown>[]; pageIndex: number; pageSize: number; hasMoreElements: boolean }> {
+    const data = await this.graphql<{ faxInUdrReport: { content: Record<string, unknown>[]; pageIndex: number; pageSize: number; hasMoreElements: boolean } }>(
+      `query($customerId: String!, $datePeriod: DatePeriod!, $filter: FaxInColumnUdrFilters, $page: Int, $size: Int, $sort: SortDirection) {
+        faxInUdrReport(customerId: $customerId, datePeriod: $datePeriod, filter: $filter, page: $page, size: $size, sort: $sort) { content { ${IN_RECORD_FIELDS} } pageIndex pageSize hasMoreElements }
+      }`,
+      { customerId: args.customerId ?? this.#custNr, datePeriod: args.datePeriod, filter: args.filter ?? null, page: args.page ?? 0, size: args.size ?? null, sort: args.sort ?? "ASC" },
+    );
+    return data.faxInUdrReport;
+  }
+
+  /** The export's URL (for a link: the console's session or Basic credentials open it). */
+  exportUrl(kind: ReportExportKind, request: ReportExportRequest): string {
+    const params = new URLSearchParams({ from: request.from, to: request.to, format: request.format ?? "csv" });
+    if (request.sort) params.set("sort", request.sort);
+    if (request.groupBy && request.groupBy.length > 0) params.set("groupBy", request.groupBy.join(","));
+    if (request.limit !== undefined) params.set("limit", String(request.limit));
+    for (const [name, values] of Object.entries(request.filter ?? {})) params.set(name, values.join(","));
+    return `${this.#base}/reporting/v1/${encodeURIComponent(request.customerId ?? this.#custNr)}/${kind}?${params.toString()}`;
+  }
+
+  /** Streams an export (CSV or JSON) as it is written; FaxlineApiError when the node refuses it. */
+  async export(kind: ReportExportKind, request: ReportExportRequest): Promise<ReadableStream<Uint8Array>> {
+    const res = await this.#send(this.exportUrl(kind, request), { method: "GET" });
+    if (!res.ok || res.body === null) {
+      const text = await res.text();
+      let parsed: unknown = text;
+      try {
+        parsed = JSON.parse(text);
+      } catch {
+        /* not JSON */
+      }
+      throw new FaxlineApiError(res.status, parsed);
+    }
+    return res.body;
+  }
+}
+
+const OUT_RECORD_FIELDS =
+  "faxId jobId accountId accountName accountServerId accountService attemptPages attemptSeqNo baudRate billedCountry callConnectedAt callDuration calledCountry calledCsId calledNumber calledZone callEndedAt callingTsId callInviteAt docPages faxCustomerRef jobArchivePurgeAt jobBillingCode jobBillingInfo jobCustomerId jobCustomerRef jobCustomerResolution jobCustomerStartFaxAt jobCustomerTags jobExpress jobPersonalized jobSubmissionDc jobSubmittedAt keyTimestamp lastAttemptEndedAt lastAttemptSeqNo maxPageTransmitted processingFinalAt statusCode statusName statusReason sumCallDurations sumPagesTransmitted timeToFirstDial virtualPagesBilled datacenter trunk transport rawCause faxStatusName";
+const IN_RECORD_FIELDS =
+  "faxId accountingService allPages archivePurgeAt archivingStatus baudRate billingCode callConnectedAt calledCountry calledCsId calledNumber calledNumberDisplay callingNumber callingTsId callStartedAt confirmedPages customerId deliveryRecipients deliverySender deliverySenderUser discardedPages docMimeType documentDeliveryStatus faxFileSize faxTransmitStatus keyTimestamp recipientsCount resolution secondaryDeliveryRecipients virtualPagesBilled topic datacenter transport reasonCode rawCause";
+
 /** A document name the contract accepts (1 to 32 of a-zA-Z0-9-_.), keeping the extension that decides the type. */
 export function documentName(file: string): string {
   const base = basename(file);

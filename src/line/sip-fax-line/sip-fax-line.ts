@@ -454,7 +454,8 @@ export class SipFaxLine implements Line {
         "call ended",
       );
       await this.#recordCapability(plan.e164, choice, report, log);
-      return report.transport === null ? report.attempt : { ...report.attempt, transport: report.transport };
+      const attempt: AttemptOutcome = { ...report.attempt, trunk: plan.trunk.name };
+      return report.transport === null ? attempt : { ...attempt, transport: report.transport };
     } finally {
       if (running) this.#running.delete(running);
       release();

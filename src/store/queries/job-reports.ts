@@ -12,6 +12,7 @@ import { toIsoSeconds } from "../../lib/clock.ts";
 import type { FaxlineReportExtension, FaxReport, JobDeleteReport } from "../../api/schemas/reports.ts";
 import type { Database, JobRow, RecipientRow } from "../database.ts";
 import { readOneSnapshot } from "./read-snapshot.ts";
+import { rollUpJobs } from "./report-rollups.ts";
 
 export interface ReportScope {
   login: string;
@@ -195,6 +196,8 @@ export async function getReportsByIds(db: Kysely<Database>, scope: ReportScope, 
 
 /** Deletes jobs with their documents, recipients and attempts (foreign keys cascade). */
 export async function deleteJobs(db: Kysely<Database>, ids: readonly string[]): Promise<void> {
+  // Whatever of them the reporting rollups have not counted yet is counted before it goes.
+  await rollUpJobs(db, ids);
   for (let i = 0; i < ids.length; i += 500) {
     await db.deleteFrom("jobs").where("id", "in", ids.slice(i, i + 500)).execute();
   }

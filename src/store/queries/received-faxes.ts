@@ -6,6 +6,7 @@
  */
 import type { Insertable, Kysely } from "kysely";
 import type { Database, ReceivedFaxesTable } from "../database.ts";
+import { rollUpReceptions } from "./report-rollups.ts";
 
 export type NewReceivedFax = Insertable<ReceivedFaxesTable>;
 
@@ -45,7 +46,7 @@ export async function purgeReceivedFaxes(db: Kysely<Database>, datacenter: strin
   for (const t of topics) {
     const cutoff = now - t.retention_days! * DAY;
     const old = await db.selectFrom("received_faxes").select("id").where("datacenter", "=", datacenter).where("cust_nr", "=", t.cust_nr).where("topic", "=", t.name).where("received_at", "<", cutoff).limit(limit).execute();
-    if (old.length > 0) purged += Number((await db.deleteFrom("received_faxes").where("id", "in", old.map((r) => r.id)).executeTakeFirst()).numDeletedRows);
+    if (old.length > 0) purged += await deleteReceptions(db, old.map((r) => r.id));
   }
   // Everything else on the default period (topics without a period of their own, removed topics).
   const cutoff = now - defaultDays * DAY;
@@ -58,6 +59,12 @@ export async function purgeReceivedFaxes(db: Kysely<Database>, datacenter: strin
     .where((eb) => eb.or([eb("inbound_topics.retention_days", "is", null), eb("inbound_topics.name", "is", null)]))
     .limit(limit)
     .execute();
-  if (old.length > 0) purged += Number((await db.deleteFrom("received_faxes").where("id", "in", old.map((r) => r.id)).executeTakeFirst()).numDeletedRows);
+  if (old.length > 0) purged += await deleteReceptions(db, old.map((r) => r.id));
   return purged;
+}
+
+/** Deletes receptions, counting first in the reporting rollups whatever of them is not counted yet. */
+async function deleteReceptions(db: Kysely<Database>, ids: string[]): Promise<number> {
+  await rollUpReceptions(db, ids);
+  return Number((await db.deleteFrom("received_faxes").where("id", "in", ids).executeTakeFirst()).numDeletedRows);
 }
