@@ -164,7 +164,8 @@ export type SipCallState = (typeof SipCallState)[keyof typeof SipCallState];
 
 export const ALLOW = "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO";
 /** The option tags we implement (Supported, and what a caller may Require of us). */
-const SUPPORTED_EXTENSIONS = new Set(["timer", "100rel"]);
+export const SUPPORTED = "timer, 100rel";
+const SUPPORTED_EXTENSIONS = new Set(SUPPORTED.split(", "));
 const TELEPHONE_EVENT_PT = 101;
 /** RFC 3261 §14.1: "If the UAC … did generate the Call-ID … the UAC MUST wait between 2.1 and 4 seconds". */
 const GLARE_RETRY_MIN_MS = 2100;
@@ -454,7 +455,7 @@ export class SipCall {
     headers.append("cseq", `${this.#seq} INVITE`);
     headers.append("contact", this.#contact(flow));
     headers.append("allow", ALLOW);
-    headers.append("supported", "timer, 100rel");
+    headers.append("supported", SUPPORTED);
     if (this.#sessionAsk !== null) {
       headers.append("session-expires", String(this.#sessionAsk));
       headers.append("min-se", String(this.#sessionAsk));

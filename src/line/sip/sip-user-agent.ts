@@ -11,7 +11,9 @@
  *    the INVITE's); a retransmission gets the last response again. A new request is given a
  *    server transaction and handed to the call with its Call-ID, which checks the tags. An ACK
  *    for a 2xx goes to the call. A CANCEL for a request we already answered gets 200 (§9.2).
- *  - requests outside any call: OPTIONS gets 200 (a carrier's trunk keep-alive), a new INVITE
+ *  - requests outside any call: OPTIONS gets 200 (a carrier's trunk keep-alive, a balancer's
+ *    probe), or 503 while `setAvailability`'s check names a reason to send calls elsewhere (the
+ *    node drains, its store does not answer); a new INVITE
  *    goes to the incoming-call handler (`onIncomingCall`: the line checks the caller and the
  *    number, then refuses it or `answerCall`s it), or gets 603 when there is none; anything else
  *    481. A CANCEL for an INVITE we are still answering ends that call with 487 (§9.2).
@@ -34,7 +36,7 @@ import { randomInt } from "node:crypto";
 import type tls from "node:tls";
 import { systemClock, type Clock } from "../../lib/clock.ts";
 import { InviteClientTransaction, NonInviteClientTransaction, TransactionState, type ClientTransactionUser } from "./client-transaction.ts";
-import { SipCall, type AnswerCallOptions, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
+import { ALLOW, SipCall, SUPPORTED, type AnswerCallOptions, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
 import { SipRegistration, type RegisterOptions } from "./sip-registration.ts";
 import { createResponse, cseqOf, newCallId, newTag, REASON_PHRASES, topVia, type SipMessage, type SipRequest, type SipResponse } from "./sip-message.ts";
 import { ServerTransaction } from "./server-transaction.ts";
@@ -100,6 +102,7 @@ export class SipUserAgent {
   #started = false;
   #closed = false;
   #incomingHandler: ((invite: IncomingInvite) => void) | null = null;
+  #unavailable: () => string | null = () => null;
 
   constructor(options: SipUserAgentOptions) {
     this.#options = options;
@@ -167,6 +170,15 @@ export class SipUserAgent {
   /** Takes new INVITEs (without it they are declined with 603). */
   onIncomingCall(handler: (invite: IncomingInvite) => void): void {
     this.#incomingHandler = handler;
+  }
+
+  /**
+   * What OPTIONS outside a dialog answer (a SIP load balancer's probe, a carrier's keep-alive):
+   * 200 while `unavailable` returns null, else 503 with its reason in the phrase, so that new
+   * calls go to another node. It is asked at each OPTIONS; it changes nothing else.
+   */
+  setAvailability(unavailable: () => string | null): void {
+    this.#unavailable = unavailable;
   }
 
   /**
@@ -339,9 +351,13 @@ export class SipUserAgent {
     }
     const toTag = request.headers.get("to")?.match(/;\s*tag=([^;\s]+)/i)?.[1] ?? null;
     if (request.method === "OPTIONS" && toTag === null) {
-      const response = createResponse(request, 200, "OK", newTag());
-      response.headers.append("allow", "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO");
+      const unavailable = this.#unavailable();
+      const response =
+        unavailable === null ? createResponse(request, 200, "OK", newTag()) : createResponse(request, 503, `Service Unavailable (${unavailable.replace(/[\r\n]+/g, " ")})`, newTag());
+      response.headers.append("allow", ALLOW);
       response.headers.append("accept", "application/sdp");
+      response.headers.append("supported", SUPPORTED);
+      response.headers.append("server", this.#host.userAgent);
       tx.respond(response);
     } else if (request.method === "INVITE" && toTag === null && this.#incomingHandler !== null) {
       this.#incomingHandler({ request, tx, source });
