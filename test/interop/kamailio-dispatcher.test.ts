@@ -2,21 +2,24 @@
  * Receiving behind a SIP load balancer (issue 31, docs/deployment.md "Receiving behind a SIP load
  * balancer"): two Faxline nodes (`faxline serve`, child processes, each on its own data
  * directory) behind a real Kamailio running examples/kamailio/kamailio.cfg, the file the guide
- * ships (kamailio-peer.ts). The carrier is SIPp with SpanDSP's T.38 terminal as the caller's fax
- * machine (test/interop/sipp/uac-fax-t38-via-proxy.xml): every call is a real fax whose T.38
- * re-INVITE and BYE pass the balancer by its Record-Route, both ways.
+ * ships (kamailio-peer.ts). The carrier is SIPp: for two real faxes with SpanDSP's T.38 terminal
+ * behind it as the caller's fax machine (uac-fax-t38-via-proxy.xml: the caller re-INVITEs to
+ * T.38; uac-fax-node-reinvite-via-proxy.xml: the node does), whose re-INVITE and BYE pass the
+ * balancer by its Record-Route, both ways; for the rest, calls it hangs up as soon as they are
+ * answered (uac-call-hangup-via-proxy.xml), which show where each call went and that none was
+ * refused, at no cost of fax timing.
  *
  * Kamailio listens on 127.0.0.2, the carrier and the nodes on 127.0.0.1: the nodes' inbound trunk
  * trusts the balancer's address only (a call straight from the carrier is refused with 403).
  * Kamailio probes the nodes with OPTIONS every second and gives a node one second to answer.
  *
- *  1. Both nodes up: calls are spread over them.
+ *  1. Both nodes up: calls are spread over them (a fax, a call, to each).
  *  2. One node SIGKILLed: calls placed at once still reach the survivor (the balancer passes a
  *     call the dead node leaves unanswered to the next node); once the dispatcher has noticed,
  *     every call goes straight to the survivor.
  *  3. The node restarted on its port: the dispatcher puts it back, calls are spread again.
  *  4. A node told to stop (SIGTERM) drains: its OPTIONS answer 503 while a call of its own still
- *     runs, the dispatcher takes it out, new calls go to the other node.
+ *     runs, the dispatcher takes it out, and new calls go to the other node meanwhile.
  */
 import assert from "node:assert/strict";
 import dgram from "node:dgram";
@@ -28,7 +31,7 @@ import { createAccountWithCli, runFaxlineCli, startChildNode, stopAllChildNodes,
 import { api, eventually, tempDir, TEXT_DOC } from "../support/test-node.ts";
 import { renderTwoPageLetter, requireNativeBuild, requirePeer } from "./interop-support.ts";
 import { startKamailio, type KamailioRun } from "./kamailio-peer.ts";
-import { cleanupPeers, startSipp, startT38Peers } from "./peer-processes.ts";
+import { cleanupPeers, startSipp, startT38Peers, type SippRun } from "./peer-processes.ts";
 
 const SPEED = 20;
 const BALANCER = "127.0.0.2";
@@ -39,7 +42,7 @@ interface Reception {
   from_number: string;
   status: string;
   pages: number;
-  transport: string;
+  transport: string | null;
 }
 
 /** The receptions a node stored (its SQLite file, read-only; also after the node died). */
@@ -86,69 +89,98 @@ describe("inbound calls spread over two nodes by Kamailio's dispatcher", { timeo
   const files = tempDir("faxline-balanced-");
   let kamailio: KamailioRun | undefined;
   let txFile = "";
-  let calls = 0;
+  let placed = 0;
 
-  async function startNode(slot: NodeSlot, env: Record<string, string> = {}): Promise<ChildNode> {
+  async function startNode(slot: NodeSlot): Promise<ChildNode> {
     slot.node = await startChildNode({
       name: slot.name,
       dataDir: slot.dir.path,
       logLevel: "info",
-      // The drain of step 4 waits for a test-line call of a few seconds.
-      timeScale: "0.3",
+      // Step 4's drain waits for a test-line call in real time (about 17 s).
+      timeScale: "1",
       env: {
         FAXLINE_LINES_TRUNKS_FILE: join(files.path, "trunks.yaml"),
         FAXLINE_LINES_LOCAL_ADDRESS: "127.0.0.1",
         FAXLINE_LINES_SIP_PORT: String(slot.sipPort),
         FAXLINE_LINES_MEDIA_PORTS: slot.mediaPorts,
         FAXLINE_LINES_CLOCK_SPEED: String(SPEED),
-        FAXLINE_LINES_MEDIA_NICE: "0",
         FAXLINE_NODE_SHUTDOWN_GRACE: "60s",
-        ...env,
       },
     });
     return slot.node;
   }
 
+  const escaped = (text: string): string => text.replace(/\./g, "\\.");
+  const nextCaller = (): string => `+49401234${String(++placed).padStart(3, "0")}`;
+
+  /** Both nodes' logs and the balancer's, for a failure message. */
+  function diagnostics(): string {
+    const nodes = slots.flatMap((s) => (s.node ? [s.node.describe(6000)] : [])).join("\n");
+    return `--- kamailio ---\n${kamailio!.log().slice(-4000)}\n${nodes}`;
+  }
+
+  async function sippEnded(run: SippRun, what: string): Promise<string> {
+    const exit = await run.exit;
+    if (exit.code !== 0) assert.fail(`${what}: SIPp exited with ${exit.code}\n${exit.output}\n${run.errors()}\n${diagnostics()}`);
+    const logs = run.logs();
+    assert.match(logs, new RegExp(`record-route\\s+<sip:${escaped(BALANCER)}:${kamailio!.port};lr`), `${what}: the 200 names the balancer in Record-Route`);
+    return logs;
+  }
+
   /**
-   * Places `count` faxes at once through the balancer, each from a number of its own, and checks
-   * each went through: SIPp's scenario ended well (the 200 carried the balancer's Record-Route, the
-   * node's BYE came with the balancer's Via on top) and SpanDSP sent both pages. Returns the callers.
+   * One real fax through the balancer (two pages, T.38, SpanDSP's terminal behind SIPp): the caller
+   * switches to T.38 itself, or with `nodeReinvite` waits for the node's re-INVITE. Checks that the
+   * node's BYE (and re-INVITE) reached the carrier with the balancer's Via on top and that SpanDSP
+   * sent both pages. Returns the caller's number.
    */
-  async function fax(count: number): Promise<string[]> {
-    const senders = await startT38Peers(count, { speed: SPEED, ecm: true, ident: "CARRIER FAX", txFile });
-    const callers = senders.map(() => `+49401234${String(++calls).padStart(3, "0")}`);
+  async function fax(options: { nodeReinvite?: boolean } = {}): Promise<string> {
+    // At the nodes' media processes' priority (root only): both ends of a fax at 20 times real time
+    // keep their T.30 timing while the machine is busy with other work.
+    const [sender] = await startT38Peers(1, { speed: SPEED, ecm: true, ident: "CARRIER FAX", txFile, ...(process.getuid?.() === 0 ? { nice: -20 } : {}) });
+    const caller = nextCaller();
+    const scenario = options.nodeReinvite ? "uac-fax-node-reinvite-via-proxy.xml" : "uac-fax-t38-via-proxy.xml";
+    const run = await startSipp(scenario, {
+      call: { remote: `${BALANCER}:${kamailio!.port}`, service: DID },
+      keys: { caller, rx_host: "127.0.0.1", rx_port: String(sender!.port) },
+      timeoutSeconds: 60,
+    });
+    const logs = await sippEnded(run, `the fax from ${caller} (${scenario})`);
+    const viaBalancer = `\\s+SIP/2\\.0/UDP ${escaped(BALANCER)}:${kamailio!.port};`;
+    assert.match(logs, new RegExp(`bye-via${viaBalancer}`), "the node's BYE came through the balancer");
+    if (options.nodeReinvite) assert.match(logs, new RegExp(`reinvite-via${viaBalancer}`), "the node's re-INVITE came through the balancer");
+    const sent = await sender!.result;
+    assert.equal(sent.result?.code, 0, `the fax from ${caller}: ${JSON.stringify(sent.result)}\n${sent.log.slice(-2000)}\n${diagnostics()}`);
+    assert.equal(sent.result?.pages_tx, 2);
+    return caller;
+  }
+
+  /**
+   * `count` calls at once through the balancer that the carrier hangs up as soon as they are
+   * answered (SIPp alone): each must be answered, none refused. Returns the callers' numbers.
+   */
+  async function calls(count: number): Promise<string[]> {
+    const callers = Array.from({ length: count }, nextCaller);
     const runs = await Promise.all(
-      senders.map((sender, i) =>
-        startSipp("uac-fax-t38-via-proxy.xml", {
-          call: { remote: `${BALANCER}:${kamailio!.port}`, service: DID },
-          keys: { caller: callers[i]!, rx_host: "127.0.0.1", rx_port: String(sender.port) },
-          timeoutSeconds: 60,
-        }),
-      ),
+      callers.map((caller) => startSipp("uac-call-hangup-via-proxy.xml", { call: { remote: `${BALANCER}:${kamailio!.port}`, service: DID }, keys: { caller }, timeoutSeconds: 30 })),
     );
-    for (const [i, run] of runs.entries()) {
-      const exit = await run.exit;
-      assert.equal(exit.code, 0, `call from ${callers[i]}: ${exit.output}\n${run.errors()}`);
-      const logs = run.logs();
-      assert.match(logs, new RegExp(`record-route\\s+<sip:${BALANCER.replace(/\./g, "\\.")}:${kamailio!.port};lr`), "the 200 names the balancer in Record-Route");
-      assert.match(logs, new RegExp(`bye-via\\s+SIP/2\\.0/UDP ${BALANCER.replace(/\./g, "\\.")}:${kamailio!.port};`), "the node's BYE came through the balancer");
-      const sent = await senders[i]!.result;
-      assert.equal(sent.result?.code, 0, `the fax from ${callers[i]}: ${JSON.stringify(sent.result)}\n${sent.log.slice(-2000)}`);
-      assert.equal(sent.result?.pages_tx, 2);
-    }
+    for (const [i, run] of runs.entries()) await sippEnded(run, `the call from ${callers[i]}`);
     return callers;
   }
 
-  /** Which node stored each caller's fax (each exactly once, OK, both pages, T.38); waits for the stores. */
-  async function whereReceived(callers: readonly string[]): Promise<Map<string, string>> {
+  /**
+   * Which node stored each caller's reception (each exactly once: a fax OK with both pages over
+   * T.38, a call hung up at once FAILED without pages); waits for the stores.
+   */
+  async function whereReceived(callers: readonly string[], kind: "fax" | "hung up"): Promise<Map<string, string>> {
+    const expected = kind === "fax" ? { status: "OK", pages: 2, transport: "t38" } : { status: "FAILED", pages: 0, transport: null };
     return eventually(
       async () => {
         const where = new Map<string, string>();
         for (const slot of slots) {
           for (const r of receptions(slot.dir.path)) {
             if (!callers.includes(r.from_number)) continue;
-            assert.ok(!where.has(r.from_number), `the fax from ${r.from_number} was stored twice`);
-            assert.deepEqual({ status: r.status, pages: r.pages, transport: r.transport }, { status: "OK", pages: 2, transport: "t38" }, `the fax from ${r.from_number}`);
+            assert.ok(!where.has(r.from_number), `the call from ${r.from_number} was stored twice`);
+            assert.deepEqual({ status: r.status, pages: r.pages, transport: r.transport }, expected, `the call from ${r.from_number}\n${diagnostics()}`);
             where.set(r.from_number, slot.name);
           }
         }
@@ -204,11 +236,14 @@ describe("inbound calls spread over two nodes by Kamailio's dispatcher", { timeo
     files.remove();
   });
 
-  it("with both nodes up, calls are spread over them; a call straight from the carrier is refused (403)", async () => {
+  it("with both nodes up, calls are spread over them, and the caller's re-INVITE to T.38, the node's, and the BYE pass the balancer; a call straight from the carrier is refused (403)", async () => {
     await withChildLogs(logs, async () => {
-      const callers = await fax(2);
-      const where = await whereReceived(callers);
+      // One fax at a time: the caller switches to T.38, then the node does.
+      const faxes = [await fax(), await fax({ nodeReinvite: true })];
+      const where = await whereReceived(faxes, "fax");
       assert.deepEqual([...where.values()].sort(), ["node-a", "node-b"], `round robin: ${JSON.stringify([...where])}`);
+      const both = await whereReceived(await calls(2), "hung up");
+      assert.deepEqual([...both.values()].sort(), ["node-a", "node-b"], `round robin: ${JSON.stringify([...both])}`);
 
       // The nodes trust the balancer's address, not the carrier's.
       const direct = await startSipp("uac-refused-403.xml", { call: { remote: `127.0.0.1:${a.sipPort}`, service: DID } });
@@ -224,16 +259,16 @@ describe("inbound calls spread over two nodes by Kamailio's dispatcher", { timeo
       await b.node!.waitForExit();
       // Placed before the dispatcher can know: one of them is sent to the dead node first, which
       // leaves it unanswered; the balancer passes it on to the survivor.
-      const early = await fax(2);
-      assert.deepEqual([...(await whereReceived(early)).values()], ["node-a", "node-a"]);
+      const early = await calls(2);
+      assert.deepEqual([...(await whereReceived(early, "hung up")).values()], ["node-a", "node-a"]);
       await kamailio!.waitForLog(new RegExp(`FAXLINE-NODE-DOWN sip:127\\.0\\.0\\.1:${b.sipPort}\\b`), mark, 15_000);
 
       const noticed = kamailio!.log().length;
-      const later = await fax(2);
-      assert.deepEqual([...(await whereReceived(later)).values()], ["node-a", "node-a"]);
+      const later = await calls(4);
+      assert.deepEqual([...(await whereReceived(later, "hung up")).values()], ["node-a", "node-a", "node-a", "node-a"]);
       const routed = kamailio!.log().slice(noticed);
-      assert.equal((routed.match(/to node sip:/g) ?? []).length, 2, routed);
-      assert.doesNotMatch(routed, new RegExp(`:${b.sipPort}\\b`), "no call tried the dead node after the dispatcher noticed");
+      assert.equal((routed.match(/to node sip:/g) ?? []).length, 4, routed);
+      assert.doesNotMatch(routed, new RegExp(`node sip:127\\.0\\.0\\.1:${b.sipPort}\\b`), "no call tried the dead node after the dispatcher noticed");
       assert.doesNotMatch(routed, /to the next node/, "no call needed a second try");
     });
   });
@@ -243,14 +278,15 @@ describe("inbound calls spread over two nodes by Kamailio's dispatcher", { timeo
       const mark = kamailio!.log().length;
       await startNode(b);
       await kamailio!.waitForLog(new RegExp(`FAXLINE-NODE-UP sip:127\\.0\\.0\\.1:${b.sipPort}\\b`), mark, 15_000);
-      const callers = await fax(2);
-      assert.deepEqual([...(await whereReceived(callers)).values()].sort(), ["node-a", "node-b"]);
+      const callers = await calls(2);
+      assert.deepEqual([...(await whereReceived(callers, "hung up")).values()].sort(), ["node-a", "node-b"]);
     });
   });
 
-  it("a node that drains answers the probe with 503 and is taken out while its own call ends; new calls go to the other node", async () => {
+  it("a node that drains answers the probe with 503 and is taken out while its own call still runs; new calls go to the other node", async () => {
     await withChildLogs(logs, async () => {
-      // A call of node A's own (the test line: a few seconds) keeps it draining.
+      // A call of node A's own (the test line, about 17 s) keeps it draining; the test does not
+      // wait for its end (a second SIGTERM at the end cuts it short).
       const job = await api(a.node!.url, ACCOUNT).post(`/${ACCOUNT.custNr}/fax`, { recipients: [{ number: "+4930555000111" }], documents: [TEXT_DOC] });
       assert.equal(job.status, 201, JSON.stringify(job.body));
       await eventually(async () => (inProgressCalls(a.dir.path) === 1 ? true : undefined), 20_000, "node A's call to start");
@@ -261,13 +297,11 @@ describe("inbound calls spread over two nodes by Kamailio's dispatcher", { timeo
       assert.equal(a.node!.running, true, "node A was taken out while it still ran (its probe answered 503, it was not silent)");
 
       const noticed = kamailio!.log().length;
-      const callers = await fax(2);
-      assert.deepEqual([...(await whereReceived(callers)).values()], ["node-b", "node-b"]);
-      assert.doesNotMatch(kamailio!.log().slice(noticed), new RegExp(`:${a.sipPort}\\b`), "no call went to the draining node");
-
-      // Its own call ended and was recorded: a clean stop.
-      assert.deepEqual(await a.node!.waitForExit(30_000), { code: 0, signal: null });
-      assert.equal(inProgressCalls(a.dir.path), 0);
+      const callers = await calls(2);
+      assert.deepEqual([...(await whereReceived(callers, "hung up")).values()], ["node-b", "node-b"]);
+      assert.doesNotMatch(kamailio!.log().slice(noticed), new RegExp(`to node sip:127\\.0\\.0\\.1:${a.sipPort}\\b`), "no call went to the draining node");
+      assert.equal(a.node!.running, true, "node A still drained meanwhile");
+      assert.equal(inProgressCalls(a.dir.path), 1, "node A's own call still ran");
     });
   });
 });
