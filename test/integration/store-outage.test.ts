@@ -8,11 +8,10 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { api, eventually, tempDir, TEXT_DOC, waitForFinalReport } from "../support/test-node.ts";
-import { createAccountWithCli, startChildNode, stopAllChildNodes, withChildLogs, FAST_RETRIES_ENV, type ChildNode } from "../support/child-node.ts";
+import { createAccountWithCli, freeUdpPort, startChildNode, stopAllChildNodes, withChildLogs, FAST_RETRIES_ENV, type ChildNode } from "../support/child-node.ts";
 import { DIALECTS } from "../support/dialects.ts";
 import { pgQuery, startPostgresCluster, type PostgresCluster } from "../support/postgres-cluster.ts";
 import { sipOptions } from "../support/sip-options.ts";
-import dgram from "node:dgram";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 
@@ -120,11 +119,3 @@ describe("postgres: the database goes away and comes back", { skip: !DIALECTS.in
     );
   });
 });
-
-async function freeUdpPort(): Promise<number> {
-  const socket = dgram.createSocket("udp4");
-  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
-  const port = socket.address().port;
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}

@@ -22,12 +22,11 @@
  *     runs, the dispatcher takes it out, and new calls go to the other node meanwhile.
  */
 import assert from "node:assert/strict";
-import dgram from "node:dgram";
 import { writeFileSync } from "node:fs";
 import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import BetterSqlite3 from "better-sqlite3";
-import { createAccountWithCli, runFaxlineCli, startChildNode, stopAllChildNodes, withChildLogs, type ChildNode } from "../support/child-node.ts";
+import { createAccountWithCli, freeUdpPort, runFaxlineCli, startChildNode, stopAllChildNodes, withChildLogs, type ChildNode } from "../support/child-node.ts";
 import { api, eventually, tempDir, TEXT_DOC } from "../support/test-node.ts";
 import { renderTwoPageLetter, requireNativeBuild, requirePeer } from "./interop-support.ts";
 import { startKamailio, type KamailioRun } from "./kamailio-peer.ts";
@@ -64,13 +63,6 @@ function inProgressCalls(dataDir: string): number {
   }
 }
 
-async function freeUdpPort(): Promise<number> {
-  const socket = dgram.createSocket("udp4");
-  await new Promise<void>((resolve) => socket.bind(0, "127.0.0.1", resolve));
-  const port = socket.address().port;
-  await new Promise<void>((resolve) => socket.close(() => resolve()));
-  return port;
-}
 
 interface NodeSlot {
   name: string;
