@@ -20,6 +20,7 @@
  *  3. The node restarted on its port: the dispatcher puts it back, calls are spread again.
  *  4. A node told to stop (SIGTERM) drains: its OPTIONS answer 503 while a call of its own still
  *     runs, the dispatcher takes it out, and new calls go to the other node meanwhile.
+ *  5. No node up: the balancer answers the carrier's OPTIONS and INVITEs with 503.
  */
 import assert from "node:assert/strict";
 import { writeFileSync } from "node:fs";
@@ -27,6 +28,7 @@ import { join } from "node:path";
 import { after, before, describe, it } from "node:test";
 import BetterSqlite3 from "better-sqlite3";
 import { createAccountWithCli, freeUdpPort, runFaxlineCli, startChildNode, stopAllChildNodes, withChildLogs, type ChildNode } from "../support/child-node.ts";
+import { sipOptions } from "../support/sip-options.ts";
 import { api, eventually, tempDir, TEXT_DOC } from "../support/test-node.ts";
 import { renderTwoPageLetter, requireNativeBuild, requirePeer } from "./interop-support.ts";
 import { startKamailio, type KamailioRun } from "./kamailio-peer.ts";
@@ -237,6 +239,8 @@ describe("inbound calls spread over two nodes by Kamailio's dispatcher", { timeo
       const both = await whereReceived(await calls(2), "hung up");
       assert.deepEqual([...both.values()].sort(), ["node-a", "node-b"], `round robin: ${JSON.stringify([...both])}`);
 
+      // The balancer tells the carrier it is up while a node is.
+      assert.deepEqual(await sipOptions(BALANCER, kamailio!.port), { status: 200, reason: "OK" });
       // The nodes trust the balancer's address, not the carrier's.
       const direct = await startSipp("uac-refused-403.xml", { call: { remote: `127.0.0.1:${a.sipPort}`, service: DID } });
       const exit = await direct.exit;
@@ -294,6 +298,18 @@ describe("inbound calls spread over two nodes by Kamailio's dispatcher", { timeo
       assert.doesNotMatch(kamailio!.log().slice(noticed), new RegExp(`to node sip:127\\.0\\.0\\.1:${a.sipPort}\\b`), "no call went to the draining node");
       assert.equal(a.node!.running, true, "node A still drained meanwhile");
       assert.equal(inProgressCalls(a.dir.path), 1, "node A's own call still ran");
+    });
+  });
+
+  it("with no node up, the balancer answers the carrier's OPTIONS and calls with 503, so that the carrier tries another route", async () => {
+    await withChildLogs(logs, async () => {
+      const mark = kamailio!.log().length;
+      b.node!.kill("SIGKILL");
+      await kamailio!.waitForLog(new RegExp(`FAXLINE-NODE-DOWN sip:127\\.0\\.0\\.1:${b.sipPort}\\b`), mark, 15_000);
+      assert.deepEqual(await sipOptions(BALANCER, kamailio!.port), { status: 503, reason: "No Faxline node available" });
+      const refused = await startSipp("uac-refused-503.xml", { call: { remote: `${BALANCER}:${kamailio!.port}`, service: DID } });
+      const exit = await refused.exit;
+      assert.equal(exit.code, 0, `${exit.output}\n${refused.errors()}`);
     });
   });
 });
