@@ -28,6 +28,8 @@ export const BUNDLE_EXTERNAL = [
   "@napi-rs/canvas",
   "@hyzyla/pdfium",
   "pg-native",
+  // Loads its optional native crypto binding (and cpu-features) by relative path when built.
+  "ssh2",
   "@fastify/swagger-ui",
   "tsx",
   "tsx/*",

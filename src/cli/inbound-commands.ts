@@ -5,12 +5,18 @@
  *   faxline inbound topic delete --customer C --name T
  *   faxline inbound topic list [--customer C] [--json]
  *   faxline inbound topic set-delivery --customer C --name T [--mail-to A,B|""] [--attach PDF|TIFF|NONE] [--push-url URL|""]
+ *   faxline inbound topic sftp-host-key (--host H [--port P] | --customer C --name T)
+ *   faxline inbound topic set-sftp --customer C --name T [--host H] [--port P] [--user U] [--host-key SHA256:…]...
+ *       [--private-key-file F [--key-passphrase X] | --generate-key | --password-file F|-] [--directory D]
+ *       [--file-pattern P] [--format PDF|TIFF] [--metadata JSON|XML]
+ *   faxline inbound topic remove-sftp --customer C --name T
  *   faxline inbound number add --customer C --topic T --number N
  *   faxline inbound number remove --customer C --number N
  *   faxline inbound credential issue --customer C [--topic T]... [--label L]
  *   faxline inbound credential list --customer C [--json]
  *   faxline inbound credential disable --id ID
  */
+import { readFileSync } from "node:fs";
 import type { Kysely } from "kysely";
 import { AccountError } from "../accounts/accounts.ts";
 import type { FaxlineConfig } from "../config/schema.ts";
@@ -26,6 +32,8 @@ import {
   setTopicDeliveries,
 } from "../inbound/topics.ts";
 import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
+import { getTopicSftpDelivery, removeTopicSftpDelivery, setTopicSftpDelivery, type SftpDeliveryView } from "../inbound/sftp-delivery-settings.ts";
+import { readServerHostKey } from "../notifications/sftp/sftp-host-key.ts";
 import type { Database } from "../store/database.ts";
 
 export interface InboundArgs {
@@ -43,7 +51,46 @@ export interface InboundArgs {
     "mail-to"?: string;
     attach?: string;
     "push-url"?: string;
+    host?: string;
+    port?: string;
+    user?: string;
+    "private-key-file"?: string;
+    "key-passphrase"?: string;
+    "generate-key"?: boolean;
+    "password-file"?: string;
+    "host-key"?: string[];
+    directory?: string;
+    "file-pattern"?: string;
+    format?: string;
+    metadata?: string;
   };
+}
+
+function readSecretFile(file: string, what: string): string {
+  try {
+    return readFileSync(file === "-" ? 0 : file, "utf8");
+  } catch (err) {
+    throw new AccountError(`Cannot read the ${what} from ${file === "-" ? "standard input" : file}: ${(err as Error).message}`);
+  }
+}
+
+function portOption(text: string | undefined): number | undefined {
+  if (text === undefined) return undefined;
+  const port = Number(text);
+  if (!/^\d+$/.test(text) || port < 1 || port > 65535) throw new AccountError(`--port must be 1 to 65535, got "${text}"`);
+  return port;
+}
+
+/** The SFTP delivery as the CLI prints it: never a secret. */
+export function describeSftpDelivery(topic: string, d: SftpDeliveryView): string[] {
+  const lines = [
+    `Topic ${topic}: SFTP to ${d.target}`,
+    `  host key:     ${d.hostKeys.join(", ")}`,
+    `  login:        ${d.username} with ${d.authMethod === "key" ? "a private key" : "a password"}`,
+  ];
+  if (d.publicKey !== null) lines.push(`  public key:   ${d.publicKey}`, "                (add this line to the user's ~/.ssh/authorized_keys on the server)");
+  lines.push(`  files:        ${d.filePattern}.${d.documentFormat === "PDF" ? "pdf" : "tif"} and then ${d.filePattern}.${d.metadataFormat.toLowerCase()}`);
+  return lines;
 }
 
 function need(value: string | undefined, option: string): string {
@@ -72,7 +119,11 @@ export async function inboundCommand(db: Kysely<Database>, config: FaxlineConfig
       const topics = await listTopics(db, values.customer);
       if (values.json) console.log(JSON.stringify(topics, null, 2));
       else if (topics.length === 0) console.log("No topics.");
-      else for (const t of topics) console.log(`${t.custNr.padEnd(12)} ${t.name.padEnd(24)} ${t.numbers.join(", ") || "(no numbers)"}${t.retentionDays ? `  kept ${t.retentionDays} days` : ""}`);
+      else
+        for (const t of topics) {
+          console.log(`${t.custNr.padEnd(12)} ${t.name.padEnd(24)} ${t.numbers.join(", ") || "(no numbers)"}${t.retentionDays ? `  kept ${t.retentionDays} days` : ""}`);
+          if (t.sftp) console.log(`${"".padEnd(37)} SFTP to ${t.sftp.target} (${t.sftp.documentFormat} + ${t.sftp.metadataFormat})`);
+        }
       return 0;
     }
     case "topic set-delivery": {
@@ -85,6 +136,60 @@ export async function inboundCommand(db: Kysely<Database>, config: FaxlineConfig
       });
       const t = (await listTopics(db, custNr)).find((x) => x.name === name)!;
       console.log(`Topic ${name}: mail to ${t.mailTo.join(", ") || "(nobody)"} (attach ${t.mailAttachment}), push to ${t.pushUrl ?? "(no URL)"}`);
+      return 0;
+    }
+    case "topic sftp-host-key": {
+      let host = values.host;
+      let port = portOption(values.port) ?? 22;
+      if (host === undefined) {
+        const d = await getTopicSftpDelivery(db, need(values.customer, "customer"), need(values.name, "name"));
+        if (d === null) throw new AccountError(`Topic ${values.name} has no SFTP delivery; give --host (and --port) of the server to read its key`);
+        host = d.host;
+        port = values.port === undefined ? d.port : port;
+      }
+      const key = await readServerHostKey(host, port, config.sftp.timeout).catch((err: Error) => {
+        throw new AccountError(err.message);
+      });
+      console.log(key.fingerprint);
+      console.error(
+        `The SSH server ${host}:${port} presents the ${key.type} host key ${key.fingerprint}.\n` +
+          "Compare it with the server's own (ssh-keygen -lf /etc/ssh/ssh_host_*_key.pub on the server, or ask its administrator) before you pin it with --host-key: " +
+          "a fingerprint read over the network alone proves nothing against a connection that is intercepted.",
+      );
+      return 0;
+    }
+    case "topic set-sftp": {
+      const custNr = need(values.customer, "customer");
+      const name = need(values.name, "name");
+      const keyFile = values["private-key-file"];
+      const passwordFile = values["password-file"];
+      const view = await setTopicSftpDelivery(
+        db,
+        custNr,
+        name,
+        {
+          host: values.host,
+          port: portOption(values.port),
+          username: values.user,
+          hostKeys: values["host-key"],
+          privateKey: keyFile === undefined ? undefined : readSecretFile(keyFile, "private key"),
+          keyPassphrase: values["key-passphrase"],
+          generateKey: values["generate-key"] === true,
+          password: passwordFile === undefined ? undefined : readSecretFile(passwordFile, "password").replace(/\r?\n$/, ""),
+          directory: values.directory,
+          filePattern: values["file-pattern"],
+          documentFormat: values.format,
+          metadataFormat: values.metadata,
+        },
+        now,
+      );
+      for (const line of describeSftpDelivery(name, view)) console.log(line);
+      return 0;
+    }
+    case "topic remove-sftp": {
+      const name = need(values.name, "name");
+      const removed = await removeTopicSftpDelivery(db, need(values.customer, "customer"), name);
+      console.log(removed ? `Topic ${name} no longer delivers to an SFTP server` : `Topic ${name} had no SFTP delivery`);
       return 0;
     }
     case "number add": {

@@ -8,6 +8,12 @@
  *   faxline accounts disable --login LOGIN | accounts enable --login LOGIN
  *   faxline inbound topic create|delete --customer CUSTNR --name TOPIC [--retention-days N] | topic list [--customer CUSTNR] [--json]
  *   faxline inbound topic set-delivery --customer CUSTNR --name TOPIC [--mail-to ADDR,ADDR|""] [--attach PDF|TIFF|NONE] [--push-url URL|""]
+ *   faxline inbound topic sftp-host-key … | set-sftp … | remove-sftp …   (fax-to-SFTP: docs/notifications.md)
+  faxline inbound topic sftp-host-key (--host HOST [--port PORT] | --customer CUSTNR --name TOPIC)
+  faxline inbound topic set-sftp --customer CUSTNR --name TOPIC [--host HOST] [--port PORT] [--user USER] [--host-key SHA256:…]...
+    [--private-key-file FILE [--key-passphrase TEXT] | --generate-key | --password-file FILE|-] [--directory DIR]
+    [--file-pattern PATTERN] [--format PDF|TIFF] [--metadata JSON|XML]
+  faxline inbound topic remove-sftp --customer CUSTNR --name TOPIC
  *   faxline inbound number add --customer CUSTNR --topic TOPIC --number NUMBER | number remove --customer CUSTNR --number NUMBER
  *   faxline inbound credential issue --customer CUSTNR [--topic TOPIC]... [--label TEXT] | credential list --customer CUSTNR | credential disable --id ID
  *   faxline accounts set-admin --login LOGIN [--off]
@@ -242,6 +248,17 @@ export async function main(argv: string[]): Promise<number> {
       id: { type: "string" },
       "mail-to": { type: "string" },
       "push-url": { type: "string" },
+      host: { type: "string" },
+      port: { type: "string" },
+      user: { type: "string" },
+      "private-key-file": { type: "string" },
+      "key-passphrase": { type: "string" },
+      "generate-key": { type: "boolean", default: false },
+      "password-file": { type: "string" },
+      "host-key": { type: "string", multiple: true },
+      directory: { type: "string" },
+      "file-pattern": { type: "string" },
+      metadata: { type: "string" },
       trunk: { type: "string" },
       transport: { type: "string" },
       ecm: { type: "string" },

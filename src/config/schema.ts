@@ -143,6 +143,9 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "push.concurrency", env: "FAXLINE_PUSH_CONCURRENCY", type: "integer", min: 1, max: 1000, default: 16, description: "Notifications (pushes and mails) this node delivers at once." }),
   k({ path: "push.perReceiverConcurrency", env: "FAXLINE_PUSH_PER_RECEIVER_CONCURRENCY", type: "integer", min: 1, max: 100, default: 4, description: "Pushes this node sends at once to one receiver (scheme, host and port)." }),
   k({ path: "push.allowTargets", env: "FAXLINE_PUSH_ALLOW_TARGETS", type: "list", default: [], description: "Addresses or CIDR blocks (127.0.0.1, 10.0.0.0/8, ::1) that status pushes may reach although they are loopback, private or link-local. Empty: such targets are refused (SSRF guard)." }),
+  k({ path: "sftp.timeout", env: "FAXLINE_SFTP_TIMEOUT", type: "duration", default: "60s", description: "Time limit for one fax-to-SFTP try: connecting, the SSH handshake and login, writing the document and metadata file and renaming them." }),
+  k({ path: "sftp.retrySchedule", env: "FAXLINE_SFTP_RETRY_SCHEDULE", type: "durations", default: ["30s", "1m", "2m", "5m", "10m", "30m", "1h", "2h", "4h", "8h", "12h", "12h", "12h", "12h", "12h"], description: "Waits before each retry of a fax-to-SFTP delivery that failed (server down or unreachable, login refused, directory missing or not writable, disk full); about three days in all, as status pushes. A server whose host key is not the pinned one is not retried. After the last one the delivery is given up (it can still be redelivered from the console)." }),
+  k({ path: "sftp.allowTargets", env: "FAXLINE_SFTP_ALLOW_TARGETS", type: "list", default: [], description: "Addresses or CIDR blocks (10.0.0.0/8, 192.0.2.7, ::1) that fax-to-SFTP may connect to although they are loopback, private or link-local (an SFTP server on the local network). Empty: such servers are refused, as push.allowTargets does for pushes (SSRF guard)." }),
   k({ path: "mail.host", env: "FAXLINE_MAIL_HOST", type: "string", default: "", description: "SMTP server for e-mail status reports. Empty: e-mail reports are not sent, and each one is logged on its job as failed." }),
   k({ path: "mail.port", env: "FAXLINE_MAIL_PORT", type: "integer", min: 1, max: 65535, default: 25, description: "SMTP port (25, 587 for submission with STARTTLS, 465 for TLS)." }),
   k({ path: "mail.security", env: "FAXLINE_MAIL_SECURITY", type: "enum", values: ["opportunistic", "starttls", "tls", "none"], default: "opportunistic", description: "opportunistic: STARTTLS when the server offers it; starttls: require STARTTLS; tls: TLS from the first byte (port 465); none: never encrypt." }),
@@ -232,6 +235,11 @@ export interface FaxlineConfig {
     maxRetryAfter: number;
     concurrency: number;
     perReceiverConcurrency: number;
+    allowTargets: string[];
+  };
+  sftp: {
+    timeout: number;
+    retrySchedule: number[];
     allowTargets: string[];
   };
   mail: {

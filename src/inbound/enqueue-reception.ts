@@ -1,7 +1,7 @@
 /**
  * Storing a reception and queueing its deliveries in one transaction: the received fax, then one
- * `fax.received` notification per e-mail address and one for the web service, in the outbox the
- * status pushes use (notifications table; the notifier role delivers, retries for days, keeps a
+ * `fax.received` notification per e-mail address, one for the web service and one for the SFTP
+ * server (when the fax has pages: fax-to-SFTP files documents), in the outbox the status pushes use (notifications table; the notifier role delivers, retries for days, keeps a
  * log). A receiver that is down loses nothing: the fax waits in its topic and the notice in the
  * outbox. Storing the same reception again (a retried write) changes nothing.
  */
@@ -11,6 +11,7 @@ import { MAIL_RECEIVER, receiverOf } from "../notifications/enqueue-notification
 import type { Database } from "../store/database.ts";
 import { insertNotification } from "../store/queries/notifications.ts";
 import { insertReceivedFax, type NewReceivedFax } from "../store/queries/received-faxes.ts";
+import { sftpTargetLabel } from "../notifications/sftp/send-sftp.ts";
 import { rollUpReception } from "../store/queries/report-rollups.ts";
 import { receivedFaxSummary, type ReceivedFaxSummary } from "./pull-view.ts";
 
@@ -19,6 +20,11 @@ export interface ReceivedFaxNotice {
   receivedFax: ReceivedFaxSummary;
   /** For mails: what to attach. */
   attachment?: string;
+}
+
+/** Whom the per-receiver concurrency limit counts an SFTP delivery against: its server. */
+export function sftpReceiver(server: { host: string; port: number }): string {
+  return `sftp://${server.host.includes(":") ? `[${server.host}]` : server.host}:${server.port}`;
 }
 
 /** Stores the reception and its deliveries; returns how many deliveries were queued (0 when it was stored before). */
@@ -41,6 +47,19 @@ export async function storeReception(db: Kysely<Database>, row: NewReceivedFax):
       const payload: ReceivedFaxNotice = { receivedFax, attachment: topic.mail_attachment ?? "PDF" };
       await insertNotification(trx, { ...base, channel: "email", target: address, receiver: MAIL_RECEIVER, payload: JSON.stringify(payload) }, Number(row.received_at));
       deliveries += 1;
+    }
+    if (row.pages > 0 && row.image !== null && row.image !== undefined) {
+      const sftp = await trx
+        .selectFrom("inbound_sftp_deliveries")
+        .select(["host", "port", "username", "directory"])
+        .where("cust_nr", "=", row.cust_nr)
+        .where("topic", "=", row.topic)
+        .executeTakeFirst();
+      if (sftp) {
+        // The settings themselves (login, formats, names) are read when it is delivered.
+        await insertNotification(trx, { ...base, channel: "sftp", target: sftpTargetLabel(sftp), receiver: sftpReceiver(sftp), payload: JSON.stringify({ receivedFax } satisfies ReceivedFaxNotice) }, Number(row.received_at));
+        deliveries += 1;
+      }
     }
     // Counted in the reporting rollups with the deliveries just queued (they name its accountingService).
     await rollUpReception(trx, row.id);

@@ -16,6 +16,7 @@ import { hashPassword } from "../accounts/passwords.ts";
 import { requireCustomer } from "../accounts/notification-settings.ts";
 import { normalizeFaxNumber, type NumberContext } from "../numbers/normalize-number.ts";
 import type { Database } from "../store/database.ts";
+import { listSftpDeliveries, type SftpDeliveryView } from "./sftp-delivery-settings.ts";
 
 export const TOPIC_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
 /** Active pull passwords per customer (the pull API checks each on a failed try). */
@@ -93,6 +94,7 @@ export async function deleteTopic(db: Kysely<Database>, custNr: string, name: st
   await requireTopic(db, custNr, name);
   await db.transaction().execute(async (trx) => {
     await trx.deleteFrom("inbound_numbers").where("cust_nr", "=", custNr).where("topic", "=", name).execute();
+    await trx.deleteFrom("inbound_sftp_deliveries").where("cust_nr", "=", custNr).where("topic", "=", name).execute();
     await trx.deleteFrom("inbound_topics").where("cust_nr", "=", custNr).where("name", "=", name).execute();
   });
 }
@@ -126,6 +128,8 @@ export interface TopicSummary {
   mailTo: string[];
   mailAttachment: string;
   pushUrl: string | null;
+  /** Fax-to-SFTP (sftp-delivery-settings.ts), without its secrets; null when none. */
+  sftp: SftpDeliveryView | null;
 }
 
 export async function listTopics(db: Kysely<Database>, custNr?: string): Promise<TopicSummary[]> {
@@ -135,6 +139,7 @@ export async function listTopics(db: Kysely<Database>, custNr?: string): Promise
   let numbers = db.selectFrom("inbound_numbers").selectAll().orderBy("e164");
   if (custNr) numbers = numbers.where("cust_nr", "=", custNr);
   const all = await numbers.execute();
+  const sftp = await listSftpDeliveries(db, custNr);
   return rows.map((t) => ({
     custNr: t.cust_nr,
     name: t.name,
@@ -143,6 +148,7 @@ export async function listTopics(db: Kysely<Database>, custNr?: string): Promise
     mailAttachment: t.mail_attachment ?? "PDF",
     pushUrl: t.push_url,
     numbers: all.filter((n) => n.cust_nr === t.cust_nr && n.topic === t.name).map((n) => n.e164),
+    sftp: sftp.get(`${t.cust_nr}\u0000${t.name}`) ?? null,
   }));
 }
 

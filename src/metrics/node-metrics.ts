@@ -17,7 +17,7 @@
  * | faxline_media_process_lost_total | counter | (the SIP line's media process ended unasked: crash, kill or hang) |
  * | faxline_sip_messages_dropped_total | counter | reason (line/sip/sip-drops.ts: unparsable, rate_limited, …) |
  * | faxline_sip_connections_accepted | gauge | (TCP/TLS connections the SIP listeners hold now) |
- * | faxline_notifications_total | counter | channel (http, email), outcome (delivered, retry, failed) |
+ * | faxline_notifications_total | counter | channel (http, email, sftp), outcome (delivered, retry, failed) |
  * | faxline_store_query_duration_seconds | histogram | dialect |
  * | nodejs_*, process_* (event-loop lag, heap, CPU, file descriptors) | prom-client defaults | |
  *
@@ -176,7 +176,7 @@ export class NodeMetrics {
     });
     this.#notifications = new Counter({
       name: "faxline_notifications_total",
-      help: "Status push and mail tries by channel and outcome",
+      help: "Status push, mail and SFTP delivery tries by channel and outcome",
       labelNames: ["channel", "outcome"],
       registers,
     });

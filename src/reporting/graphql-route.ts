@@ -1,6 +1,6 @@
 /**
  * `/graphql`: the reporting interface's GraphQL endpoint (graphql-js, the reference
- * implementation; docs/adr/0015-reporting.md).
+ * implementation; docs/adr/0016-reporting.md).
  *
  * POST with `{query, variables, operationName}` as JSON (or GET with the same as URL
  * parameters). Authentication as the REST API: HTTP Basic, or the console's session (whose

@@ -10,7 +10,8 @@
  *
  * Pushes are formatted at delivery from the stored snapshot in the account's current format,
  * and signed with the account's current secrets; mails use the account's current templates
- * and the job's fax image if it is still kept.
+ * and the job's fax image if it is still kept. A received fax's SFTP delivery uses its topic's
+ * current SFTP settings (a corrected key or directory lets the next try through).
  */
 import { coerceError } from "../errors/internal-error.ts";
 import { pause } from "../lib/wakeup.ts";
@@ -26,6 +27,10 @@ import { OAuth2TokenCache, sendPush, type PushAuth } from "../notifications/push
 import { pushAddressGuard } from "../notifications/push/push-address-guard.ts";
 import { signWebhook } from "../notifications/push/sign-webhook.ts";
 import { TemplateSyntaxError } from "../notifications/templates/render-template.ts";
+import { sendSftp } from "../notifications/sftp/send-sftp.ts";
+import { faxFileNames } from "../notifications/sftp/sftp-file-names.ts";
+import { metadataFile } from "../notifications/sftp/sftp-metadata.ts";
+import { sftpTargetOf } from "../inbound/sftp-delivery-settings.ts";
 import type { NotificationRow } from "../store/database.ts";
 import { recordNotificationTry, releaseNotificationLeases } from "../store/queries/notifications.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
@@ -38,10 +43,11 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
   const controller = new AbortController();
   const signal = controller.signal;
   const guard = pushAddressGuard(config.push.allowTargets);
+  const sftpGuard = pushAddressGuard(config.sftp.allowTargets, "sftp.allowTargets");
   const tokens = new OAuth2TokenCache();
-  // Four times the longest a try may take (2 minutes with the default mail timeout): a try
+  // Four times the longest a try may take (4 minutes with the default SFTP timeout): a try
   // whose node died is sent again after this.
-  const lease = Math.max(4 * config.push.timeout, 4 * config.mail.timeout);
+  const lease = Math.max(4 * config.push.timeout, 4 * config.mail.timeout, 4 * config.sftp.timeout);
   const running = new Set<Promise<void>>();
   const perReceiver = new Map<string, number>();
   let transport: StatusMailTransport | null = null;
@@ -50,6 +56,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
   const plans = {
     http: { schedule: config.push.retrySchedule, jitterPercent: config.push.jitterPercent, maxRetryAfterMs: config.push.maxRetryAfter },
     email: { schedule: config.mail.retrySchedule, jitterPercent: config.push.jitterPercent, maxRetryAfterMs: config.push.maxRetryAfter },
+    sftp: { schedule: config.sftp.retrySchedule, jitterPercent: config.push.jitterPercent, maxRetryAfterMs: config.push.maxRetryAfter },
   } satisfies Record<string, RetryPlan>;
 
   async function pushBody(n: NotificationRow, payload: NotificationPayload): Promise<{ body: PushBody; secrets: string[]; tokenUrl: string | null }> {
@@ -132,8 +139,54 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
     return { kind: sent.temporary ? "retry" : "permanent", error: sent.message, statusCode: sent.responseCode, responseExcerpt: null, retryAfterMs: null };
   }
 
-  /** A reception's fax-to-webservice notice (JSON, signed like status pushes) or fax-to-email. */
+  /**
+   * A reception's fax-to-SFTP delivery: the document (PDF or TIFF, as the topic's SFTP setting
+   * says) and then the metadata file, each written under a temporary name and renamed.
+   */
+  async function deliverSftp(n: NotificationRow): Promise<DeliveryResult> {
+    const none = { statusCode: null, responseExcerpt: null, retryAfterMs: null };
+    const fax = await store.db.selectFrom("received_faxes").selectAll().where("id", "=", n.job_id).executeTakeFirst();
+    if (!fax || fax.image === null) {
+      return { kind: "permanent", error: "The fax's pages were deleted when its topic's retention ended, so there is nothing left to write to the SFTP server", ...none };
+    }
+    const settings = await store.db.selectFrom("inbound_sftp_deliveries").selectAll().where("cust_nr", "=", fax.cust_nr).where("topic", "=", fax.topic).executeTakeFirst();
+    if (!settings) {
+      return { kind: "permanent", error: `The topic "${fax.topic}" has no SFTP delivery any more, so nothing was written; set one (faxline inbound topic set-sftp, or the console's topic settings) and redeliver`, ...none };
+    }
+    const documentFormat = settings.document_format === "TIFF" ? "TIFF" : "PDF";
+    const metadataFormat = settings.metadata_format === "XML" ? "XML" : "JSON";
+    const facts = {
+      id: fax.id,
+      topic: fax.topic,
+      receivedAt: Number(fax.received_at),
+      calledNumber: fax.to_number,
+      callingNumber: fax.from_number,
+      remoteCsid: fax.remote_csid,
+      pages: fax.pages,
+      status: fax.status,
+      reasonCode: fax.reason_code,
+      resolution: fax.resolution,
+      durationSecs: fax.duration_secs,
+      bitRate: fax.bit_rate,
+    };
+    const names = faxFileNames(settings.file_pattern, facts, documentFormat, metadataFormat);
+    const tiff = Buffer.from(fax.image);
+    const document = documentFormat === "TIFF" ? tiff : await (await import("../notifications/email/fax-image-to-pdf.ts")).faxImageToPdf(tiff);
+    return sendSftp({
+      target: sftpTargetOf(settings),
+      files: [
+        { name: names.document, content: document },
+        // Last: a consumer that waits for the metadata file finds the document complete.
+        { name: names.metadata, content: metadataFile(facts, documentFormat, names.document, metadataFormat) },
+      ],
+      timeoutMs: config.sftp.timeout,
+      guard: sftpGuard,
+    });
+  }
+
+  /** A reception's fax-to-webservice notice (JSON, signed like status pushes), fax-to-email, or fax-to-SFTP. */
   async function deliverReceived(n: NotificationRow, notice: ReceivedFaxNotice): Promise<DeliveryResult> {
+    if (n.channel === "sftp") return deliverSftp(n);
     if (n.channel === "http") {
       const customer = await store.db.selectFrom("customers").select(["signing_secrets"]).where("cust_nr", "=", n.cust_nr).executeTakeFirst();
       const secrets = customer?.signing_secrets ? (JSON.parse(customer.signing_secrets) as string[]) : [];
@@ -196,7 +249,7 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
       };
     }
     const now = ctx.clock.now();
-    const next = nextStepAfter(result, n.schedule_step, now, n.channel === "email" ? plans.email : plans.http);
+    const next = nextStepAfter(result, n.schedule_step, now, n.channel === "email" ? plans.email : n.channel === "sftp" ? plans.sftp : plans.http);
     const recorded = await retryWhileStoreDown(ctx, "notification try", () => recordNotificationTry(store.db, {
       notification: n,
       holder: ctx.holder,

@@ -178,6 +178,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     const enabled = new Set(config.node.roles);
     // Real calls need trunks and a sender; test accounts always keep the test line.
     const wake = { render: new Wakeup(), send: new Wakeup(), notify: new Wakeup() };
+    const health = new StoreHealth(clock.now());
     if (enabled.has("sender")) {
       // The SIP line also answers the calls of inbound trunks (docs/inbound-api.md); what it
       // receives is stored with its deliveries, and the notifier is woken for them.
@@ -190,6 +191,8 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
         },
       });
       sipLine = buildSipLine(config, store, logger.child({ node: nodeId, dc: config.node.datacenter }), clock, sink);
+      // A SIP load balancer's OPTIONS probe gets 503 while the heartbeats find no store (and while the node drains).
+      sipLine?.setAvailability(() => (health.reachable ? null : "the node's store does not answer"));
       await sipLine?.start();
       const budget = pacingBudget({ trunks: config.lines.trunks, senderChannels: config.sender.channels, inboundChannels: config.inbound.channels, capacity: config.lines.pacingCapacity });
       const warning = sipLine === null ? null : pacingWarning(budget);
@@ -206,7 +209,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       holder,
       wake,
       lines: { test: new TestLine({ clock, timeScale: Number(config.testLine.timeScale) }), production: sipLine },
-      health: new StoreHealth(clock.now()),
+      health,
       singleton: (name) => new SingletonDuty({ db: openedStore.db, name, holder, leaseMs: config.cluster.dutyLease, clock, logger: nodeLogger }),
       metrics,
     };

@@ -22,6 +22,7 @@ export const COPIED_TABLES = [
   "customer_templates",
   "inbound_topics",
   "inbound_numbers",
+  "inbound_sftp_deliveries",
   "inbound_credentials",
   "blacklist",
   "destination_capabilities",

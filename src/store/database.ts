@@ -67,11 +67,11 @@ export interface NotificationsTable {
   job_id: string;
   cust_nr: string;
   datacenter: string;
-  /** http | email */
+  /** http | email | sftp */
   channel: string;
   /** job.completed, or an opt-in intermediate event (see notifications/events.ts). */
   event: string;
-  /** The push URL or the e-mail address. */
+  /** The push URL, the e-mail address, or the SFTP destination (`sftp://user@host:port/directory`). */
   target: string;
   /** Whom the per-receiver concurrency limit counts against: the URL's origin, or `smtp`. */
   receiver: string;
@@ -377,6 +377,32 @@ export interface InboundTopicsTable {
   created_at: number;
 }
 
+/** A topic's fax-to-SFTP delivery (migration 0020; src/inbound/sftp-delivery-settings.ts). */
+export interface InboundSftpDeliveriesTable {
+  cust_nr: string;
+  topic: string;
+  host: string;
+  port: number;
+  username: string;
+  /** key | password */
+  auth_method: string;
+  /** Secret: the private key text (unencrypted OpenSSH or PEM); never shown. */
+  private_key: string | null;
+  /** Secret: the login password; never shown. */
+  password: string | null;
+  /** JSON array of accepted host key fingerprints, `SHA256:…`. */
+  host_keys: string;
+  /** Remote directory; "" is the login's directory. */
+  directory: string;
+  file_pattern: string;
+  /** PDF | TIFF */
+  document_format: string;
+  /** JSON | XML */
+  metadata_format: string;
+  created_at: number;
+  updated_at: number;
+}
+
 /** A fax number (DID) that receives into a topic (migration 0008). */
 export interface InboundNumbersTable {
   e164: string;
@@ -530,6 +556,7 @@ export interface Database {
   console_sessions: ConsoleSessionsTable;
   inbound_topics: InboundTopicsTable;
   inbound_numbers: InboundNumbersTable;
+  inbound_sftp_deliveries: InboundSftpDeliveriesTable;
   inbound_credentials: InboundCredentialsTable;
   received_faxes: ReceivedFaxesTable;
   report_out_faxes: ReportOutFaxesTable;

@@ -221,6 +221,18 @@ describe("web console in Chromium", () => {
     await page.locator('[data-topic="front-desk"]').getByLabel("Mail each fax to (addresses, comma-separated)").fill("desk@example.com");
     await page.locator('[data-topic="front-desk"]').getByRole("button", { name: "Save" }).click();
     await page.locator('[data-topic="front-desk"]').getByRole("status").filter({ hasText: "Saved." }).waitFor();
+    // Fax-to-SFTP with a key made for it: the page then shows its public key to authorise.
+    // (192.0.2.7 is a documentation address: the delivery is refused without any traffic.)
+    const sftp = page.locator('[data-sftp="front-desk"]');
+    await sftp.getByLabel("Server (host name or address)").fill("192.0.2.7");
+    await sftp.getByLabel("User name").fill("fax");
+    await sftp.getByLabel("Server's host key fingerprints (SHA256:…, one per line)").fill(`SHA256:${"A".repeat(43)}`);
+    assert.equal(await sftp.getByLabel("Make a new key for this delivery").isChecked(), true);
+    await sftp.getByRole("button", { name: "Set SFTP delivery" }).click();
+    const publicKey = sftp.getByLabel("Public key: add this line to the user's authorized_keys on the server");
+    await publicKey.waitFor();
+    assert.match(await publicKey.inputValue(), /^ssh-ed25519 AAAA\S+$/);
+    assert.match((await sftp.textContent()) ?? "", /sftp:\/\/fax@192\.0\.2\.7:22\//);
     await expectAccessible(page, "settings page with a topic");
 
     // The test account faxes its own number: the fax arrives on the topic.
@@ -246,9 +258,12 @@ describe("web console in Chromium", () => {
     const pdf = await page.request.get(`${node.url}${await page.getByRole("link", { name: "Download PDF" }).getAttribute("href")}`);
     assert.equal(pdf.headers()["content-type"], "application/pdf");
     // No SMTP server is set up here: the mail fails for good, is shown, and can be sent again.
-    const delivery = page.locator('[data-notification]').first();
+    const delivery = page.locator("[data-notification]").filter({ hasText: "desk@example.com" });
     await delivery.waitFor();
-    assert.match((await delivery.textContent()) ?? "", /desk@example\.com/);
+    // The SFTP delivery is refused at once (a documentation address), with its reason.
+    const sftpDelivery = page.locator('[data-notification][data-state="failed"]').filter({ hasText: "SFTP" });
+    await sftpDelivery.waitFor();
+    assert.match((await sftpDelivery.textContent()) ?? "", /sftp:\/\/fax@192\.0\.2\.7:22\/.*Refusing to connect to the SFTP server 192\.0\.2\.7:22: 192\.0\.2\.7 is a documentation address/);
     await expectAccessible(page, "received fax page");
     await context.close();
   });

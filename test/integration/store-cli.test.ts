@@ -70,17 +70,17 @@ describe("postgres: migrations", { skip: !runPostgres && "FAXLINE_TEST_DIALECTS 
   it("migrate --check lists what is pending and changes nothing; migrate runs it", async () => {
     const check = await cli("migrate", "--check");
     assert.equal(check.code, 1, check.stderr);
-    assert.match(check.stdout, /has 11 pending migration\(s\)/);
+    assert.match(check.stdout, /has 12 pending migration\(s\)/);
     assert.match(check.stdout, /0001-create-core-tables/);
     assert.match(check.stdout, /0011-add-job-cancelled-by/);
     const tables = await pgQuery<{ n: number }>(ts.url, "select count(*) as n from information_schema.tables where table_name = 'jobs'");
     assert.equal(tables[0]!.n, 0, "--check created nothing");
     const run = await cli("migrate");
     assert.equal(run.code, 0, run.stderr);
-    assert.match(run.stdout, /Migrated the store postgres:\/\/.*0011-add-job-cancelled-by/s);
+    assert.match(run.stdout, /Migrated the store postgres:\/\/.*0020-create-inbound-sftp-deliveries/s);
     const again = await cli("migrate", "--check");
     assert.equal(again.code, 0);
-    assert.match(again.stdout, /is up to date \(11 migrations\)/);
+    assert.match(again.stdout, /is up to date \(12 migrations\)/);
   });
 
   it("ten nodes opening an empty database at once migrate it once", async () => {
@@ -92,7 +92,7 @@ describe("postgres: migrations", { skip: !runPostgres && "FAXLINE_TEST_DIALECTS 
         const rows = await pgQuery<{ name: string }>(fresh.url, "select name from kysely_migration order by name");
         assert.deepEqual(
           rows.map((r) => r.name),
-          ["0001-create-core-tables", "0002-create-notification-tables", "0003-create-fax-image-variants", "0004-create-destination-capabilities", "0005-create-cluster-tables", "0006-create-adoption-tables", "0007-create-console-tables", "0008-create-inbound-tables", "0009-add-job-tone-mode", "0010-add-customer-tone-mode", "0011-add-job-cancelled-by"],
+          ["0001-create-core-tables", "0002-create-notification-tables", "0003-create-fax-image-variants", "0004-create-destination-capabilities", "0005-create-cluster-tables", "0006-create-adoption-tables", "0007-create-console-tables", "0008-create-inbound-tables", "0009-add-job-tone-mode", "0010-add-customer-tone-mode", "0011-add-job-cancelled-by", "0020-create-inbound-sftp-deliveries"],
         );
         const triggers = await pgQuery<{ n: number }>(fresh.url, "select count(*) as n from pg_trigger where tgname like '%_signal_%'");
         assert.equal(triggers[0]!.n, 3);

@@ -1,15 +1,19 @@
 /**
  * The database goes away under a running node (PostgreSQL stopped while a call runs) and comes
  * back. While it is away the API answers 503 with Retry-After (never a 201, never a 500) and
- * /ready says not ready; the call in flight ends and its outcome is recorded once the database
+ * /ready says not ready, and so does the SIP line to a load balancer's OPTIONS probe (503: send
+ * calls to another node); the call in flight ends and its outcome is recorded once the database
  * is back; the node carries on by itself, without a restart, and nothing is sent twice.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { api, eventually, tempDir, TEXT_DOC, waitForFinalReport } from "../support/test-node.ts";
-import { createAccountWithCli, startChildNode, stopAllChildNodes, withChildLogs, FAST_RETRIES_ENV, type ChildNode } from "../support/child-node.ts";
+import { createAccountWithCli, freeUdpPort, startChildNode, stopAllChildNodes, withChildLogs, FAST_RETRIES_ENV, type ChildNode } from "../support/child-node.ts";
 import { DIALECTS } from "../support/dialects.ts";
 import { pgQuery, startPostgresCluster, type PostgresCluster } from "../support/postgres-cluster.ts";
+import { sipOptions } from "../support/sip-options.ts";
+import { writeFileSync } from "node:fs";
+import { join } from "node:path";
 
 const ACCOUNT = { custNr: "99999TE", login: "outage", password: "outage-pass-1" };
 
@@ -35,13 +39,28 @@ describe("postgres: the database goes away and comes back", { skip: !DIALECTS.in
     await withChildLogs(
       () => [node],
       async () => {
-        // A call takes about 4 s (test line at a tenth of real time); heartbeats every 200 ms.
+        // A call takes about 4 s (test line at a tenth of real time); heartbeats every 200 ms. The
+        // node answers calls of an inbound trunk on a SIP port of its own.
+        const trunks = join(dir.path, "trunks.yaml");
+        writeFileSync(trunks, 'trunks:\n  - name: carrier\n    proxy: 127.0.0.1:9\n    callerNumber: "+4930555000"\n    routes: ["+1"]\n    inbound: true\n');
+        const sipPort = await freeUdpPort();
         node = await startChildNode({
           name: "node",
           dataDir: dir.path,
           timeScale: "0.1",
-          env: { ...FAST_RETRIES_ENV, FAXLINE_STORE_URL: url, FAXLINE_CLUSTER_HEARTBEAT_INTERVAL: "200ms", FAXLINE_STORE_CONNECT_TIMEOUT: "2s", FAXLINE_LOG_LEVEL: "info" },
+          env: {
+            ...FAST_RETRIES_ENV,
+            FAXLINE_STORE_URL: url,
+            FAXLINE_CLUSTER_HEARTBEAT_INTERVAL: "200ms",
+            FAXLINE_STORE_CONNECT_TIMEOUT: "2s",
+            FAXLINE_LOG_LEVEL: "info",
+            FAXLINE_LINES_TRUNKS_FILE: trunks,
+            FAXLINE_LINES_LOCAL_ADDRESS: "127.0.0.1",
+            FAXLINE_LINES_SIP_PORT: String(sipPort),
+            FAXLINE_LINES_MEDIA_PORTS: "47980-47999",
+          },
         });
+        assert.equal((await sipOptions("127.0.0.1", sipPort))?.status, 200, "a load balancer's probe finds the node up");
         const client = api(node.url, ACCOUNT);
         const sent = await client.post(`/${ACCOUNT.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
         assert.equal(sent.status, 201);
@@ -64,6 +83,12 @@ describe("postgres: the database goes away and comes back", { skip: !DIALECTS.in
         const ready = await fetch(`${node.url}/ready`);
         assert.equal(ready.status, 503);
         assert.equal((await fetch(`${node.url}/health`)).status, 200, "the process itself is alive");
+        // Its heartbeats fail: a SIP load balancer's probe is told to send calls elsewhere.
+        const probed = await eventually(async () => {
+          const answer = await sipOptions("127.0.0.1", sipPort);
+          return answer?.status === 503 ? answer : undefined;
+        }, 5_000, "OPTIONS to be answered 503 while the store is away");
+        assert.equal(probed.reason, "Service Unavailable (the node's store does not answer)");
 
         // The call ends while the database is away (about 4 s after it started).
         await new Promise((r) => setTimeout(r, 5_000));
@@ -73,6 +98,7 @@ describe("postgres: the database goes away and comes back", { skip: !DIALECTS.in
         const final = await waitForFinalReport(client, ACCOUNT.custNr, jobId, 30_000);
         assert.equal(final.recipientStatus[0].status, "OK");
         assert.equal((await fetch(`${node.url}/ready`)).status, 200);
+        await eventually(async () => ((await sipOptions("127.0.0.1", sipPort))?.status === 200 ? true : undefined), 5_000, "OPTIONS to be answered 200 again");
         const again = await client.post(`/${ACCOUNT.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
         assert.equal(again.status, 201, "accepting jobs again without a restart");
         await waitForFinalReport(client, ACCOUNT.custNr, again.body.jobId, 30_000);

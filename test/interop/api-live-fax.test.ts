@@ -25,8 +25,8 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { api, createTestLogin, startTestNode, tempDir, waitForFinalReport, type TestNode } from "../support/test-node.ts";
-import { comparePages, LETTER, requireNativeBuild } from "./interop-support.ts";
-import { cleanupPeers, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver, type ReceiverResult, type ReceiverRun, type SippRun } from "./peer-processes.ts";
+import { comparePages, LETTER, requireNativeBuild, requirePeer } from "./interop-support.ts";
+import { cleanupPeers, startG711Receiver, startSipp, startT38Receiver, type ReceiverResult, type ReceiverRun, type SippRun } from "./peer-processes.ts";
 
 const SPEED = 50;
 /**
@@ -163,7 +163,8 @@ async function assertDelivered(node: TestNode, run: LetterRun): Promise<void> {
   assert.match(run.sippLogs, /DIALLED 4930123456/);
 }
 
-describe("a live account's fax over a SIP trunk (SIPp) to a SpanDSP receiver, T.38 and G.711", { skip: HAVE_SIPP ? false : "sipp is not installed (Debian package sip-tester)" }, () => {
+describe("a live account's fax over a SIP trunk (SIPp) to a SpanDSP receiver, T.38 and G.711", () => {
+  before(() => requirePeer("sipp"));
   const dir = tempDir("faxline-live-fax-");
   before(() => requireNativeBuild());
   after(() => {

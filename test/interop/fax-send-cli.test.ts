@@ -11,12 +11,13 @@ import path from "node:path";
 import { after, before, describe, it } from "node:test";
 import { runFaxlineCli } from "../support/child-node.ts";
 import { tempDir } from "../support/test-node.ts";
-import { comparePages, LETTER, renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
-import { cleanupPeers, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver } from "./peer-processes.ts";
+import { comparePages, LETTER, renderTwoPageLetter, requireNativeBuild, requirePeer } from "./interop-support.ts";
+import { cleanupPeers, startG711Receiver, startSipp, startT38Receiver } from "./peer-processes.ts";
 
 const RECEIVER_IDENT = "FAXLINE-CLI-RX";
 
-describe("faxline fax send", { skip: HAVE_SIPP ? false : "sipp is not installed (Debian package sip-tester)" }, () => {
+describe("faxline fax send", () => {
+  before(() => requirePeer("sipp"));
   const dir = tempDir("faxline-fax-send-");
   const letter = path.join(dir.path, "letter.txt");
   let sentHigh: Buffer;

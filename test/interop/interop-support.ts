@@ -10,6 +10,9 @@ import { renderFaxJob } from "../../src/render/render-fax-job.ts";
 import type { Resolution } from "../../src/render/pages/grey-page.ts";
 import { decodePage, type PagePixels } from "../support/fax-page-pixels.ts";
 
+/** The peers the interop suites need fail them, never skip them, when missing (test/support/required-peers.ts). */
+export { havePeer, requirePeer } from "../support/required-peers.ts";
+
 export const ADDON_PATH = fileURLToPath(new URL("../../native/spandsp-engine/build/Release/spandsp_engine.node", import.meta.url));
 export const RECEIVER_PATH = fileURLToPath(new URL("../peers/spandsp-receiver/build/t38_receiver", import.meta.url));
 export const G711_RECEIVER_PATH = fileURLToPath(new URL("../peers/spandsp-receiver/build/g711_receiver", import.meta.url));

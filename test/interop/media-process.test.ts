@@ -14,13 +14,14 @@ import type { EngineEvent } from "../../src/line/fax-engine/engine.ts";
 import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
-import { renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
-import { cleanupPeers, HAVE_SIPP, startSipp, startT38Receiver } from "./peer-processes.ts";
+import { renderTwoPageLetter, requireNativeBuild, requirePeer } from "./interop-support.ts";
+import { cleanupPeers, startSipp, startT38Receiver } from "./peer-processes.ts";
 
 const SPEED = 20;
 const PAGE_SIZES = [20_000, 5_000];
 
-describe("the media process: a crash or hang ends only its calls", { skip: HAVE_SIPP ? false : "sipp is not installed (Debian package sip-tester)" }, () => {
+describe("the media process: a crash or hang ends only its calls", () => {
+  before(() => requirePeer("sipp"));
   let image: Buffer;
   let sip: SipFaxLine;
   before(async () => {

@@ -6,7 +6,7 @@
  * (test/peers/spandsp-receiver/g711_receiver.c, also built by scripts/build-native.sh).
  * `cleanupPeers()` kills whatever is left.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import dnsPromises from "node:dns/promises";
 import dgram from "node:dgram";
 import net from "node:net";
@@ -18,8 +18,6 @@ import { fileURLToPath } from "node:url";
 import { G711_RECEIVER_PATH, RECEIVER_PATH } from "./interop-support.ts";
 
 export const SCENARIOS = path.join(path.dirname(fileURLToPath(import.meta.url)), "sipp");
-export const HAVE_DNSMASQ = spawnSync("dnsmasq", ["--version"], { encoding: "utf8" }).stdout?.includes("Dnsmasq") ?? false;
-export const HAVE_SIPP = spawnSync("sipp", ["-v"], { encoding: "utf8" }).stdout?.includes("SIPp") ?? false;
 
 const cleanups: (() => void)[] = [];
 

@@ -23,9 +23,9 @@ import type { CallRequest } from "../../src/line/line.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { testTrunk } from "../support/sip-trunk.ts";
-import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, twoPageLowCallRequest } from "./interop-support.ts";
-import { cleanupPeers, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver, type ReceiverRun } from "./peer-processes.ts";
-import { HAVE_RTPENGINE, mediaPort, startRtpengine, type Bencodable, type RtpengineRun } from "./rtpengine-peer.ts";
+import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, requirePeer, twoPageLowCallRequest } from "./interop-support.ts";
+import { cleanupPeers, startG711Receiver, startSipp, startT38Receiver, type ReceiverRun } from "./peer-processes.ts";
+import { mediaPort, startRtpengine, type Bencodable, type RtpengineRun } from "./rtpengine-peer.ts";
 
 const RECEIVER_IDENT = "FAXLINE-RTPE-RX";
 
@@ -76,8 +76,11 @@ function relayedStream(call: Record<string, Bencodable>, tag: string): { type: s
 
 describe(
   "a fax through rtpengine's T.38/G.711 gateway, in real time",
-  { skip: !HAVE_RTPENGINE ? "rtpengine is not installed (Debian package rtpengine-daemon)" : !HAVE_SIPP ? "sipp is not installed (Debian package sip-tester)" : false },
   () => {
+    before(() => {
+      requirePeer("rtpengine");
+      requirePeer("sipp");
+    });
     let image: Buffer;
     let rtpengine: RtpengineRun;
     before(async () => {

@@ -11,11 +11,9 @@
  *
  * rtpengine keeps real time only, so calls through it take about 30 s a page.
  */
-import { spawn, spawnSync } from "node:child_process";
+import { spawn } from "node:child_process";
 import { randomBytes } from "node:crypto";
 import dgram from "node:dgram";
-
-export const HAVE_RTPENGINE = spawnSync("rtpengine", ["--version"], { encoding: "utf8" }).status === 0;
 
 export type Bencodable = string | number | Bencodable[] | { [key: string]: Bencodable };
 

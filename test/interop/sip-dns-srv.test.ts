@@ -7,7 +7,7 @@
  * first SRV set of _sip._udp, _sip._tcp, _sips._tcp, else UDP; a call then goes over TCP to SIPp.
  */
 import assert from "node:assert/strict";
-import { after, describe, it } from "node:test";
+import { after, before, describe, it } from "node:test";
 import { orderSrv, resolveTargets, systemResolver } from "../../src/line/sip/resolve-targets.ts";
 import { parseSipUri } from "../../src/line/sip/sip-uri.ts";
 import { SipUserAgent } from "../../src/line/sip/sip-user-agent.ts";
@@ -16,8 +16,8 @@ import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { testTrunk } from "../support/sip-trunk.ts";
-import { twoPageLowCallRequest } from "./interop-support.ts";
-import { cleanupPeers, HAVE_DNSMASQ, HAVE_SIPP, startDnsmasq, startSipp } from "./peer-processes.ts";
+import { requirePeer, twoPageLowCallRequest } from "./interop-support.ts";
+import { cleanupPeers, startDnsmasq, startSipp } from "./peer-processes.ts";
 
 after(() => cleanupPeers());
 
@@ -56,7 +56,11 @@ describe("SRV ordering (RFC 2782)", () => {
   });
 });
 
-describe("trunk hosts by DNS SRV, with failover (RFC 3263)", { skip: !HAVE_SIPP ? "sipp is not installed (Debian package sip-tester)" : !HAVE_DNSMASQ ? "dnsmasq is not installed (Debian package dnsmasq-base)" : false }, () => {
+describe("trunk hosts by DNS SRV, with failover (RFC 3263)", () => {
+  before(() => {
+    requirePeer("sipp");
+    requirePeer("dnsmasq");
+  });
   it("resolves _sip._udp SRV targets in priority order to their addresses", async () => {
     const dns = await startDnsmasq({
       srv: [

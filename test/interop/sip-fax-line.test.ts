@@ -16,8 +16,8 @@ import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { testTrunk } from "../support/sip-trunk.ts";
-import { renderTwoPageLetter, requireNativeBuild, twoPageLowCallRequest } from "./interop-support.ts";
-import { cleanupPeers, HAVE_SIPP, startSipp, startT38Receiver } from "./peer-processes.ts";
+import { renderTwoPageLetter, requireNativeBuild, requirePeer, twoPageLowCallRequest } from "./interop-support.ts";
+import { cleanupPeers, startSipp, startT38Receiver } from "./peer-processes.ts";
 
 const SPEED = 50;
 
@@ -54,7 +54,8 @@ const HANGING_ENGINE: Engine = {
   },
 };
 
-describe("the SIP line's failure paths against SIPp", { skip: HAVE_SIPP ? false : "sipp is not installed (Debian package sip-tester)" }, () => {
+describe("the SIP line's failure paths against SIPp", () => {
+  before(() => requirePeer("sipp"));
   let dir: string;
   let image: Buffer;
   before(async () => {

@@ -16,8 +16,8 @@ import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { testTrunk } from "../support/sip-trunk.ts";
-import { comparePages, identical, renderTwoPageLetter, requireNativeBuild } from "./interop-support.ts";
-import { cleanupPeers, HAVE_SIPP, startSipp, startT38Sender } from "./peer-processes.ts";
+import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, requirePeer } from "./interop-support.ts";
+import { cleanupPeers, startSipp, startT38Sender } from "./peer-processes.ts";
 
 const SPEED = 20;
 const DID = "+4930123456";
@@ -54,7 +54,8 @@ async function receptions(sink: CollectingSink, count: number): Promise<Received
   return sink.received;
 }
 
-describe("receiving faxes: SIPp as the carrier, SpanDSP as the caller's fax machine", { skip: HAVE_SIPP ? false : "sipp is not installed (Debian package sip-tester)" }, () => {
+describe("receiving faxes: SIPp as the carrier, SpanDSP as the caller's fax machine", () => {
+  before(() => requirePeer("sipp"));
   let dir: string;
   let image: Buffer;
   let txFile: string;

@@ -6,7 +6,7 @@
  *
  * TLS: Debian's SIPp is built without OpenSSL (`sipp -t l1` → "To use a TLS transport you must
  * compile SIPp with OpenSSL"), so the TLS test puts a Node TLS server in front of SIPp's TCP
- * port, with a throw-away certificate made by `openssl` (skipped when openssl is missing).
+ * port, with a throw-away certificate made by `openssl` (a missing openssl fails the test: scripts/install.sh installs it).
  */
 import assert from "node:assert/strict";
 import { spawnSync } from "node:child_process";
@@ -16,14 +16,12 @@ import net from "node:net";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import tls from "node:tls";
-import { after, describe, it } from "node:test";
-import { cleanupPeers, HAVE_SIPP, startSipp as startSippPeer, type SippRun } from "./peer-processes.ts";
+import { after, before, describe, it } from "node:test";
+import { requirePeer } from "../support/required-peers.ts";
+import { cleanupPeers, startSipp as startSippPeer, type SippRun } from "./peer-processes.ts";
 import type { SipCall } from "../../src/line/sip/sip-call.ts";
 import { SipUserAgent, type PlaceCallOptions } from "../../src/line/sip/sip-user-agent.ts";
 import type { SipTraceEntry, SipTransportProtocol } from "../../src/line/sip/transports.ts";
-
-const HAVE_OPENSSL = spawnSync("openssl", ["version"], { encoding: "utf8" }).status === 0;
-const SKIP_SIPP = HAVE_SIPP ? false : "sipp is not installed (Debian package sip-tester)";
 
 /** Call setup times (INVITE sent → 2xx), for the summary line. */
 const setupTimes: { scenario: string; transport: string; setupMs: number; wallMs: number }[] = [];
@@ -112,7 +110,8 @@ function expectedDigest(p: Map<string, string>, method: string, password: string
   return h(`${ha1}:${p.get("nonce")}:${p.get("nc")}:${p.get("cnonce")}:${p.get("qop")}:${ha2}`);
 }
 
-describe("SIP user agent against SIPp", { skip: SKIP_SIPP, timeout: 90_000 }, () => {
+describe("SIP user agent against SIPp", { timeout: 90_000 }, () => {
+  before(() => requirePeer("sipp"));
   after(() => {
     if (setupTimes.length === 0) return;
     const lines = setupTimes.map((s) => `${s.scenario} (${s.transport}): INVITE→2xx ${s.setupMs} ms, placeCall→answered ${s.wallMs.toFixed(1)} ms`);
@@ -430,7 +429,8 @@ describe("SIP user agent against SIPp", { skip: SKIP_SIPP, timeout: 90_000 }, ()
     });
   });
 
-  it("works over TLS (Node TLS server in front of SIPp's TCP port)", { skip: HAVE_OPENSSL ? false : "openssl is not installed" }, async () => {
+  it("works over TLS (Node TLS server in front of SIPp's TCP port)", async () => {
+    requirePeer("openssl");
     const dir = mkdtempSync(path.join(tmpdir(), "faxline-tls-"));
     cleanups.push(() => rmSync(dir, { recursive: true, force: true }));
     const key = path.join(dir, "key.pem");

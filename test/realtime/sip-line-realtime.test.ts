@@ -20,12 +20,13 @@ import type { FaxTransport } from "../../src/line/outcomes/call-outcomes.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { testTrunk } from "../support/sip-trunk.ts";
-import { comparePages, identical, renderTwoPageLetter, requireNativeBuild } from "../interop/interop-support.ts";
-import { cleanupPeers, HAVE_SIPP, startG711Receiver, startSipp, startT38Receiver } from "../interop/peer-processes.ts";
+import { comparePages, identical, renderTwoPageLetter, requireNativeBuild, requirePeer } from "../interop/interop-support.ts";
+import { cleanupPeers, startG711Receiver, startSipp, startT38Receiver } from "../interop/peer-processes.ts";
 
 const RECEIVER_IDENT = "FAXLINE-RT-RX";
 
-describe("the SIP line in real time, every rung of the fallback ladder", { skip: !HAVE_SIPP ? "sipp is not installed (Debian package sip-tester)" : false }, () => {
+describe("the SIP line in real time, every rung of the fallback ladder", () => {
+  before(() => requirePeer("sipp"));
   let image: Buffer;
   before(async () => {
     requireNativeBuild();

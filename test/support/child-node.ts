@@ -15,6 +15,7 @@
  * `runFaxlineCli()` runs any other `faxline` command (e.g. `accounts create`) to completion.
  */
 import { spawn, type ChildProcess } from "node:child_process";
+import { createSocket } from "node:dgram";
 import { once } from "node:events";
 import { readFileSync } from "node:fs";
 import { createServer } from "node:net";
@@ -34,6 +35,18 @@ export async function freePort(host = "127.0.0.1"): Promise<number> {
   const port = typeof address === "object" && address !== null ? address.port : 0;
   await new Promise<void>((r) => server.close(() => r()));
   if (port === 0) throw new Error("could not obtain a free port");
+  return port;
+}
+
+/** A UDP port that was free a moment ago on `host` (bind port 0, read it, close): a node's SIP port. */
+export async function freeUdpPort(host = "127.0.0.1"): Promise<number> {
+  const socket = createSocket("udp4");
+  await new Promise<void>((resolve, reject) => {
+    socket.once("error", reject);
+    socket.bind(0, host, resolve);
+  });
+  const port = socket.address().port;
+  await new Promise<void>((resolve) => socket.close(() => resolve()));
   return port;
 }
 

@@ -5,10 +5,11 @@
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { existsSync, readFileSync } from "node:fs";
+import { readFileSync } from "node:fs";
 import { FailureReasons, type FailureReasonCode } from "../../src/errors/failure-reasons.ts";
 import { T30_ERR, type T30ErrName } from "../../src/line/fax-engine/t30-completion-codes.ts";
 import { TEST_NUMBERS } from "../../src/line/test-numbers.ts";
+import { requirePeer } from "../support/required-peers.ts";
 import {
   classifySipResponse,
   describeSipResponse,
@@ -211,7 +212,8 @@ describe("call outcomes: every T30_ERR completion code", () => {
     for (const [name, code] of table) assert.equal(T30_ERR[name].code, code, name);
   });
 
-  it("covers every T30_ERR_* of the installed spandsp t30.h, by name and number", { skip: !existsSync("/usr/include/spandsp/t30.h") && "libspandsp-dev is not installed" }, () => {
+  it("covers every T30_ERR_* of the installed spandsp t30.h, by name and number", () => {
+    requirePeer("spandsp-headers");
     const header = readFileSync("/usr/include/spandsp/t30.h", "utf8");
     const body = /enum\s*\{([^}]*T30_ERR_OK[^}]*)\}/.exec(header)![1]!;
     const names = [...body.matchAll(/\b(T30_ERR_[A-Z0-9_]+)\b(\s*=\s*(\d+))?/g)];

@@ -20,6 +20,7 @@ import { writeTiffF, type G4Page } from "../../src/render/fax-image/write-tiff-f
 import type { DocumentInput, RenderLimits } from "../../src/render/pages/grey-page.ts";
 import { renderFaxJob, type FaxJobRenderInput } from "../../src/render/render-fax-job.ts";
 import { decodePage, renderedImages, renderOneImage } from "../support/fax-page-pixels.ts";
+import { requirePeer } from "../support/required-peers.ts";
 import { tempDir } from "../support/test-node.ts";
 
 const TWO_PAGES = Array.from({ length: 70 }, (_, i) => `Line ${i + 1}: the quick brown fox jumps over the lazy dog.`).join("\n");
@@ -32,9 +33,6 @@ const CASES: { options: TextLayoutOptions; height: number; yDpi: number }[] = [
   { options: { paperFormat: "LETTER", resolution: "HIGH" }, height: 2156, yDpi: 196 },
   { options: { paperFormat: "LETTER", resolution: "LOW" }, height: 1078, yDpi: 98 },
 ];
-
-const tiffinfoMissing = spawnSync("tiffinfo", [], { encoding: "utf8" }).error !== undefined;
-const TIFFINFO_SKIP = tiffinfoMissing ? "tiffinfo is not installed (Debian package libtiff-tools; scripts/install.sh installs it)" : false;
 
 const textDocument = (text = TWO_PAGES): DocumentInput => ({ name: "letter.txt", bytes: Buffer.from(text, "utf8") });
 
@@ -118,7 +116,8 @@ describe("renderFaxJob: TIFF-F structure", () => {
     assert.ok(pixels.some((v) => v === 0), "some text is black");
   });
 
-  it("tiffinfo -D reads and decodes every page of every variant without a warning", { skip: TIFFINFO_SKIP }, async () => {
+  it("tiffinfo -D reads and decodes every page of every variant without a warning", async () => {
+    requirePeer("tiffinfo");
     const dir = tempDir();
     try {
       for (const { options } of CASES) {

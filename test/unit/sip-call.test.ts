@@ -355,6 +355,38 @@ describe("sip call: answers", () => {
     peer.send(base("INVITE"), AUDIO_ANSWER(1));
     await peer.expectResponse(603);
   });
+
+  it("answers OPTIONS outside any call (a balancer's probe) with 503 while its availability check names a reason, 200 otherwise; both say what it takes", async () => {
+    const { peer, ua } = await setup();
+    peer.invite = await peer.expectRequest("INVITE");
+    let reason: string | null = "the node is shutting down";
+    ua.setAvailability(() => reason);
+    const local = ua.udpLocal;
+    let n = 0;
+    const probe = (): void =>
+      peer.send([
+        `OPTIONS sip:127.0.0.1:${local.port} SIP/2.0`,
+        `Via: SIP/2.0/UDP 127.0.0.1:${peer.port};branch=z9hG4bKprobe${++n}`,
+        "From: <sip:balancer@127.0.0.2>;tag=probe",
+        `To: <sip:127.0.0.1:${local.port}>`,
+        `Call-ID: probe-${n}`,
+        "CSeq: 10 OPTIONS",
+        "Max-Forwards: 70",
+      ]);
+    probe();
+    const refused = await peer.expectResponse(503);
+    assert.equal(refused.reason, "Service Unavailable (the node is shutting down)");
+    reason = null;
+    probe();
+    const ok = await peer.expectResponse(200);
+    for (const answer of [refused, ok]) {
+      assert.equal(answer.headers.get("allow"), "INVITE, ACK, CANCEL, BYE, OPTIONS, UPDATE, INFO");
+      assert.equal(answer.headers.get("accept"), "application/sdp");
+      assert.equal(answer.headers.get("supported"), "timer, 100rel");
+      assert.equal(answer.headers.get("server"), "Faxline");
+      assert.match(answer.headers.get("to") ?? "", /;tag=/);
+    }
+  });
 });
 
 describe("sip call: session timers (RFC 4028), placing the call", () => {

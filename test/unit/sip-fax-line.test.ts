@@ -1,8 +1,8 @@
 /**
  * The SIP line's parts that need no far end: media port pairs, the T.30 progress tracker the
  * watchdog reads, how SIP failures become call ends, fax ids, and the line's own decisions
- * before and around a call (no route, bad number, no image, waiting for a call slot), with a UDP
- * socket that swallows every INVITE as the trunk's proxy.
+ * before and around a call (no route, bad number, no image, waiting for a call slot, what OPTIONS
+ * probes are told), with a UDP socket that swallows every INVITE as the trunk's proxy.
  */
 import { describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -18,6 +18,7 @@ import { faxIdent, SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.t
 import type { SipCallFailure } from "../../src/line/sip/sip-call-events.ts";
 import type { TrunkConfig } from "../../src/line/trunks/trunk-config.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
+import { sipOptions } from "../support/sip-options.ts";
 import { testTrunk } from "../support/sip-trunk.ts";
 
 describe("media port pairs", () => {
@@ -212,6 +213,24 @@ describe("the SIP line before and around a call", () => {
     } finally {
       await sip.close();
       proxy.close();
+    }
+  });
+
+  it("answers a balancer's OPTIONS probe 200, 503 while its availability check names a reason, and 503 from the start of a drain", async () => {
+    const sip = line([trunk(9)]);
+    try {
+      await sip.start();
+      const port = sip.sipLocal!.port;
+      assert.deepEqual(await sipOptions("127.0.0.1", port), { status: 200, reason: "OK" });
+      let store: string | null = "the node's store does not answer";
+      sip.setAvailability(() => store);
+      assert.deepEqual(await sipOptions("127.0.0.1", port), { status: 503, reason: "Service Unavailable (the node's store does not answer)" });
+      store = null;
+      assert.deepEqual(await sipOptions("127.0.0.1", port), { status: 200, reason: "OK" });
+      await sip.drain(new AbortController().signal);
+      assert.deepEqual(await sipOptions("127.0.0.1", port), { status: 503, reason: "Service Unavailable (the node is shutting down)" });
+    } finally {
+      await sip.close();
     }
   });
 

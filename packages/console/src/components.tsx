@@ -71,7 +71,7 @@ export function DeliveryLog({ entries, onRedeliver }: { entries: DeliveryEntry[]
         <li data-notification={d.id} data-state={d.state}>
           <div class="notification-head">
             <span class={`badge ${d.state === "delivered" ? "badge-good" : d.state === "failed" ? "badge-bad" : "badge-info"}`}>{d.state}</span>{" "}
-            <strong>{d.channel === "http" ? "HTTP" : "E-mail"}</strong> <span class="mono">{d.target}</span>
+            <strong>{d.channel === "http" ? "HTTP" : d.channel === "sftp" ? "SFTP" : "E-mail"}</strong> <span class="mono">{d.target}</span>
             {d.event ? ` · ${d.event}` : ""} · {t("job.tries", { n: d.attempts })}
             <button type="button" class="button-quiet" disabled={d.state === "delivering"} onClick={() => onRedeliver(d.id)}>
               {t("job.redeliver")}

@@ -11,6 +11,9 @@
  *  - GET    /console/api/topics                                 topics with numbers and deliveries
  *  - POST   /console/api/topics                                 {name}                         (manager)
  *  - PUT    /console/api/topics/{name}/deliveries               {mailTo, mailAttachment, pushUrl} (manager)
+ *  - PUT    /console/api/topics/{name}/sftp                     fax-to-SFTP settings; secrets are written, never read (manager)
+ *  - DELETE /console/api/topics/{name}/sftp                     removes it (manager)
+ *  - POST   /console/api/sftp-host-key                          {host, port}: the host key the server presents (manager)
  *
  * Numbers are assigned by operators (`faxline inbound number add`): a number is the carrier's, and
  * a customer could otherwise claim another's.
@@ -18,6 +21,11 @@
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../../errors/api-errors.ts";
 import { createTopic, listTopics, setTopicDeliveries } from "../../inbound/topics.ts";
+import { checkSftpHost, removeTopicSftpDelivery, setTopicSftpDelivery } from "../../inbound/sftp-delivery-settings.ts";
+import { readServerHostKey } from "../../notifications/sftp/sftp-host-key.ts";
+import { pushAddressGuard } from "../../notifications/push/push-address-guard.ts";
+import { systemLookup } from "../../net/pinned-lookup.ts";
+import { isIP } from "node:net";
 import { shownUrl } from "../../net/url-display.ts";
 import { listJobNotifications, redeliverNotification } from "../../store/queries/notifications.ts";
 import { receivedFaxSummary } from "../../inbound/pull-view.ts";
@@ -81,7 +89,7 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
       deliveries: (await listJobNotifications(db, row.id)).map(({ notification: n, tries }) => ({
         id: n.id,
         channel: n.channel,
-        target: n.channel === "http" ? shownUrl(n.target) : n.target,
+        target: n.channel === "http" ? shownUrl(n.target) : n.target, // sftp: sftp://user@host:port/dir, no secret
         state: n.state,
         attempts: n.attempts,
         lastError: n.last_error,
@@ -158,6 +166,89 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     );
     const updated = (await listTopics(db, session.custNr)).find((t) => t.name === name);
     return updated ? { ...updated, pushUrl: shownUrl(updated.pushUrl) } : undefined;
+  });
+
+  // Fax-to-SFTP: the same function as `faxline inbound topic set-sftp`. Secrets (key, passphrase,
+  // password) are taken when given and otherwise kept; no answer carries them.
+  app.put("/topics/:name/sftp", async (request) => {
+    const session = await requireManager(deps, request);
+    const { name } = request.params as { name: string };
+    const b = (request.body ?? {}) as Record<string, unknown>;
+    const text = (key: string): string | undefined => {
+      const v = b[key];
+      if (v === undefined || v === null) return undefined;
+      if (typeof v !== "string") throw new ApiError("invalid_request", `${key} must be text`);
+      return v;
+    };
+    const secret = (key: string): string | undefined => {
+      const v = text(key);
+      return v === undefined || v === "" ? undefined : v;
+    };
+    const port = b.port === undefined || b.port === null || b.port === "" ? undefined : Number(b.port);
+    if (b.hostKeys !== undefined && (!Array.isArray(b.hostKeys) || b.hostKeys.some((k) => typeof k !== "string") || b.hostKeys.length > 5)) {
+      throw new ApiError("invalid_request", "hostKeys must be a list of at most 5 fingerprints");
+    }
+    const authMethod = text("authMethod");
+    const privateKey = secret("privateKey");
+    const password = secret("password");
+    if (authMethod === "password" && privateKey !== undefined) throw new ApiError("invalid_request", "A password login takes no private key");
+    const view = await accountChange(() =>
+      setTopicSftpDelivery(
+        db,
+        session.custNr,
+        name,
+        {
+          host: text("host"),
+          port,
+          username: text("username"),
+          hostKeys: b.hostKeys as string[] | undefined,
+          privateKey: authMethod === "password" ? undefined : privateKey,
+          keyPassphrase: authMethod === "password" || privateKey === undefined ? undefined : (secret("keyPassphrase") ?? null),
+          generateKey: b.generateKey === true,
+          password: authMethod === "key" ? undefined : password,
+          authMethod,
+          directory: text("directory"),
+          filePattern: text("filePattern"),
+          documentFormat: text("documentFormat"),
+          metadataFormat: text("metadataFormat"),
+        },
+        deps.clock.now(),
+      ),
+    );
+    return view;
+  });
+
+  app.delete("/topics/:name/sftp", async (request, reply) => {
+    const session = await requireManager(deps, request);
+    const { name } = request.params as { name: string };
+    await accountChange(() => removeTopicSftpDelivery(db, session.custNr, name));
+    return reply.code(204).send();
+  });
+
+  // Reads the host key a server presents, for the manager to confirm before pinning it. The
+  // address guard of deliveries applies (sftp.allowTargets): the console is no port scanner.
+  const sftpGuard = pushAddressGuard(deps.config.sftp.allowTargets, "sftp.allowTargets");
+  app.post("/sftp-host-key", async (request) => {
+    await requireManager(deps, request);
+    const b = (request.body ?? {}) as { host?: unknown; port?: unknown };
+    if (typeof b.host !== "string") throw new ApiError("invalid_request", "host is required");
+    const host = await accountChange(async () => checkSftpHost(b.host as string));
+    const port = b.port === undefined || b.port === null || b.port === "" ? 22 : Number(b.port);
+    if (!Number.isInteger(port) || port < 1 || port > 65535) throw new ApiError("setting_invalid", `The SFTP port must be 1 to 65535, got ${String(b.port)}`);
+    let addresses: { address: string }[];
+    try {
+      addresses = isIP(host) !== 0 ? [{ address: host }] : await systemLookup(host);
+    } catch {
+      throw new ApiError("setting_invalid", `The host name ${host} does not resolve`);
+    }
+    if (addresses.length === 0 || addresses.some((a) => sftpGuard(a.address) !== null)) {
+      throw new ApiError("setting_invalid", `Faxline does not connect to ${host}: it is a loopback, private or reserved address (an operator allows it with sftp.allowTargets)`);
+    }
+    try {
+      return await readServerHostKey(addresses[0]!.address, port, Math.min(deps.config.sftp.timeout, 15_000));
+    } catch (err) {
+      throw new ApiError("setting_invalid", (err as Error).message);
+    }
   });
 
 }

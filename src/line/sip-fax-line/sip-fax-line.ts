@@ -197,9 +197,11 @@ export class SipFaxLine implements Line {
   #inbound: InboundCalls | null = null;
   #media: FaxMediaRunner | null = null;
   #starting: Promise<void> | null = null;
+  #draining = false;
   #closed = false;
   /** What the SIP side dropped, by reason (faxline_sip_messages_dropped_total). */
   readonly sipDrops = new SipDropCounter();
+  #unavailable: () => string | null = () => null;
 
   constructor(options: SipFaxLineOptions) {
     this.#options = options;
@@ -302,6 +304,7 @@ export class SipFaxLine implements Line {
         ...(this.#options.trace !== undefined ? { trace: this.#options.trace } : {}),
         screenNewInvite: (source) => this.#inbound?.screen(source) ?? "trunk",
       });
+      ua.setAvailability(() => this.#unavailableReason());
       await ua.start();
       this.#ua = ua;
       const inbound = this.#options.inbound ?? null;
@@ -348,10 +351,25 @@ export class SipFaxLine implements Line {
   }
 
   /**
-   * Stops answering (new calls get 503) and waits until the faxes being received have ended, or
-   * `hurry` aborts; close() then hangs up what still runs.
+   * Why this node should get no new calls now, besides stopping (e.g. its store does not
+   * answer), or null: OPTIONS outside a dialog, a SIP load balancer's probe, then get 503 instead
+   * of 200 (sip-user-agent.ts). Asked at each OPTIONS.
+   */
+  setAvailability(unavailable: () => string | null): void {
+    this.#unavailable = unavailable;
+  }
+
+  #unavailableReason(): string | null {
+    if (this.#draining || this.#closed) return "the node is shutting down";
+    return this.#unavailable();
+  }
+
+  /**
+   * Stops answering (new calls get 503, and so do OPTIONS probes) and waits until the faxes being
+   * received have ended, or `hurry` aborts; close() then hangs up what still runs.
    */
   async drain(hurry: AbortSignal): Promise<void> {
+    this.#draining = true;
     const receiving = this.#inbound?.close();
     if (receiving === undefined || hurry.aborted) return;
     await Promise.race([receiving, new Promise((resolve) => hurry.addEventListener("abort", resolve, { once: true }))]);

@@ -19,6 +19,8 @@ import { parseSipUri } from "./sip-uri.ts";
 
 /** The option tags we support (RFC 4028 session timers, RFC 3262 reliable provisionals). */
 export const SUPPORTED_EXTENSIONS: ReadonlySet<string> = new Set(["timer", "100rel"]);
+/** The same as a Supported header's value. */
+export const SUPPORTED = [...SUPPORTED_EXTENSIONS].join(", ");
 
 /** The largest body we take: an SDP offer is about 1 KB, with an ISUP part beside it 2 KB. */
 export const MAX_BODY_BYTES = 16_384;

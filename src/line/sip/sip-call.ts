@@ -57,7 +57,7 @@ import {
 } from "./sip-call-events.ts";
 import { createResponse, cseqOf, newTag, REASON_PHRASES, SipHeaders, tagOf, type SipRequest, type SipResponse } from "./sip-message.ts";
 import { sdpOf } from "./message-body.ts";
-import { SUPPORTED_EXTENSIONS } from "./request-checks.ts";
+import { SUPPORTED, SUPPORTED_EXTENSIONS } from "./request-checks.ts";
 import type { ServerTransaction } from "./server-transaction.ts";
 import {
   answerOffer,
@@ -455,7 +455,7 @@ export class SipCall {
     headers.append("cseq", `${this.#seq} INVITE`);
     headers.append("contact", this.#contact(flow));
     headers.append("allow", ALLOW);
-    headers.append("supported", "timer, 100rel");
+    headers.append("supported", SUPPORTED);
     if (this.#sessionAsk !== null) {
       headers.append("session-expires", String(this.#sessionAsk));
       headers.append("min-se", String(this.#sessionAsk));

@@ -14,7 +14,9 @@
  *  - requests outside any call: a new INVITE goes to the incoming-call handler (`onIncomingCall`:
  *    the line checks the caller and the number, then refuses it or `answerCall`s it); the rest
  *    is answered at once and statelessly (§8.2.7: no transaction is kept, nothing retransmitted):
- *    OPTIONS 200 (a carrier's trunk keep-alive), a new INVITE without a handler 603, requests of
+ *    OPTIONS 200 (a carrier's trunk keep-alive, a balancer's probe), or 503 while
+ *    `setAvailability`'s check names a reason to send calls elsewhere (the node drains, its
+ *    store does not answer); a new INVITE without a handler 603, requests of
  *    a dialog we do not have 481, REGISTER, SUBSCRIBE and the like 405, unknown methods 501. A CANCEL for an INVITE we are still answering ends that call with 487 (§9.2).
  *
  * The guard, before any of that (sip-drops.ts counts what it drops; nothing here throws out):
@@ -49,7 +51,7 @@ import { InviteClientTransaction, NonInviteClientTransaction, TransactionState, 
 import { ALLOW, SipCall, type AnswerCallOptions, type PlaceCallOptions, type SipCallHost } from "./sip-call.ts";
 import { SipRegistration, type RegisterOptions } from "./sip-registration.ts";
 import { createResponse, cseqOf, newCallId, newTag, REASON_PHRASES, topVia, type SipDefect, type SipMessage, type SipRequest, type SipResponse } from "./sip-message.ts";
-import { checkRequest } from "./request-checks.ts";
+import { checkRequest, SUPPORTED } from "./request-checks.ts";
 import { SourceLimiter } from "./flood-limits.ts";
 import { SipDropCounter, type SipDropReason } from "./sip-drops.ts";
 import { ServerTransaction } from "./server-transaction.ts";
@@ -151,6 +153,7 @@ export class SipUserAgent {
   #started = false;
   #closed = false;
   #incomingHandler: ((invite: IncomingInvite) => void) | null = null;
+  #unavailable: () => string | null = () => null;
 
   constructor(options: SipUserAgentOptions) {
     this.#options = options;
@@ -238,6 +241,15 @@ export class SipUserAgent {
   /** Takes new INVITEs (without it they are declined with 603). */
   onIncomingCall(handler: (invite: IncomingInvite) => void): void {
     this.#incomingHandler = handler;
+  }
+
+  /**
+   * What OPTIONS outside a dialog answer (a SIP load balancer's probe, a carrier's keep-alive):
+   * 200 while `unavailable` returns null, else 503 with its reason in the phrase, so that new
+   * calls go to another node. It is asked at each OPTIONS; it changes nothing else.
+   */
+  setAvailability(unavailable: () => string | null): void {
+    this.#unavailable = unavailable;
   }
 
   /**
@@ -473,10 +485,14 @@ export class SipUserAgent {
    */
   #answerOutsideCall(request: SipRequest, source: SipSource, toTag: string | null): void {
     if (request.method === "OPTIONS" && toTag === null) {
-      this.#sendStateless(request, source, 200, "OK", [
+      const unavailable = this.#unavailable();
+      const headers: [string, string][] = [
         ["allow", ALLOW],
         ["accept", "application/sdp"],
-      ]);
+        ["supported", SUPPORTED],
+      ];
+      if (unavailable === null) this.#sendStateless(request, source, 200, "OK", headers);
+      else this.#sendStateless(request, source, 503, `Service Unavailable (${unavailable.replace(/[\r\n]+/g, " ")})`, headers);
     } else if (request.method === "INVITE" && toTag === null) this.#sendStateless(request, source, 603, REASON_PHRASES[603]!);
     else if (DIALOG_METHODS.has(request.method)) this.#sendStateless(request, source, 481, REASON_PHRASES[481]!);
     else if (OTHER_KNOWN_METHODS.has(request.method)) this.#sendStateless(request, source, 405, "Method Not Allowed", [["allow", ALLOW]]);

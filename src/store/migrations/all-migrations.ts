@@ -15,6 +15,7 @@ import * as m0008 from "./0008-create-inbound-tables.ts";
 import * as m0009 from "./0009-add-job-tone-mode.ts";
 import * as m0010 from "./0010-add-customer-tone-mode.ts";
 import * as m0011 from "./0011-add-job-cancelled-by.ts";
+import * as m0020 from "./0020-create-inbound-sftp-deliveries.ts";
 import * as m0025 from "./0025-create-report-rollups.ts";
 
 /** All migrations in order. */
@@ -31,6 +32,7 @@ export function migrations(dialect: MigrationDialect): Record<string, Migration>
     "0009-add-job-tone-mode": { up: (db) => m0009.up(db, dialect) },
     "0010-add-customer-tone-mode": { up: (db) => m0010.up(db, dialect) },
     "0011-add-job-cancelled-by": { up: (db) => m0011.up(db, dialect) },
+    "0020-create-inbound-sftp-deliveries": { up: (db) => m0020.up(db, dialect) },
     "0025-create-report-rollups": { up: (db) => m0025.up(db, dialect) },
   };
 }

@@ -14,7 +14,7 @@ export interface NewNotification {
   jobId: string;
   custNr: string;
   datacenter: string;
-  channel: "http" | "email";
+  channel: "http" | "email" | "sftp";
   event: string;
   target: string;
   receiver: string;

@@ -3,6 +3,20 @@ import { ApiFailure, call } from "../api.ts";
 import { Notice } from "../components.tsx";
 import { t, useLanguage } from "../i18n.ts";
 
+interface SftpDelivery {
+  host: string;
+  port: number;
+  username: string;
+  authMethod: "key" | "password";
+  publicKey: string | null;
+  hostKeys: string[];
+  directory: string;
+  filePattern: string;
+  documentFormat: string;
+  metadataFormat: string;
+  target: string;
+}
+
 interface Topic {
   name: string;
   numbers: string[];
@@ -10,6 +24,194 @@ interface Topic {
   mailAttachment: string;
   pushUrl: string | null;
   retentionDays: number | null;
+  sftp: SftpDelivery | null;
+}
+
+type Status = { tone: "success" | "error"; text: string } | null;
+
+/** Fax-to-SFTP of one topic: the same settings as faxline inbound topic set-sftp. */
+function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: boolean; reload: () => Promise<void>; id: string }) {
+  const d = topic.sftp;
+  const [host, setHost] = useState(d?.host ?? "");
+  const [port, setPort] = useState(String(d?.port ?? 22));
+  const [user, setUser] = useState(d?.username ?? "");
+  const [hostKeys, setHostKeys] = useState((d?.hostKeys ?? []).join("\n"));
+  const [method, setMethod] = useState<"key" | "password">(d?.authMethod ?? "key");
+  const [privateKey, setPrivateKey] = useState("");
+  const [passphrase, setPassphrase] = useState("");
+  const [generateKey, setGenerateKey] = useState(d === null);
+  const [password, setPassword] = useState("");
+  const [directory, setDirectory] = useState(d?.directory ?? "");
+  const [pattern, setPattern] = useState(d?.filePattern ?? "{date}-{time}_{called}_{id}");
+  const [documentFormat, setDocumentFormat] = useState(d?.documentFormat ?? "PDF");
+  const [metadataFormat, setMetadataFormat] = useState(d?.metadataFormat ?? "JSON");
+  const [presented, setPresented] = useState<{ fingerprint: string; type: string } | null>(null);
+  const [status, setStatus] = useState<Status>(null);
+  const value = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement).value);
+  const fail = (err: unknown) => setStatus({ tone: "error", text: err instanceof ApiFailure ? err.message : String(err) });
+  const base = `/console/api/topics/${encodeURIComponent(topic.name)}/sftp`;
+  return (
+    <section class="stack" aria-labelledby={`${id}-sftp`} data-sftp={topic.name}>
+      <h4 id={`${id}-sftp`}>{t("sftp.title")}</h4>
+      <p class="muted small">{d ? d.target : t("sftp.none")} · {t("sftp.intro")}</p>
+      <form
+        class="stack"
+        onSubmit={(e) => {
+          e.preventDefault();
+          call<SftpDelivery>("PUT", base, {
+            host,
+            port: Number(port),
+            username: user,
+            hostKeys: hostKeys.split(/\s+/).filter(Boolean),
+            authMethod: method,
+            privateKey: method === "key" && !generateKey ? privateKey : undefined,
+            keyPassphrase: method === "key" && !generateKey ? passphrase : undefined,
+            generateKey: method === "key" && generateKey,
+            password: method === "password" ? password : undefined,
+            directory,
+            filePattern: pattern,
+            documentFormat,
+            metadataFormat,
+          })
+            .then(async () => {
+              setPrivateKey("");
+              setPassphrase("");
+              setPassword("");
+              setGenerateKey(false);
+              setStatus({ tone: "success", text: t("common.saved") });
+              await reload();
+            })
+            .catch(fail);
+        }}
+      >
+        <fieldset class="plain" disabled={!canManage}>
+          <div class="stack">
+            <label>
+              {t("sftp.host")}
+              <input name="sftpHost" value={host} onInput={value(setHost)} autocomplete="off" />
+            </label>
+            <label>
+              {t("sftp.port")}
+              <input name="sftpPort" inputMode="numeric" value={port} onInput={value(setPort)} />
+            </label>
+            <label>
+              {t("sftp.user")}
+              <input name="sftpUser" value={user} onInput={value(setUser)} autocomplete="off" />
+            </label>
+            <label>
+              {t("sftp.hostKeys")}
+              <textarea name="sftpHostKeys" rows={2} value={hostKeys} onInput={value(setHostKeys)} class="mono" />
+            </label>
+            <div class="form-actions">
+              <button
+                type="button"
+                class="button-quiet"
+                onClick={() =>
+                  call<{ fingerprint: string; type: string }>("POST", "/console/api/sftp-host-key", { host, port: Number(port) })
+                    .then((k) => {
+                      setPresented(k);
+                      setStatus(null);
+                    })
+                    .catch(fail)
+                }
+              >
+                {t("sftp.readKey")}
+              </button>
+            </div>
+            {presented ? (
+              <Notice tone="info">
+                {t("sftp.presented", presented)}{" "}
+                <button type="button" class="button-quiet" onClick={() => setHostKeys(presented.fingerprint)}>
+                  {t("sftp.useKey")}
+                </button>
+              </Notice>
+            ) : null}
+            <label>
+              {t("sftp.login")}
+              <select name="sftpLogin" value={method} onChange={(e) => setMethod((e.target as HTMLSelectElement).value === "password" ? "password" : "key")}>
+                <option value="key">{t("sftp.login.key")}</option>
+                <option value="password">{t("sftp.login.password")}</option>
+              </select>
+            </label>
+            {method === "key" ? (
+              <>
+                <label class="inline">
+                  <input type="checkbox" name="sftpGenerateKey" checked={generateKey} onChange={(e) => setGenerateKey((e.target as HTMLInputElement).checked)} /> {t("sftp.generateKey")}
+                </label>
+                {!generateKey ? (
+                  <>
+                    <label>
+                      {t("sftp.privateKey")}
+                      <textarea name="sftpPrivateKey" rows={3} value={privateKey} onInput={value(setPrivateKey)} class="mono" autocomplete="off" />
+                    </label>
+                    <label>
+                      {t("sftp.passphrase")}
+                      <input name="sftpPassphrase" type="password" value={passphrase} onInput={value(setPassphrase)} autocomplete="off" />
+                    </label>
+                  </>
+                ) : null}
+                {d?.publicKey ? (
+                  <label>
+                    {t("sftp.publicKey")}
+                    <textarea name="sftpPublicKey" rows={2} readOnly value={d.publicKey} class="mono" />
+                  </label>
+                ) : null}
+              </>
+            ) : (
+              <label>
+                {t("sftp.password")}
+                <input name="sftpPassword" type="password" value={password} onInput={value(setPassword)} autocomplete="new-password" />
+              </label>
+            )}
+            <label>
+              {t("sftp.directory")}
+              <input name="sftpDirectory" value={directory} onInput={value(setDirectory)} />
+            </label>
+            <label>
+              {t("sftp.pattern")}
+              <input name="sftpPattern" value={pattern} onInput={value(setPattern)} class="mono" />
+            </label>
+            <label>
+              {t("sftp.documentFormat")}
+              <select name="sftpDocument" value={documentFormat} onChange={value(setDocumentFormat)}>
+                <option value="PDF">PDF</option>
+                <option value="TIFF">TIFF</option>
+              </select>
+            </label>
+            <label>
+              {t("sftp.metadataFormat")}
+              <select name="sftpMetadata" value={metadataFormat} onChange={value(setMetadataFormat)}>
+                <option value="JSON">JSON</option>
+                <option value="XML">XML</option>
+              </select>
+            </label>
+          </div>
+        </fieldset>
+        {canManage ? (
+          <div class="form-actions">
+            <button type="submit" class="button-primary">{t("sftp.save")}</button>
+            {d ? (
+              <button
+                type="button"
+                class="button-quiet"
+                onClick={() =>
+                  call("DELETE", base)
+                    .then(async () => {
+                      setStatus({ tone: "success", text: t("sftp.removed") });
+                      await reload();
+                    })
+                    .catch(fail)
+                }
+              >
+                {t("sftp.remove")}
+              </button>
+            ) : null}
+          </div>
+        ) : null}
+      </form>
+      {status ? <Notice tone={status.tone}>{status.text}</Notice> : null}
+    </section>
+  );
 }
 
 function TopicCard({ topic, canManage, reload }: { topic: Topic; canManage: boolean; reload: () => Promise<void> }) {
@@ -81,6 +283,7 @@ function TopicCard({ topic, canManage, reload }: { topic: Topic; canManage: bool
         ) : null}
       </form>
       {status ? <Notice tone={status.tone}>{status.text}</Notice> : null}
+      <SftpForm topic={topic} canManage={canManage} reload={reload} id={id} />
     </section>
   );
 }
