@@ -6,7 +6,9 @@
  *
  *  - the first page (25 newest), the page 50 000 jobs deep (by cursor), the last page;
  *  - filters: failed only, a date range of one hour, a number, a reference, free search by job id;
- *  - one live-update poll with 100 open jobs (what each open console tab costs per second).
+ *  - one live-update poll with 100 open jobs (what each open console tab costs per second);
+ *  - one live-chart sample of the store (the region's calls from the heartbeats and each data
+ *    center's open work: what each console node reads every console.chartInterval).
  *
  * Each is run --reps times after one warm-up; the median and the 95th percentile are shown, and
  * each as a ratio to the first page in the same run (the paging goal: deep pages cost what the
@@ -116,6 +118,14 @@ async function benchStore(kind: "sqlite" | "postgres", pgUrl: string | null): Pr
         async () => {
           const { consoleJobChanges } = await import("../src/store/queries/console-jobs.ts");
           return (await consoleJobChanges(db, { login: ACCOUNT.login, datacenters: [config.node.datacenter] }, Date.now() - 1000)).open.size;
+        },
+      ],
+      [
+        "live-chart sample: calls and open work (per console node and chartInterval)",
+        async () => {
+          const { readRegionActivity } = await import("../src/cluster/region-activity.ts");
+          const reading = await readRegionActivity(db, { region: config.node.region, datacenters: ["DE1", "DE2"], heartbeatMs: config.cluster.heartbeatInterval, now: Date.now() });
+          return Object.values(reading.queues).reduce((n, w) => n + w.due + w.later + w.inCall + w.toRender, 0);
         },
       ],
     ];

@@ -1,7 +1,8 @@
 /**
  * Takes the console screenshots in docs/images/ (README, docs/console.md): starts a node on a
- * throw-away SQLite store, sends a few faxes to test numbers through the API, and photographs
- * each page in headless Chromium.
+ * throw-away SQLite store, sends a few faxes to test numbers through the API (and more for
+ * half a minute, for the Operations page's live charts), seeds a month of history for the
+ * Reports page, and photographs each page in headless Chromium.
  *
  *   npm run screenshots            writes docs/images/console-*.png
  */
@@ -13,13 +14,15 @@ import { setPushSettings } from "../src/accounts/notification-settings.ts";
 import { loadConfig } from "../src/config/load.ts";
 import { silentLogger } from "../src/lib/logger.ts";
 import { startNode } from "../src/roles/start-node.ts";
+import { rollUpPending } from "../src/store/queries/report-rollups.ts";
 import { launchBrowser } from "../test/support/browser.ts";
+import { seedReportHistory } from "../test/support/seed-report-history.ts";
 
 const out = join(import.meta.dirname, "..", "docs", "images");
 const dir = mkdtempSync(join(tmpdir(), "faxline-shots-"));
 const config = loadConfig({
   env: {},
-  overrides: { "store.dataDir": dir, "http.host": "127.0.0.1", "http.port": 0, "testLine.timeScale": "0.02", "scheduler.pollInterval": "50ms", "retry.busy": "2s,2s", "retry.protocol": "2s,2s", "retry.noFax": "2s", "log.level": "silent" },
+  overrides: { "store.dataDir": dir, "http.host": "127.0.0.1", "http.port": 0, "testLine.timeScale": "0.02", "scheduler.pollInterval": "50ms", "retry.busy": "2s,2s", "retry.protocol": "2s,2s", "retry.noFax": "2s", "console.chartInterval": "1s", "log.level": "silent" },
 });
 const node = await startNode(config, silentLogger());
 const db = node.context.store.db;
@@ -44,6 +47,13 @@ const failed = await send(["+4900000020", "+4900000006"], "ORDER-5512");
 await send(["+4900000009"], "INV-2026-1042");
 await send(["+4900000008"], "LAB-REPORT-33");
 await new Promise((r) => setTimeout(r, 12_000));
+
+// Traffic for the live charts: a few faxes a second for half a minute, then quiet.
+for (let i = 0; i < 30; i++) {
+  await send(i % 3 === 0 ? ["+4900000020", "+4900000021", "+4900000003"] : ["+4900000020"], `LIVE-${i}`);
+  await new Promise((r) => setTimeout(r, 1000));
+}
+await new Promise((r) => setTimeout(r, 5000));
 
 const browser = await launchBrowser();
 const shoot = async (login: { login: string; password: string }, pages: [string, string, ((p: import("playwright-core").Page) => Promise<void>)?][]) => {
@@ -81,7 +91,16 @@ await shoot(demo, [
   ],
   ["/settings", "console-settings.png"],
 ]);
-await shoot({ login: "operator", password: "operator-password" }, [["/operations", "console-operations.png"]]);
+await shoot({ login: "operator", password: "operator-password" }, [["/operations", "console-operations.png", async (p) => void (await p.locator('[data-chart="chart-calls"] .chart-box svg').waitFor())]]);
+// Then a month of another customer's history for the Reports page (after Operations, whose
+// failure lists it would fill).
+const DAY = 86_400_000;
+const today = Math.floor(Date.now() / DAY) * DAY;
+const reports = { custNr: "10042", login: "reports", password: "reports-password" };
+await createLogin(db, { ...reports, isTest: false, isManager: true }, Date.now());
+await seedReportHistory(db, { customers: [{ custNr: reports.custNr, logins: [reports.login, "anna.schmidt", "billing"], topics: ["front-desk", "orders"] }], faxes: 3000, receptions: 900, firstDay: today - 29 * DAY, days: 30, datacenters: ["DE1", "DE2"] });
+while (Object.values(await rollUpPending(db, 1000)).some((n) => n > 0));
+await shoot(reports, [["/reports", "console-reports.png", async (p) => void (await p.locator('[data-chart="chart-faxes"] .chart-box svg').waitFor())]]);
 await browser.close();
 await node.stop();
 rmSync(dir, { recursive: true, force: true });

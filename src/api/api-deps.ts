@@ -8,6 +8,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import type { Store } from "../store/store.ts";
 import type { NodeMetrics } from "../metrics/node-metrics.ts";
+import type { MetricsHistory } from "../metrics/metrics-history.ts";
 
 export interface ApiDeps {
   config: FaxlineConfig;
@@ -20,6 +21,8 @@ export interface ApiDeps {
   onNotificationQueued?: () => void;
   /** The node's metrics: GET /metrics serves them, the routes count into them. */
   metrics?: NodeMetrics;
+  /** The short history of the console's live charts (a node serving the console keeps one). */
+  history?: MetricsHistory;
   /** Why this node is not ready for work now (roles not yet running), or null when it is. */
   notReady?: () => string | null;
 }

@@ -156,4 +156,10 @@ function checkCrossKeyRules(config: FaxlineConfig): void {
     );
   }
   if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, notifier, retention.");
+  const { chartInterval, chartWindow } = config.console;
+  if (chartInterval < 100 || chartWindow < chartInterval || chartWindow / chartInterval > 10_000) {
+    throw new ConfigError(
+      `Invalid configuration console.chartInterval (${chartInterval} ms) and console.chartWindow (${chartWindow} ms): the interval must be at least 100 ms and the window at least one interval and at most 10 000 of them, such as 5s and 1h`,
+    );
+  }
 }

@@ -122,6 +122,8 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "console.enabled", env: "FAXLINE_CONSOLE_ENABLED", type: "boolean", default: true, description: "Serve the web console at /console/ (and redirect / there). Off: both answer 404; the REST API is unaffected." }),
   k({ path: "console.sessionIdle", env: "FAXLINE_CONSOLE_SESSION_IDLE", type: "duration", default: "30m", description: "A console session ends after this long without a request; each request moves the end forward." }),
   k({ path: "console.sessionMax", env: "FAXLINE_CONSOLE_SESSION_MAX", type: "duration", default: "12h", description: "A console session ends this long after sign-in, however active it is." }),
+  k({ path: "console.chartInterval", env: "FAXLINE_CONSOLE_CHART_INTERVAL", type: "duration", default: "5s", description: "How often a node serving the console samples the region's calls, queues and its own render times for the Operations page's live charts (kept in memory)." }),
+  k({ path: "console.chartWindow", env: "FAXLINE_CONSOLE_CHART_WINDOW", type: "duration", default: "1h", description: "How far back the Operations page's live charts reach: the node keeps console.chartWindow / console.chartInterval samples (at most 10 000)." }),
   k({ path: "retention.defaultDays", env: "FAXLINE_RETENTION_DEFAULT_DAYS", type: "integer", min: 1, default: 30, description: "Days a completed job's report is kept when its customer sets no retention of its own." }),
   k({ path: "retention.interval", env: "FAXLINE_RETENTION_INTERVAL", type: "duration", default: "1m", description: "How often the retention role purges." }),
   k({ path: "retention.batchSize", env: "FAXLINE_RETENTION_BATCH_SIZE", type: "integer", min: 1, default: 500, description: "Rows purged per statement; batches keep the store responsive." }),
@@ -212,7 +214,7 @@ export interface FaxlineConfig {
   };
   testLine: { timeScale: string };
   auth: { maxFailures: number; lockout: number; cacheTtl: number };
-  console: { enabled: boolean; sessionIdle: number; sessionMax: number };
+  console: { enabled: boolean; sessionIdle: number; sessionMax: number; chartInterval: number; chartWindow: number };
   inbound: { retentionDays: number; lockTimeout: number; channels: number };
   retention: { defaultDays: number; interval: number; batchSize: number };
   reporting: {

@@ -22,11 +22,25 @@
  * | nodejs_*, process_* (event-loop lag, heap, CPU, file descriptors) | prom-client defaults | |
  *
  * Roles report through the methods below; nothing here does I/O but the queue-depth read at a
- * scrape, through the function the node gives it.
+ * scrape, through the function the node gives it. Besides the registry, renders and ended calls
+ * are added up per interval for the console's live charts (takeInterval, metrics-history.ts).
  */
 import { collectDefaultMetrics, Counter, Gauge, Histogram, Registry } from "prom-client";
 
 export type QueueDepths = Array<{ kind: "job" | "recipient" | "notification"; state: string; count: number }>;
+
+/** What this node did since the previous takeInterval(). */
+export interface IntervalFigures {
+  renders: number;
+  renderSeconds: number;
+  /** The longest render of the interval; 0 without renders. */
+  renderMaxSeconds: number;
+  callsDelivered: number;
+  /** Calls that ended otherwise (failed, abandoned, aborted). */
+  callsFailed: number;
+}
+
+const emptyInterval = (): IntervalFigures => ({ renders: 0, renderSeconds: 0, renderMaxSeconds: 0, callsDelivered: 0, callsFailed: 0 });
 
 export class NodeMetrics {
   readonly registry = new Registry();
@@ -42,6 +56,7 @@ export class NodeMetrics {
   readonly #notifications: Counter<"channel" | "outcome">;
   readonly #storeQuery: Histogram<"dialect">;
 
+  #interval: IntervalFigures = emptyInterval();
   #callsByTrunk: () => { trunk: string; transport: string; calls: number }[] = () => [];
   #receptionsActive: () => number = () => 0;
   #mediaLosses: () => number = () => 0;
@@ -217,6 +232,9 @@ export class NodeMetrics {
   rendered(result: "rendered" | "failed", seconds: number, pages: number): void {
     this.#renderSeconds.observe({ result }, seconds);
     if (pages > 0) this.#renderPages.inc(pages);
+    this.#interval.renders += 1;
+    this.#interval.renderSeconds += seconds;
+    this.#interval.renderMaxSeconds = Math.max(this.#interval.renderMaxSeconds, seconds);
   }
 
   callStarted(line: string): void {
@@ -226,6 +244,15 @@ export class NodeMetrics {
   callEnded(line: string, result: string, reason: string): void {
     this.#callsActive.dec({ line });
     this.#callOutcomes.inc({ line, result, reason });
+    if (result === "delivered") this.#interval.callsDelivered += 1;
+    else this.#interval.callsFailed += 1;
+  }
+
+  /** Renders and ended calls since the previous call, and a fresh interval. */
+  takeInterval(): IntervalFigures {
+    const taken = this.#interval;
+    this.#interval = emptyInterval();
+    return taken;
   }
 
   notificationTry(channel: string, outcome: "delivered" | "retry" | "failed"): void {

@@ -24,7 +24,7 @@ import { getDestinationCapability, recordAttemptCapability } from "../store/quer
 import { ConfigError } from "../config/config-error.ts";
 import { NodeRegistry } from "../cluster/node-registry.ts";
 import { startDatacenterWatcher } from "../cluster/datacenter-adoption.ts";
-import { PARTNER_DATACENTER } from "../config/schema.ts";
+import { PARTNER_DATACENTER, REGION_DATACENTERS } from "../config/schema.ts";
 import { SingletonDuty } from "../cluster/singleton-duty.ts";
 import { StoreHealth } from "../cluster/store-health.ts";
 import { faxlineVersion } from "../lib/version.ts";
@@ -37,6 +37,8 @@ import { pdfRendererFor } from "../render/pdfium/pdfium-engine.ts";
 import { nativePdfiumUnavailable } from "../render/pdfium/native-pdfium.ts";
 import { acquireNodeLock } from "./data-dir-lock.ts";
 import { NodeMetrics } from "../metrics/node-metrics.ts";
+import { MetricsHistory } from "../metrics/metrics-history.ts";
+import { readRegionActivity } from "../cluster/region-activity.ts";
 import { queueDepths } from "../store/queries/queue-depths.ts";
 import { releasePreviousLives, startSchedulerRole } from "./scheduler-role.ts";
 import { startSenderRole } from "./sender-role.ts";
@@ -222,6 +224,21 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     let url: string | null = null;
     let drain = () => {};
     let rolesRunning = false;
+    let activeCalls = () => 0;
+    // The console's live charts: sampled by each node that serves the console (ADR 0019).
+    const history =
+      enabled.has("api") && config.console.enabled
+        ? new MetricsHistory({
+            clock,
+            nodeId,
+            intervalMs: config.console.chartInterval,
+            windowMs: config.console.chartWindow,
+            readRegion: (now) =>
+              readRegionActivity(openedStore.db, { region: config.node.region, datacenters: REGION_DATACENTERS[config.node.region], heartbeatMs: config.cluster.heartbeatInterval, now }),
+            own: () => ({ calls: activeCalls(), receptions: sipLine?.activeReceptions ?? 0 }),
+            takeInterval: () => metrics.takeInterval(),
+          })
+        : null;
     if (enabled.has("api")) {
       const built = await buildApp({
         config,
@@ -231,6 +248,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
         onJobAccepted: () => context.wake.render.notify(),
         onNotificationQueued: () => context.wake.notify.notify(),
         metrics,
+        ...(history ? { history } : {}),
         notReady: () => (rolesRunning ? null : "the node's roles are starting"),
       });
       app = built.app;
@@ -238,7 +256,6 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       url = await app.listen({ host: config.http.host, port: config.http.port });
     }
 
-    let activeCalls = () => 0;
     registry = new NodeRegistry({
       db: store.db,
       clock,
@@ -279,6 +296,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     if (enabled.has("notifier")) roles.push(startNotifierRole(context));
     if (enabled.has("retention")) roles.push(startRetentionRole(context));
     registry.start();
+    history?.start();
     // The other data center of the region, on this store: adopted when it dies (scheduler nodes).
     const watcher = enabled.has("scheduler")
       ? startDatacenterWatcher({
@@ -341,6 +359,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
             await runningLine?.close();
             if (runningApp) await runningApp.close();
             await runningListener.close().catch((err) => context.logger.warn({ err: coerceError(err) }, "closing the work listener failed"));
+            await history?.stop();
             await runningRegistry.stop();
             await runningStore.close();
           } finally {

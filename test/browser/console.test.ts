@@ -8,6 +8,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
+import { readFile } from "node:fs/promises";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { accessibilityViolations, describeViolations, launchBrowser, wordsBrokenAcrossLines } from "../support/browser.ts";
 import { PushReceiver } from "../support/push-receiver.ts";
@@ -26,7 +27,7 @@ describe("web console in Chromium", () => {
   before(async () => {
     await receiver.start();
     // A one-page test call takes about 3 s at this scale: long enough to see it in progress.
-    node = await startTestNode({ "testLine.timeScale": "0.1", "push.allowTargets": "127.0.0.1" });
+    node = await startTestNode({ "testLine.timeScale": "0.1", "push.allowTargets": "127.0.0.1", "console.chartInterval": "500ms" });
     await createTestLogin(node, { ...erin, isManager: true });
     await createTestLogin(node, frank);
     await createTestLogin(node, { ...ops, isAdmin: true });
@@ -267,6 +268,58 @@ describe("web console in Chromium", () => {
     await context.close();
   });
 
+  it("draws the Operations page's live charts and updates them as a call runs, with their tables and CSV", async () => {
+    const { context, page } = await signedIn(ops);
+    await page.getByRole("link", { name: "Operations" }).click();
+    await page.getByRole("heading", { level: 2, name: "Live charts" }).waitFor();
+    const nodeId = node.node.context.nodeId;
+    const dc = node.config.node.datacenter;
+    const calls = page.locator('[data-chart="chart-calls"]');
+    await calls.locator(".chart-box svg").waitFor();
+    await page.locator(`[data-chart="chart-queue-${dc}"] .chart-box svg`).waitFor();
+    const points = async () => Number(await calls.getAttribute("data-points"));
+    const before = await points();
+    const latest = (chart: string, series: string) => page.locator(`[data-chart="${chart}"] .chart-legend li[data-series="${series}"] .chart-legend-value`);
+
+    const job = await api(node.url, erin).post(`/${erin.custNr}/fax`, { recipients: [{ number: "+4900000020" }], documents: [TEXT_DOC] });
+    // While the call runs: the node's line and the data center's "in a call" line stand at 1.
+    await latest("chart-calls", `calls_${nodeId}`).filter({ hasText: /^1$/ }).waitFor({ timeout: 20_000 });
+    await latest(`chart-queue-${dc}`, "inCall").filter({ hasText: /^1$/ }).waitFor({ timeout: 10_000 });
+    await waitForFinalReport(api(node.url, erin), erin.custNr, job.body.jobId, 30_000);
+    await latest("chart-calls", `calls_${nodeId}`).filter({ hasText: /^0$/ }).waitFor({ timeout: 10_000 });
+    assert.ok((await points()) > before, "new samples were drawn without a reload");
+    const drawn = await calls.locator(`path[data-series="calls_${nodeId}"]`).getAttribute("d");
+    assert.match(drawn ?? "", /^M[\d.]+,[\d.]+(L[\d.]+,[\d.]+)+$/, "a line through the samples");
+
+    // The render of that job is a dot with its time; the table says what the dot says.
+    const render = page.locator('[data-chart="chart-render"]');
+    await render.locator("circle.chart-dot").first().waitFor();
+    await render.getByText("Show as table").click();
+    const renderRow = render.locator("tbody tr").last();
+    assert.match((await renderRow.locator('td[data-series="renderMeanSeconds"]').textContent()) ?? "", /^\d+\.\d+ s$/);
+
+    // The calls chart's CSV holds the samples of its table: the 1 of the call among them.
+    await calls.getByText("Show as table").click();
+    const [download] = await Promise.all([page.waitForEvent("download"), calls.getByRole("button", { name: "Download CSV" }).click()]);
+    assert.match(download.suggestedFilename(), /^faxline-calls-\d{8}-\d{4}\.csv$/);
+    const csv = (await readFile((await download.path())!, "utf8")).trimEnd().split("\r\n");
+    assert.equal(csv[0], `time,calls_${nodeId},receiving_${nodeId}`);
+    const rows = csv.slice(1).map((line) => line.split(","));
+    assert.ok(rows.every((r) => !Number.isNaN(Date.parse(r[0]!))), "ISO times");
+    assert.ok(rows.some((r) => r[1] === "1"), "the call in the CSV");
+    // The page goes on taking samples while the file is made: compare the times both hold.
+    const table = new Map(
+      await calls.locator("tbody tr").evaluateAll((trs) =>
+        trs.map((tr) => [(tr as unknown as { dataset: { x: string } }).dataset.x, (tr as unknown as { querySelector(s: string): { textContent: string } }).querySelector("td").textContent] as [string, string]),
+      ),
+    );
+    const both = rows.filter((r) => table.has(r[0]!));
+    assert.ok(both.length >= rows.length - 3 && both.length >= 5, `the CSV holds the table's samples (${both.length} of ${rows.length} in both)`);
+    for (const r of both) assert.equal(table.get(r[0]!), r[1], `the calls at ${r[0]}`);
+    await expectAccessible(page, "operations page with charts and tables open");
+    await context.close();
+  });
+
   it("speaks German, and shows an operator the Operations page", async () => {
     const { context, page } = await signedIn(ops, "de-DE");
     assert.equal(await page.evaluate(() => (globalThis as unknown as { document: { documentElement: { lang: string } } }).document.documentElement.lang), "de");
@@ -275,6 +328,11 @@ describe("web console in Chromium", () => {
     await page.getByRole("heading", { name: "Knoten" }).waitFor();
     await page.locator(`[data-node]`).first().waitFor();
     await page.getByRole("heading", { name: "Fehlergründe der letzten Stunde" }).waitFor();
+    await page.locator('[data-chart="chart-calls"] .chart-title').filter({ hasText: "Anrufe im Verlauf" }).waitFor();
+    // Numbers the German way: the render times of the jobs sent before, "0,44 s".
+    const renderLegend = page.locator('[data-chart="chart-render"] .chart-legend-value').first();
+    await renderLegend.waitFor();
+    assert.match((await renderLegend.textContent()) ?? "", /^\d+,\d+ s$/);
     await expectAccessible(page, "operations page");
     // Headers and numbers are never broken inside a word ("AN ZAHL", "12 3"), on a wide screen
     // or a narrow one (where the two-column cards are narrowest).

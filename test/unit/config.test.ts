@@ -55,6 +55,10 @@ describe("config: loading and validation", () => {
     assert.throws(() => loadConfig({ env: { FAXLINE_SCHEDULER_POLL_INTERVAL: "soon" } }), /duration/);
     assert.throws(() => loadConfig({ env: { FAXLINE_ROLES: "api,faxd" } }), /"faxd" is not one of/);
     assert.throws(() => loadConfig({ env: { FAXLINE_TEST_LINE_TIME_SCALE: "-1" } }), /timeScale/);
+    // The live charts' samples: not faster than 10 a second, at most 10 000 kept.
+    assert.throws(() => loadConfig({ env: { FAXLINE_CONSOLE_CHART_INTERVAL: "50ms" } }), /console\.chartInterval \(50 ms\).*at least 100 ms/);
+    assert.throws(() => loadConfig({ env: { FAXLINE_CONSOLE_CHART_INTERVAL: "100ms", FAXLINE_CONSOLE_CHART_WINDOW: "1h" } }), /at most 10 000 of them/);
+    assert.equal(loadConfig({ env: { FAXLINE_CONSOLE_CHART_INTERVAL: "1s", FAXLINE_CONSOLE_CHART_WINDOW: "2h" } }).console.chartWindow, 7_200_000);
   });
 
   it("refuses unknown keys and unreadable files", () => {

@@ -41,8 +41,10 @@ export async function call<T>(method: string, path: string, body?: unknown, opti
     parsed = null;
   }
   if (!response.ok) {
-    const e = (parsed ?? {}) as { error?: string; message?: string };
-    const failure = new ApiFailure(response.status, e.error ?? `http_${response.status}`, e.message ?? `The node answered ${response.status}`);
+    // The API's error body {code, error, message}, or a GraphQL answer's first error (/graphql).
+    const e = (parsed ?? {}) as { error?: string; message?: string; errors?: { message?: string; extensions?: { code?: string } }[] };
+    const first = e.errors?.[0];
+    const failure = new ApiFailure(response.status, e.error ?? first?.extensions?.code ?? `http_${response.status}`, e.message ?? first?.message ?? `The node answered ${response.status}`);
     if (response.status === 401 && !options.signIn && failure.code !== "customer_mismatch") onSessionEnded(failure.message);
     throw failure;
   }
@@ -54,11 +56,15 @@ export interface Account {
   custNr: string;
   test: boolean;
   operator: boolean;
+  /** Changes its customer's settings, and sees every login's faxes of it in the reports. */
+  manager: boolean;
   csrfToken: string;
   expiresTs: string;
   region: string;
   datacenter: string;
   datacenters: string[];
+  /** The node serves the reporting interface (reporting.enabled). */
+  reports: boolean;
 }
 
 export const rest = (account: Account, path: string) => `/rest/v1/${encodeURIComponent(account.custNr)}${path}`;

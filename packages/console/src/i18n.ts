@@ -9,6 +9,7 @@ const en = {
   "nav.settings": "Settings",
   "nav.received": "Received",
   "nav.operations": "Operations",
+  "nav.reports": "Reports",
   "nav.main": "Main",
   "nav.signOut": "Sign out",
   "nav.language": "Language",
@@ -224,6 +225,59 @@ const en = {
   "topics.pushUrl": "Post a notice of each fax to (URL)",
   "topics.newName": "New topic",
   "topics.create": "Create topic",
+  "reports.title": "Reports",
+  "reports.filters": "Report filters",
+  "reports.scope.login": "Faxes sent by your login {login}, and the faxes customer {custNr} received.",
+  "reports.scope.manager": "Faxes sent and received by customer {custNr} (every login).",
+  "reports.scope.all": "Faxes of every customer of the region.",
+  "reports.scope.customer": "Faxes sent and received by customer {custNr}.",
+  "reports.from": "First day",
+  "reports.to": "Last day",
+  "reports.fromAfterTo": "The first day must not be after the last day.",
+  "reports.group": "Per",
+  "reports.group.DAY": "Day",
+  "reports.group.WEEK": "Week",
+  "reports.group.MONTH": "Month",
+  "reports.weekOf": "Week of {day}",
+  "reports.customer": "Customer",
+  "reports.customerAll": "All customers",
+  "reports.login": "Login",
+  "reports.loginAll": "All logins",
+  "reports.countries": "Countries",
+  "reports.countriesHint": "ISO codes of three letters, e.g. DEU, FRA; empty: all.",
+  "reports.utc": "Days are UTC days: a fax counts on the day it ended (sent) or arrived (received). Up to 400 days at once.",
+  "reports.totals": "Totals",
+  "reports.sent": "Sent",
+  "reports.sentDetail": "{delivered} delivered, {failed} failed",
+  "reports.received": "Received",
+  "reports.receivedDetail": "{ok} complete, {partial} incomplete, {failed} failed",
+  "reports.delivered": "Delivered",
+  "reports.successRate": "Delivered of sent",
+  "reports.pages": "Pages sent",
+  "reports.callsPerFax": "Calls per delivered fax",
+  "reports.lineTime": "Line time",
+  "reports.truncated": "More periods than one answer holds: choose a shorter range or group per week or month.",
+  "reports.chart.faxes": "Faxes sent and received",
+  "reports.chart.success": "Success rate",
+  "reports.chart.successNote": "Sent: delivered of the faxes that ended. Received: complete of the faxes that arrived.",
+  "reports.chart.lineTime": "Line time",
+  "reports.chart.lineTimeNote": "Time on the line: every call of the faxes sent, and the receptions.",
+  "reports.chart.reasons": "Failure reasons",
+  "reports.chart.reasonsNote": "Faxes that failed for good, by the reason of their last call.",
+  "reports.chart.failing": "Destinations that fail most",
+  "reports.chart.countries": "Faxes sent by country",
+  "reports.failedFaxes": "Failed faxes",
+  "reports.calls": "Calls",
+  "reports.country": "Country",
+  "reports.countryUnknown": "unknown",
+  "reports.noFailures": "No fax failed in this period.",
+  "reports.export": "Export",
+  "reports.export.intro": "The node streams these files with the filters above, however long the range; usage records reach back as far as the reporting history (90 days unless your operator set another).",
+  "reports.export.outRecords": "Usage records of the faxes sent, one per call:",
+  "reports.export.inRecords": "Usage records of the faxes received (every topic; the data center and country filters do not apply):",
+  "reports.export.outSummary": "Faxes sent per period:",
+  "reports.export.inSummary": "Faxes received per period:",
+  "reports.export.needCustomer": "choose a customer above first",
   "sftp.title": "Write each fax to an SFTP server",
   "sftp.none": "No SFTP delivery.",
   "sftp.intro": "Each fax is written as a document and then a metadata file, each under a temporary name renamed when complete. Secrets you enter are kept and never shown again.",
@@ -278,7 +332,37 @@ const en = {
   "ops.delivered": "Delivered",
   "ops.lastReason": "Last reason",
   "ops.secondsAgo": "{n} s ago",
-  "ops.refreshed": "Refreshed {time}; refreshes every 5 s",
+  "ops.refreshed": "Refreshed {time}; refreshes every {n} s",
+  "ops.live": "Live charts",
+  "ops.range": "Show the last",
+  "ops.range.minutes": "{n} minutes",
+  "ops.chart.calls": "Calls running",
+  "ops.chart.callsNote": "Outbound calls on each running node of the region (other nodes as of their last heartbeat), and the faxes {node} is receiving.",
+  "ops.chart.allNodes": "All nodes",
+  "ops.chart.receiving": "{node} receiving",
+  "ops.chart.queue": "Queue {dc}",
+  "ops.chart.queueNote": "Open work of data center {dc}.",
+  "ops.chart.toRender": "Jobs to render",
+  "ops.chart.due": "Calls due",
+  "ops.chart.later": "Waiting for a retry",
+  "ops.chart.inCall": "In a call",
+  "ops.chart.notifications": "Notices undelivered",
+  "ops.chart.render": "Render time on {node}",
+  "ops.chart.renderNote": "Jobs this node rendered, per {n} s: mean and longest time. Each node renders the jobs it claims; the others' times are on their /metrics.",
+  "ops.chart.renderNone": "This node renders no jobs (it has no scheduler role): see the scheduler nodes' /metrics.",
+  "ops.chart.mean": "Mean",
+  "ops.chart.renders": "Renders",
+  "ops.chart.rendersNone": "No job rendered on this node in this period.",
+  "ops.chart.max": "Longest",
+  "ops.chart.waiting": "Waiting for the first samples…",
+  "chart.showTable": "Show as table",
+  "chart.tableOf": "Table: {title}",
+  "chart.csv": "Download CSV",
+  "chart.empty": "No data for this period.",
+  "chart.latest": "latest values: {values}",
+  "chart.total": "{n} periods; totals: {values}",
+  "chart.top": "{n} entries, the largest: {values}",
+  "chart.time": "Time",
 };
 
 export type TextKey = keyof typeof en;
@@ -291,6 +375,7 @@ const de: Record<TextKey, string> = {
   "nav.settings": "Einstellungen",
   "nav.received": "Empfangen",
   "nav.operations": "Betrieb",
+  "nav.reports": "Berichte",
   "nav.main": "Hauptnavigation",
   "nav.signOut": "Abmelden",
   "nav.language": "Sprache",
@@ -506,6 +591,59 @@ const de: Record<TextKey, string> = {
   "topics.pushUrl": "Meldung zu jedem Fax senden an (URL)",
   "topics.newName": "Neues Thema",
   "topics.create": "Thema anlegen",
+  "reports.title": "Berichte",
+  "reports.filters": "Berichtsfilter",
+  "reports.scope.login": "Faxe, die Ihr Login {login} gesendet hat, und die Faxe, die Kunde {custNr} empfangen hat.",
+  "reports.scope.manager": "Gesendete und empfangene Faxe von Kunde {custNr} (alle Logins).",
+  "reports.scope.all": "Faxe aller Kunden der Region.",
+  "reports.scope.customer": "Gesendete und empfangene Faxe von Kunde {custNr}.",
+  "reports.from": "Erster Tag",
+  "reports.to": "Letzter Tag",
+  "reports.fromAfterTo": "Der erste Tag darf nicht nach dem letzten liegen.",
+  "reports.group": "Je",
+  "reports.group.DAY": "Tag",
+  "reports.group.WEEK": "Woche",
+  "reports.group.MONTH": "Monat",
+  "reports.weekOf": "Woche ab {day}",
+  "reports.customer": "Kunde",
+  "reports.customerAll": "Alle Kunden",
+  "reports.login": "Login",
+  "reports.loginAll": "Alle Logins",
+  "reports.countries": "Länder",
+  "reports.countriesHint": "Dreistellige ISO-Codes, z. B. DEU, FRA; leer: alle.",
+  "reports.utc": "Tage sind UTC-Tage: ein Fax zählt am Tag, an dem es endete (gesendet) oder ankam (empfangen). Bis zu 400 Tage auf einmal.",
+  "reports.totals": "Summen",
+  "reports.sent": "Gesendet",
+  "reports.sentDetail": "{delivered} zugestellt, {failed} fehlgeschlagen",
+  "reports.received": "Empfangen",
+  "reports.receivedDetail": "{ok} vollständig, {partial} unvollständig, {failed} fehlgeschlagen",
+  "reports.delivered": "Zugestellt",
+  "reports.successRate": "Zugestellt von gesendet",
+  "reports.pages": "Gesendete Seiten",
+  "reports.callsPerFax": "Anrufe je zugestelltem Fax",
+  "reports.lineTime": "Leitungszeit",
+  "reports.truncated": "Mehr Zeiträume, als eine Antwort fasst: wählen Sie einen kürzeren Zeitraum oder je Woche oder Monat.",
+  "reports.chart.faxes": "Gesendete und empfangene Faxe",
+  "reports.chart.success": "Erfolgsquote",
+  "reports.chart.successNote": "Gesendet: zugestellt von den beendeten Faxen. Empfangen: vollständig von den angekommenen Faxen.",
+  "reports.chart.lineTime": "Leitungszeit",
+  "reports.chart.lineTimeNote": "Zeit auf der Leitung: alle Anrufe der gesendeten Faxe und die Empfänge.",
+  "reports.chart.reasons": "Fehlergründe",
+  "reports.chart.reasonsNote": "Endgültig fehlgeschlagene Faxe, nach dem Grund ihres letzten Anrufs.",
+  "reports.chart.failing": "Ziele mit den meisten Fehlern",
+  "reports.chart.countries": "Gesendete Faxe nach Land",
+  "reports.failedFaxes": "Fehlgeschlagene Faxe",
+  "reports.calls": "Anrufe",
+  "reports.country": "Land",
+  "reports.countryUnknown": "unbekannt",
+  "reports.noFailures": "In diesem Zeitraum ist kein Fax fehlgeschlagen.",
+  "reports.export": "Export",
+  "reports.export.intro": "Der Knoten streamt diese Dateien mit den Filtern oben, wie lang der Zeitraum auch ist; Nutzungsdatensätze reichen so weit zurück wie die Berichtshistorie (90 Tage, sofern Ihr Betreiber nichts anderes eingestellt hat).",
+  "reports.export.outRecords": "Nutzungsdatensätze der gesendeten Faxe, einer je Anruf:",
+  "reports.export.inRecords": "Nutzungsdatensätze der empfangenen Faxe (alle Themen; Rechenzentrums- und Länderfilter gelten nicht):",
+  "reports.export.outSummary": "Gesendete Faxe je Zeitraum:",
+  "reports.export.inSummary": "Empfangene Faxe je Zeitraum:",
+  "reports.export.needCustomer": "wählen Sie zuerst oben einen Kunden",
   "sftp.title": "Jedes Fax auf einen SFTP-Server schreiben",
   "sftp.none": "Keine SFTP-Zustellung.",
   "sftp.intro": "Jedes Fax wird als Dokument und danach als Metadatendatei geschrieben, jeweils unter einem vorläufigen Namen und nach Abschluss umbenannt. Eingegebene Geheimnisse werden gespeichert und nie wieder angezeigt.",
@@ -560,7 +698,37 @@ const de: Record<TextKey, string> = {
   "ops.delivered": "Zugestellt",
   "ops.lastReason": "Letzter Grund",
   "ops.secondsAgo": "vor {n} s",
-  "ops.refreshed": "Aktualisiert {time}; alle 5 s",
+  "ops.refreshed": "Aktualisiert {time}; alle {n} s",
+  "ops.live": "Live-Diagramme",
+  "ops.range": "Zeitraum: die letzten",
+  "ops.range.minutes": "{n} Minuten",
+  "ops.chart.calls": "Anrufe im Verlauf",
+  "ops.chart.callsNote": "Ausgehende Anrufe auf jedem laufenden Knoten der Region (andere Knoten: Stand ihres letzten Lebenszeichens) und die Faxe, die {node} gerade empfängt.",
+  "ops.chart.allNodes": "Alle Knoten",
+  "ops.chart.receiving": "{node} empfängt",
+  "ops.chart.queue": "Warteschlange {dc}",
+  "ops.chart.queueNote": "Offene Arbeit im Rechenzentrum {dc}.",
+  "ops.chart.toRender": "Aufträge zu rendern",
+  "ops.chart.due": "Anrufe fällig",
+  "ops.chart.later": "Warten auf Wiederholung",
+  "ops.chart.inCall": "Im Anruf",
+  "ops.chart.notifications": "Meldungen nicht zugestellt",
+  "ops.chart.render": "Renderzeit auf {node}",
+  "ops.chart.renderNote": "Von diesem Knoten gerenderte Aufträge, je {n} s: mittlere und längste Zeit. Jeder Knoten rendert die Aufträge, die er übernimmt; die Zeiten der anderen stehen in deren /metrics.",
+  "ops.chart.renderNone": "Dieser Knoten rendert keine Aufträge (er hat keine Scheduler-Rolle): siehe /metrics der Scheduler-Knoten.",
+  "ops.chart.mean": "Mittel",
+  "ops.chart.renders": "Rendervorgänge",
+  "ops.chart.rendersNone": "In diesem Zeitraum hat dieser Knoten keinen Auftrag gerendert.",
+  "ops.chart.max": "Längste",
+  "ops.chart.waiting": "Warte auf die ersten Messwerte…",
+  "chart.showTable": "Als Tabelle zeigen",
+  "chart.tableOf": "Tabelle: {title}",
+  "chart.csv": "CSV herunterladen",
+  "chart.empty": "Keine Daten für diesen Zeitraum.",
+  "chart.latest": "letzte Werte: {values}",
+  "chart.total": "{n} Zeiträume; Summen: {values}",
+  "chart.top": "{n} Einträge, die größten: {values}",
+  "chart.time": "Uhrzeit",
 };
 
 export type Language = "en" | "de";
@@ -603,9 +771,49 @@ export function useLanguage(): Language {
   return current;
 }
 
+/** The BCP 47 locale of the chosen language: numbers and dates are written its way. */
+export function locale(): string {
+  return current === "de" ? "de-DE" : "en-GB";
+}
+
 export function formatTime(iso: string | null | undefined): string {
   if (!iso) return "–";
-  return new Date(iso).toLocaleString(current === "de" ? "de-DE" : "en-GB", { dateStyle: "medium", timeStyle: "medium" });
+  return new Date(iso).toLocaleString(locale(), { dateStyle: "medium", timeStyle: "medium" });
+}
+
+/** 1234.5 → "1,234.5" (English) or "1.234,5" (German). */
+export function formatNumber(n: number, maximumFractionDigits = 0): string {
+  return n.toLocaleString(locale(), { maximumFractionDigits });
+}
+
+/** A fraction (0.953) as a percentage: "95.3%" or "95,3 %". */
+export function formatPercent(fraction: number, maximumFractionDigits = 1): string {
+  return fraction.toLocaleString(locale(), { style: "percent", maximumFractionDigits });
+}
+
+/** A UTC day (YYYY-MM-DD) as the language writes it; `short` leaves out the year. */
+export function formatDay(day: string, short = false): string {
+  const [y, m, d] = day.split("-").map(Number);
+  const date = new Date(Date.UTC(y!, (m ?? 1) - 1, d ?? 1));
+  return date.toLocaleDateString(locale(), short ? { day: "numeric", month: "short", timeZone: "UTC" } : { day: "numeric", month: "short", year: "numeric", timeZone: "UTC" });
+}
+
+/** A UTC month (YYYY-MM-01) as "Nov 2026" / "Nov. 2026". */
+export function formatMonth(day: string): string {
+  const [y, m] = day.split("-").map(Number);
+  return new Date(Date.UTC(y!, (m ?? 1) - 1, 1)).toLocaleDateString(locale(), { month: "short", year: "numeric", timeZone: "UTC" });
+}
+
+/** A time of day in the browser's zone: "14:05" or, with seconds, "14:05:30". */
+export function formatClock(ms: number, seconds = false): string {
+  return new Date(ms).toLocaleTimeString(locale(), seconds ? { hour: "2-digit", minute: "2-digit", second: "2-digit" } : { hour: "2-digit", minute: "2-digit" });
+}
+
+/** Seconds as a duration a person reads: "45 s", "12.5 min", "3.2 h". */
+export function formatDuration(seconds: number): string {
+  if (seconds < 120) return `${formatNumber(seconds, seconds < 10 ? 2 : 0)} s`;
+  if (seconds < 7200) return `${formatNumber(seconds / 60, 1)} min`;
+  return `${formatNumber(seconds / 3600, 1)} h`;
 }
 
 export function hasText(key: string): key is TextKey {

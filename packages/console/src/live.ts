@@ -1,6 +1,7 @@
 /**
  * Live updates: one EventSource per signed-in tab on /console/api/events. Pages subscribe with
- * useJobChanges and reload what they show when one of their jobs changed.
+ * useJobChanges and reload what they show when one of their jobs changed. Pages that show what
+ * no event announces (Operations) poll with useRepeating.
  */
 import { useEffect, useRef, useState } from "preact/hooks";
 
@@ -62,4 +63,27 @@ export function useLiveState(): boolean {
     return () => void stateListeners.delete(set);
   }, []);
   return value;
+}
+
+/**
+ * Runs `task` at once, then `everyMs` after each run has ended, until the component goes or
+ * `everyMs` changes. `alive()` says whether the component still wants the result; the task
+ * handles its own errors.
+ */
+export function useRepeating(task: (alive: () => boolean) => Promise<void>, everyMs: number): void {
+  const latest = useRef(task);
+  latest.current = task;
+  useEffect(() => {
+    let stopped = false;
+    let timer: number | undefined;
+    const run = async () => {
+      await latest.current(() => !stopped);
+      if (!stopped) timer = window.setTimeout(run, everyMs);
+    };
+    void run();
+    return () => {
+      stopped = true;
+      if (timer !== undefined) clearTimeout(timer);
+    };
+  }, [everyMs]);
 }

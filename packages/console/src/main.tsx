@@ -11,6 +11,7 @@ import { JobPage } from "./pages/job.tsx";
 import { SendPage } from "./pages/send.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
 import { OperationsPage } from "./pages/operations.tsx";
+import { ReportsPage } from "./pages/reports.tsx";
 import { ReceivedListPage, ReceivedPage } from "./pages/received.tsx";
 
 function App() {
@@ -59,6 +60,7 @@ function App() {
   else if (path === "/received") page = <ReceivedListPage account={account} />;
   else if (/^\/received\/[^/]+$/.test(path)) page = <ReceivedPage id={decodeURIComponent(path.slice("/received/".length))} />;
   else if (path === "/settings") page = <SettingsPage account={account} />;
+  else if (path === "/reports" && account.reports) page = <ReportsPage account={account} />;
   else if (path === "/operations" && account.operator) page = <OperationsPage />;
   else page = <JobsPage account={account} />;
 
@@ -83,6 +85,7 @@ function App() {
             <li><a {...linkTo("/jobs")} aria-current={current("/jobs")}>{t("nav.jobs")}</a></li>
             <li><a {...linkTo("/send")} aria-current={current("/send")}>{t("nav.send")}</a></li>
             <li><a {...linkTo("/received")} aria-current={path.startsWith("/received") ? "page" : undefined}>{t("nav.received")}</a></li>
+            {account.reports ? <li><a {...linkTo("/reports")} aria-current={current("/reports")}>{t("nav.reports")}</a></li> : null}
             <li><a {...linkTo("/settings")} aria-current={current("/settings")}>{t("nav.settings")}</a></li>
             {account.operator ? <li><a {...linkTo("/operations")} aria-current={current("/operations")}>{t("nav.operations")}</a></li> : null}
           </ul>

@@ -4,8 +4,10 @@
  * last hour and destinations that kept failing over the last day.
  *
  *  - GET /console/api/operations
+ *  - GET /console/api/operations/history?after=<ms>: the live charts' samples taken after
+ *    `after` (all the node keeps when omitted; metrics/metrics-history.ts)
  */
-import type { FastifyInstance } from "fastify";
+import type { FastifyInstance, FastifyRequest } from "fastify";
 import { ApiError } from "../../errors/api-errors.ts";
 import { failureReason, isFailureReasonCode } from "../../errors/failure-reasons.ts";
 import { listNodes } from "../../store/queries/nodes.ts";
@@ -17,10 +19,29 @@ const HOUR_MS = 3_600_000;
 
 export function registerOperationsRoutes(app: FastifyInstance, deps: ConsoleDeps): void {
   const { db } = deps.store;
-
-  app.get("/operations", async (request) => {
+  const requireOperator = async (request: FastifyRequest) => {
     const session = await deps.sessions.require(request);
     if (!session.isAdmin) throw new ApiError("operator_only", `Login "${session.login}" is not an operator; an operator grants it with faxline accounts set-admin`);
+  };
+
+  app.get("/operations/history", async (request) => {
+    await requireOperator(request);
+    const raw = (request.query as { after?: string }).after;
+    const after = raw === undefined || raw === "" ? undefined : Number(raw);
+    if (after !== undefined && !Number.isFinite(after)) throw new ApiError("invalid_request", `after is "${raw}"; give the time of the last sample you have, in milliseconds since 1970`);
+    const history = deps.history;
+    return {
+      node: history?.nodeId ?? null,
+      roles: deps.config.node.roles,
+      nowTs: deps.clock.now(),
+      intervalMs: history?.intervalMs ?? deps.config.console.chartInterval,
+      windowMs: history?.windowMs ?? deps.config.console.chartWindow,
+      samples: history?.samples(after) ?? [],
+    };
+  });
+
+  app.get("/operations", async (request) => {
+    await requireOperator(request);
     const now = deps.clock.now();
     const heartbeat = deps.config.cluster.heartbeatInterval;
     const [nodes, depths, calls, reasons, failing] = await Promise.all([

@@ -28,6 +28,8 @@ function accountView(deps: ConsoleDeps, a: ConsoleAccount) {
     region: deps.config.node.region,
     datacenter: deps.config.node.datacenter,
     datacenters: deps.regionDatacenters,
+    /** The reporting interface is served (reporting.enabled): the console shows Reports. */
+    reports: deps.config.reporting.enabled,
   };
 }
 

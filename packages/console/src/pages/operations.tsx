@@ -2,7 +2,9 @@ import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call } from "../api.ts";
 import { Notice, PageTitle, Section } from "../components.tsx";
 import { formatTime, t, useLanguage } from "../i18n.ts";
+import { useRepeating } from "../live.ts";
 import { linkTo } from "../router.ts";
+import { OperationsCharts, useHistory } from "./operations-charts.tsx";
 
 interface Operations {
   generatedTs: string;
@@ -25,34 +27,31 @@ interface Operations {
   failingDestinations: { e164: string; failures: number; delivered: number; lastReasonCode: string | null; lastAttemptTs: string }[];
 }
 
-const REFRESH_MS = 5000;
+/** The page refreshes as often as the node samples its charts, but at most every second and at least every 5 s. */
+const refreshFor = (intervalMs: number) => Math.min(5000, Math.max(1000, intervalMs));
 
 export function OperationsPage() {
   useLanguage();
   const [ops, setOps] = useState<Operations | null>(null);
   const [error, setError] = useState<string | null>(null);
-
+  const [refreshMs, setRefreshMs] = useState(5000);
+  const history = useHistory(refreshMs);
+  const intervalMs = history?.intervalMs;
   useEffect(() => {
-    let stopped = false;
-    let timer: number | undefined;
-    const load = async () => {
-      try {
-        const v = await call<Operations>("GET", "/console/api/operations");
-        if (!stopped) {
-          setOps(v);
-          setError(null);
-        }
-      } catch (err) {
-        if (!stopped) setError(err instanceof ApiFailure ? err.message : String(err));
+    if (intervalMs !== undefined) setRefreshMs(refreshFor(intervalMs));
+  }, [intervalMs]);
+
+  useRepeating(async (alive) => {
+    try {
+      const v = await call<Operations>("GET", "/console/api/operations");
+      if (alive()) {
+        setOps(v);
+        setError(null);
       }
-      if (!stopped) timer = window.setTimeout(load, REFRESH_MS);
-    };
-    void load();
-    return () => {
-      stopped = true;
-      if (timer !== undefined) clearTimeout(timer);
-    };
-  }, []);
+    } catch (err) {
+      if (alive()) setError(err instanceof ApiFailure ? err.message : String(err));
+    }
+  }, refreshMs);
 
   if (!ops) return error ? <Notice tone="error">{error}</Notice> : <p class="loading">{t("common.loading")}</p>;
   const openStates = ["pending", "rendering", "active", "waiting", "ready", "sending", "delivering"];
@@ -69,8 +68,9 @@ export function OperationsPage() {
   return (
     <>
       <PageTitle>{t("ops.title")}</PageTitle>
-      <p class="muted" role="status">{t("ops.refreshed", { time: formatTime(ops.generatedTs) })}</p>
+      <p class="muted" role="status">{t("ops.refreshed", { time: formatTime(ops.generatedTs), n: refreshMs / 1000 })}</p>
       {error ? <Notice tone="error">{error}</Notice> : null}
+      {history ? <OperationsCharts history={history} /> : null}
       <Section title={t("ops.nodes")} id="ops-nodes">
         <table>
           <thead>
