@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { InboundSink, ReceivedCall } from "../../src/line/sip-fax-line/inbound-calls.ts";
@@ -229,6 +229,28 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
     } finally {
       await again.close();
       rmSync(spoolDir, { recursive: true, force: true });
+    }
+  });
+
+  it("a spool that cannot take the reception's record (a full or broken disk) refuses the call with 503 before answering, and nothing is stored", { timeout: 30_000 }, async () => {
+    const blocked = mkdtempSync(path.join(tmpdir(), "faxline-spool-"));
+    // The spool's path is a file: its directory cannot be made (the same path as ENOSPC: the record is not written).
+    const spoolDir = path.join(blocked, "spool");
+    writeFileSync(spoolDir, "");
+    const sink = new CollectingSink();
+    const rx = receivingLine(sink, {}, 4, { spoolDir });
+    await rx.start();
+    const tx = sendingLine(rx.sipLocal!.port);
+    try {
+      const outcome = await tx.call({ ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" }, new AbortController().signal);
+      assert.equal(outcome.result, "failed");
+      if (outcome.result !== "failed") return;
+      assert.match(outcome.rawCause ?? "", /503/);
+      assert.equal(sink.received.length, 0);
+    } finally {
+      await tx.close();
+      await rx.close();
+      rmSync(blocked, { recursive: true, force: true });
     }
   });
 
