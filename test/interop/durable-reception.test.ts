@@ -56,7 +56,7 @@ for (const dialect of DIALECTS) {
     const dataDir = join(dir.path, "node");
 
     async function startNode(name: string, options: { wrap?: string[]; env?: Record<string, string> } = {}): Promise<ChildNode> {
-      node = await startChildNode({ name, dataDir, logLevel: "info", timeScale: "1", env: env(options.env), ...(options.wrap ? { wrap: options.wrap } : {}) });
+      node = await startChildNode({ name, dataDir, logLevel: "info", timeScale: "1", readyTimeoutMs: 90_000, env: env(options.env), ...(options.wrap ? { wrap: options.wrap } : {}) });
       return node;
     }
 
