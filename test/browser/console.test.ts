@@ -234,6 +234,22 @@ describe("web console in Chromium", () => {
     assert.match(await publicKey.inputValue(), /^ssh-ed25519 AAAA\S+$/);
     assert.match((await sftp.textContent()) ?? "", /sftp:\/\/fax@192\.0\.2\.7:22\//);
     await expectAccessible(page, "settings page with a topic");
+    // The page changed them through the configuration API: each change is in its audit log.
+    const audit = await node.node.context.store.db.selectFrom("config_audit").select(["actor_login", "resource", "resource_key", "action", "after_json"]).where("cust_nr", "=", erin.custNr).orderBy("at").orderBy("id").execute();
+    assert.deepEqual(
+      audit.map((a) => [a.actor_login, a.resource, a.resource_key, a.action]),
+      [
+        [erin.login, "inbound/profiles", "front-desk", "create"],
+        [erin.login, "inbound/profiles", "front-desk", "update"],
+        [erin.login, "inbound/profiles", "front-desk", "update"],
+      ],
+    );
+    assert.match(audit[2]!.after_json ?? "", /"ftpCredentials":"\(set\)"/);
+    // Creating a topic of a name in use replaces nothing.
+    await page.getByLabel("New topic").fill("front-desk");
+    await page.getByRole("button", { name: "Create topic" }).click();
+    await page.getByText('has a profile "front-desk" already').waitFor();
+    assert.equal(await page.locator('[data-topic="front-desk"]').getByLabel("Mail each fax to (addresses, comma-separated)").inputValue(), "desk@example.com");
 
     // The test account faxes its own number: the fax arrives on the topic.
     const client = api(node.url, erin);

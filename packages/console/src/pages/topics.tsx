@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiFailure, call } from "../api.ts";
+import { ApiFailure, call, inboundProfile } from "../api.ts";
 import { Notice } from "../components.tsx";
 import { t, useLanguage } from "../i18n.ts";
 
@@ -29,7 +29,7 @@ interface Topic {
 
 type Status = { tone: "success" | "error"; text: string } | null;
 
-/** Fax-to-SFTP of one topic: the same settings as faxline inbound topic set-sftp. */
+/** Fax-to-SFTP of one topic, changed through the configuration API (the profile's `ftp`). */
 function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: boolean; reload: () => Promise<void>; id: string }) {
   const d = topic.sftp;
   const [host, setHost] = useState(d?.host ?? "");
@@ -49,7 +49,6 @@ function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: b
   const [status, setStatus] = useState<Status>(null);
   const value = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement).value);
   const fail = (err: unknown) => setStatus({ tone: "error", text: err instanceof ApiFailure ? err.message : String(err) });
-  const base = `/console/api/topics/${encodeURIComponent(topic.name)}/sftp`;
   return (
     <section class="stack" aria-labelledby={`${id}-sftp`} data-sftp={topic.name}>
       <h4 id={`${id}-sftp`}>{t("sftp.title")}</h4>
@@ -58,20 +57,24 @@ function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: b
         class="stack"
         onSubmit={(e) => {
           e.preventDefault();
-          call<SftpDelivery>("PUT", base, {
-            host,
-            port: Number(port),
-            username: user,
-            hostKeys: hostKeys.split(/\s+/).filter(Boolean),
-            authMethod: method,
-            privateKey: method === "key" && !generateKey ? privateKey : undefined,
-            keyPassphrase: method === "key" && !generateKey ? passphrase : undefined,
-            generateKey: method === "key" && generateKey,
-            password: method === "password" ? password : undefined,
-            directory,
-            filePattern: pattern,
-            documentFormat,
-            metadataFormat,
+          // Secrets left empty are not sent: the stored ones stay.
+          const secret = (text: string) => (text === "" ? undefined : text);
+          call("PATCH", inboundProfile(topic.name), {
+            ftp: {
+              host,
+              port: Number(port),
+              username: user,
+              hostKeys: hostKeys.split(/\s+/).filter(Boolean),
+              authMethod: method,
+              privateKey: method === "key" && !generateKey ? secret(privateKey) : undefined,
+              keyPassphrase: method === "key" && !generateKey ? secret(passphrase) : undefined,
+              generateKey: method === "key" && generateKey,
+              password: method === "password" ? secret(password) : undefined,
+              directory,
+              filePattern: pattern,
+              documentFormat,
+              metadataFormat,
+            },
           })
             .then(async () => {
               setPrivateKey("");
@@ -195,7 +198,7 @@ function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: b
                 type="button"
                 class="button-quiet"
                 onClick={() =>
-                  call("DELETE", base)
+                  call("PATCH", inboundProfile(topic.name), { ftp: null })
                     .then(async () => {
                       setStatus({ tone: "success", text: t("sftp.removed") });
                       await reload();
@@ -247,10 +250,9 @@ function TopicCard({ topic, canManage, reload }: { topic: Topic; canManage: bool
           e.preventDefault();
           void run(
             () =>
-              call("PUT", `/console/api/topics/${encodeURIComponent(topic.name)}/deliveries`, {
-                mailTo: mailTo.split(/[,\s]+/).filter(Boolean),
-                mailAttachment: attach,
-                pushUrl: pushUrl.trim() || null,
+              call("PATCH", inboundProfile(topic.name), {
+                email: mailTo.split(/[,\s]+/).filter(Boolean).length > 0 ? { recipients: mailTo.split(/[,\s]+/).filter(Boolean), attachment: attach } : null,
+                webservice: pushUrl.trim() ? { url: pushUrl.trim() } : null,
               }),
             t("common.saved"),
           );
@@ -316,7 +318,8 @@ export function TopicsSection() {
           onSubmit={async (e) => {
             e.preventDefault();
             try {
-              await call("POST", "/console/api/topics", { name });
+              // Through the configuration API; If-None-Match: * creates it only, never replaces one.
+              await call("PUT", inboundProfile(name.trim()), {}, { headers: { "if-none-match": "*" } });
               setName("");
               setError(null);
               await load();
