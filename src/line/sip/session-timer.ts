@@ -1,6 +1,6 @@
 /**
  * SIP session timers (RFC 4028): the headers and the decisions, without timers or I/O. A call
- * (sip-call.ts) keeps one `SessionTimer` and runs its two clocks: when we are the refresher, a
+ * (session-refresh.ts) keeps one `SessionTimer` and runs its two clocks: when we are the refresher, a
  * refresh (UPDATE, or a re-INVITE with the same SDP) at half the interval; when the far end is,
  * a BYE if no refresh came before the session expires (§10: the interval minus a third, at most
  * 32 s before its end).
