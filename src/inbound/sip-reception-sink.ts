@@ -1,6 +1,7 @@
 /**
  * Where the SIP line's receptions go (line/sip-fax-line/inbound-calls.ts `InboundSink`): the
- * called number is looked up among the inbound numbers, and what arrived is stored as a received
+ * called number is looked up among the inbound numbers (inbound-settings.ts `inboundNumberState`:
+ * only an active number of a profile answers, with its fax id as the CSID), and what arrived is stored as a received
  * fax with its deliveries in one transaction (enqueue-reception.ts). The line calls `store` once
  * per call and again only after a failure; the received fax's id is chosen once per call, so a
  * retry after a commit whose answer was lost stores nothing twice.
@@ -16,6 +17,7 @@ import type { InboundSink, ReceivedCall } from "../line/sip-fax-line/inbound-cal
 import { newReceivedFaxId } from "../lib/ids.ts";
 import type { Database } from "../store/database.ts";
 import { storeReception } from "./enqueue-reception.ts";
+import { inboundNumberState } from "./inbound-settings.ts";
 
 export interface SipReceptionSinkDeps {
   db: Kysely<Database>;
@@ -28,8 +30,9 @@ export function sipReceptionSink(deps: SipReceptionSinkDeps): InboundSink {
   const ids = new WeakMap<ReceivedCall, string>();
   return {
     async lookup(e164) {
-      const row = await deps.db.selectFrom("inbound_numbers").select(["cust_nr", "topic"]).where("e164", "=", e164).executeTakeFirst();
-      return row ? { custNr: row.cust_nr, topic: row.topic } : null;
+      // One function says what a number is (inbound-settings.ts); only an active one answers.
+      const number = await inboundNumberState(deps.db, e164);
+      return number.state === "active" ? { custNr: number.custNr, topic: number.topic, csid: number.faxId } : null;
     },
     async store(call) {
       let id = ids.get(call);

@@ -348,14 +348,17 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
           drain();
           const graceMs = options.graceMs ?? config.node.shutdownGrace;
           const hurry = new AbortController();
+          // No grace: nothing waits, not even for a timer's turn.
+          if (graceMs <= 0) hurry.abort();
           const graceOver = setTimeout(() => hurry.abort(), graceMs);
           try {
             await watcher?.stop();
-            // The notifier runs on while the calls end, so that their reports are pushed now.
+            // The notifier runs on while the calls end; then, within the same grace, it delivers
+            // what is due (the ended calls' and receptions' reports) before the node exits.
             const notifier = roles.filter((r) => r.name === "notifier");
             await Promise.all([...roles.filter((r) => r.name !== "notifier").map((r) => r.stop(hurry.signal)), runningLine?.drain(hurry.signal)]);
+            await Promise.all(notifier.map((r) => r.stop(hurry.signal)));
             clearTimeout(graceOver);
-            await Promise.all(notifier.map((r) => r.stop()));
             await runningLine?.close();
             if (runningApp) await runningApp.close();
             await runningListener.close().catch((err) => context.logger.warn({ err: coerceError(err) }, "closing the work listener failed"));

@@ -375,6 +375,50 @@ export interface InboundTopicsTable {
   /** URL each reception's notice is posted to (signed like status pushes), or null. */
   push_url: string | null;
   created_at: number;
+  /** The profile level of the inbound settings (migration 0030; src/configuration/): CSID, cost center, active (1/0, null: not set), a comment. */
+  fax_id: string | null;
+  cost_center: string | null;
+  active: number | null;
+  comments: string | null;
+}
+
+/** A customer's own inbound settings, the top of customer → profile → number (migration 0030). */
+export interface InboundCustomerSettingsTable {
+  cust_nr: string;
+  fax_id: string | null;
+  cost_center: string | null;
+  /** 1 | 0 | null (not set: active) */
+  active: number | null;
+  updated_at: number;
+}
+
+/** A number of a customer with its own settings (migration 0030); without an inbound_numbers row it has no profile. */
+export interface InboundNumberSettingsTable {
+  e164: string;
+  cust_nr: string;
+  display_number: string | null;
+  comments: string | null;
+  fax_id: string | null;
+  cost_center: string | null;
+  active: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One change made through the configuration API (migration 0030; src/configuration/audit-log.ts). */
+export interface ConfigAuditTable {
+  id: string;
+  cust_nr: string;
+  at: number;
+  actor_login: string;
+  /** manager | operator */
+  actor_role: string;
+  resource: string;
+  resource_key: string;
+  /** create | update | delete */
+  action: string;
+  before_json: string | null;
+  after_json: string | null;
 }
 
 /** A topic's fax-to-SFTP delivery (migration 0020; src/inbound/sftp-delivery-settings.ts). */
@@ -557,6 +601,9 @@ export interface Database {
   inbound_topics: InboundTopicsTable;
   inbound_numbers: InboundNumbersTable;
   inbound_sftp_deliveries: InboundSftpDeliveriesTable;
+  inbound_customer_settings: InboundCustomerSettingsTable;
+  inbound_number_settings: InboundNumberSettingsTable;
+  config_audit: ConfigAuditTable;
   inbound_credentials: InboundCredentialsTable;
   received_faxes: ReceivedFaxesTable;
   report_out_faxes: ReportOutFaxesTable;

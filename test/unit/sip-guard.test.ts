@@ -364,6 +364,27 @@ describe("the SIP listeners: TCP and TLS in", () => {
     await closeAndSettle(socket);
   });
 
+  it("ends an INVITE unanswered, without a fault, when its TCP connection closes while the line checks it (found by the robustness suite)", async () => {
+    const socket = await tcpConnect();
+    const before = ua.drops.counts.send_failed;
+    socket.write(over("TCP", request("INVITE", 5060)));
+    for (let i = 0; i < 100 && handled.length === 0; i++) await settle(10);
+    assert.equal(handled.length, 1, "the INVITE reached the line");
+    const invite = handled.splice(0)[0]!;
+    await closeAndSettle(socket);
+    // It used to throw SipTransportError ("TCP connection from … is closed"): the line logged a
+    // fault of its own and tried a 500 that could not be sent either.
+    const drops: string[] = [];
+    ua.drops.onDrop((drop) => drops.push(drop.detail));
+    const call = await ua.answerCall(invite, { t38: true, localMedia: { address: "127.0.0.1", audioPort: 9, t38Port: 9 } });
+    assert.equal(call, null);
+    assert.equal(ua.drops.counts.send_failed - before, 1, "counted");
+    // Not by a new connection to the caller's side's ephemeral port, which failed (or, elsewhere, hung for the connect timeout).
+    assert.match(drops.join("\n"), /TCP connection from 127\.0\.0\.1:\d+ is closed/);
+    assert.equal(invite.tx.state, "terminated", "the INVITE's transaction is gone");
+    assert.equal(ua.stats.serverTransactions, 0);
+  });
+
   it("closes a TCP stream whose framing breaks, and counts it", async () => {
     const socket = await tcpConnect();
     const before = ua.drops.counts.stream_framing;

@@ -103,7 +103,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       localMedia: { address: setup.mediaAddress, audioPort: ports.audioPort, t38Port: ports.t38Port },
       answerDelayMs: input.answerDelayMs,
     });
-    if (call === null) return nothingReceived("Not answered: the caller cancelled while the call was being checked, or the node is stopping", false, 0, null);
+    if (call === null) return nothingReceived("Not answered: the caller cancelled while the call was being checked, its TCP/TLS connection closed, or the node is stopping", false, 0, null);
     const answeredCall = call;
     const notReceived = async (rawCause: string, answered: boolean, answeredAt: number | null): Promise<ReceptionReport> => {
       const sip = await answeredCall.hangup();

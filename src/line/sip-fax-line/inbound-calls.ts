@@ -14,7 +14,8 @@
  *     `inboundUsername`); else, when trunks take digest credentials, the INVITE is challenged
  *     (401) and its answer checked (sip/digest-auth.ts `SipDigestChallenger`) → else 403 Forbidden.
  *  2. The number: the Request-URI's user part (else the To URI's), read as a number of the node's
- *     region, must be an inbound number (a DID of a topic) → else 404 Not Found.
+ *     region, must be an active inbound number (a DID of a topic; the sink decides what is
+ *     active) → else 404 Not Found, the wrong number a caller's fax machine reports.
  *  3. Capacity: the trunk's `maxCalls` (shared with outgoing calls) and the node's
  *     `inbound.channels` → else 486 Busy Here; no free media port, a store out of reach for the
  *     number's lookup, or a node stopping → 503 Service Unavailable.
@@ -49,6 +50,8 @@ import { NoFreeMediaPortError } from "./media-ports.ts";
 export interface InboundNumber {
   custNr: string;
   topic: string;
+  /** The CSID to send to this number's callers (its fax id); absent or null: the trunk's, else the default. */
+  csid?: string | null;
 }
 
 /** One reception, as the line hands it to the sink. */
@@ -68,7 +71,7 @@ export interface ReceivedCall {
 
 /** Where received faxes go: roles wire it to the store. */
 export interface InboundSink {
-  /** The topic of a called number (E.164), or null when it is none of ours. */
+  /** The topic of a called number (E.164), or null when it is none of ours or does not answer (inactive, no profile). */
   lookup(e164: string): Promise<InboundNumber | null>;
   /** Stores the reception durably (with its deliveries); storing the same call twice must store it once. */
   store(call: ReceivedCall): Promise<void>;
@@ -249,7 +252,7 @@ export class InboundCalls {
       return this.#refuse(invite, 503);
     }
     if (number === null) {
-      log?.info({ trunk: trunk.name, to: e164 }, "call to a number that belongs to no inbound topic: refused (404)");
+      log?.info({ trunk: trunk.name, to: e164 }, "call to a number that belongs to no inbound topic, or is not active: refused (404)");
       return this.#refuse(invite, 404);
     }
     if (this.#active >= o.channels || o.activeOnTrunk(trunk.name) >= trunk.maxCalls) {
@@ -271,7 +274,7 @@ export class InboundCalls {
           invite,
           t38: trunk.t38,
           ecm: trunk.ecm,
-          csid: faxIdent(trunk.csid ?? o.defaultCsid),
+          csid: faxIdent(number.csid ?? trunk.csid ?? o.defaultCsid),
           tiffPath,
           answerDelayMs: trunk.answerDelayMs,
           maxCallMs: o.maxCallMs ?? DEFAULT_MAX_CALL_MS,

@@ -10,7 +10,8 @@
  *    transaction; responses are never answered.
  *  - `unroutable_response`: an answer we made whose destination is not a usable address and
  *    port (a Via naming port 0 or 70000, §18.2.2); it is dropped instead of sent.
- *  - `send_failed`: the socket refused a message (an address the kernel will not send to).
+ *  - `send_failed`: the socket refused a message (an address the kernel will not send to), or
+ *    an INVITE cannot be answered because the TCP/TLS connection it came over has closed.
  *  - `rate_limited`: over the per-source bound on requests or new INVITEs.
  *  - `refused_source`: a source that is no trunk's, past its small budget of 403s.
  *  - `locked_out`: a source locked out after repeated wrong digest answers.

@@ -61,6 +61,7 @@ import { DEFAULT_MIN_SE_SECONDS } from "./session-timer.ts";
 import { resolveTargets, systemResolver, type SipResolver, type SipTransportChoice } from "./resolve-targets.ts";
 import type { SipUri } from "./sip-uri.ts";
 import {
+  SipTransportError,
   SipTransportLayer,
   type SipConnectionLimits,
   type SipFlow,
@@ -255,14 +256,25 @@ export class SipUserAgent {
   /**
    * Answers an INVITE the incoming-call handler was given (`SipCall.answer`): 180, then 200 with
    * our SDP answer. The call's in-dialog requests go back to where the INVITE came from. Null
-   * when the INVITE has its final response already (the caller cancelled) or the agent closed.
+   * when the INVITE has its final response already (the caller cancelled), the connection it came
+   * over has closed (the INVITE is then dropped, counted as send_failed), or the agent closed.
    */
   async answerCall(invite: IncomingInvite, options: AnswerCallOptions): Promise<SipCall | null> {
     if (!this.#started) throw new Error("SipUserAgent is not started");
     const { source } = invite;
     const answerable = (): boolean => !this.#closed && invite.tx.state === "proceeding";
     if (!answerable()) return null;
-    const flow = await this.#transports.open({ protocol: source.protocol, address: source.address, port: source.port });
+    let flow: SipFlow;
+    try {
+      flow = await this.#transports.openToSource(source);
+    } catch (error) {
+      // The TCP/TLS connection the INVITE came over has closed while the line checked the call:
+      // nothing reaches the caller any more (§18.2.2), so the INVITE ends here, unanswered.
+      if (!(error instanceof SipTransportError)) throw error;
+      this.#drop("send_failed", source, `INVITE not answered: ${error.message}`);
+      if (answerable()) invite.tx.dispose();
+      return null;
+    }
     // The caller may have cancelled (487 sent) or the user agent closed while the flow opened.
     if (!answerable()) return null;
     const call = SipCall.answer(this.#host, invite.request, invite.tx, flow, options);

@@ -326,6 +326,18 @@ export class SipTransportLayer {
   }
 
   /**
+   * The flow back to where a request came from: over TCP/TLS the very connection it came over,
+   * never a new one to the far end's port (the ephemeral port of its side): a SipTransportError
+   * when that connection has closed. Over UDP, `open` of the source.
+   */
+  async openToSource(source: SipSource): Promise<SipFlow> {
+    if (source.connectionKey !== null && !this.#connections.has(source.connectionKey)) {
+      throw new SipTransportError(`${source.protocol.toUpperCase()} connection from ${source.address}:${source.port} is closed`);
+    }
+    return this.open({ protocol: source.protocol, address: source.address, port: source.port });
+  }
+
+  /**
    * Sends a response to a request received from `source` (§18.2.2); a response that cannot be
    * routed is dropped and counted (`unroutable_response`), never thrown.
    */
