@@ -6,6 +6,7 @@
  * - `/health`: liveness, with the node's region and data center.
  * - `/console/`: the web console (console/register-console.ts), when `console.enabled`.
  * - `/graphql`, `/reporting/v1/…`: the reporting interface (reporting/register-reporting.ts).
+ * - `/config/v2/…`: the configuration API (configuration/register-configuration.ts).
  *
  * Errors: every non-2xx body comes from the API error catalogue (errors/api-errors.ts) through
  * one error handler; unexpected errors are logged and answered with a generic 500.
@@ -30,6 +31,7 @@ import { registerPullRoutes } from "./routes/faxin/pull-routes.ts";
 import { REGION_DATACENTERS } from "../config/schema.ts";
 import { clientErrorAnswer, frameworkErrorToApiError, MAX_PATH_PARAM_LENGTH } from "./plugins/framework-errors.ts";
 import { registerReporting } from "../reporting/register-reporting.ts";
+import { registerConfiguration } from "../configuration/register-configuration.ts";
 
 export interface FaxlineApp {
   app: FastifyInstance;
@@ -243,6 +245,9 @@ export async function buildApp(deps: ApiDeps): Promise<FaxlineApp> {
   if (config.reporting.enabled) {
     await registerReporting(app as unknown as FastifyInstance, { config, store: deps.store, clock: deps.clock, logger: deps.logger, authenticator });
   }
+
+  // The configuration API: /config/v2 (src/configuration/), managers and operators.
+  await registerConfiguration(app as unknown as FastifyInstance, { config, store: deps.store, clock: deps.clock, authenticator });
 
   // The inbound pull API (the provider's Fax2WSPull), with its own Basic auth.
   const pullAuth = new PullAuthenticator(deps.store.db, deps.clock, authenticator, config.auth.cacheTtl);

@@ -37,6 +37,7 @@
  *   faxline report out|in --from DATE --to DATE [--filter COLUMN=V,V]... [--sort ASC|DESC] [--format csv|json] [--out FILE]
  *   faxline report summary out|calls|in|failing --from DAY --to DAY [--group-by DAY,COUNTRY] [--filter NAME=V,V]... [--limit N]
  *   faxline report rebuild-rollups [--from DAY --to DAY]               (src/cli/report-commands.ts)
+ *   faxline config numbers|number|profiles|profile|settings|audit …     (the configuration API; src/cli/config-commands.ts)
  *   faxline migrate [--check] | nodes [--json] | store copy --to URL | datacenter adopt --from DC --to DC
  *                                                                      (src/cli/store-commands.ts)
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
@@ -103,6 +104,16 @@ const USAGE = `Usage:
   faxline report summary out|calls|in|failing --from DAY --to DAY [--group-by DAY,COUNTRY,…] [--filter NAME=VALUE,…]... [--limit N]
                [--format csv|json] [--out FILE]
   faxline report rebuild-rollups [--from DAY --to DAY]
+  faxline config numbers [--prefix P] [--assigned true|false] [--active true|false] [--cost-center C] [--inherit] [--limit N] [--offset N] [--json]
+  faxline config number show|remove NUMBER [--inherit] [--json]
+  faxline config number set NUMBER [--profile NAME|""] [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--display-number TEXT|""] [--comments TEXT|""]
+  faxline config profiles [--inherit] [--json]
+  faxline config profile show|remove NAME [--inherit] [--json]
+  faxline config profile set NAME [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--comments TEXT|""]
+               [--mail-to ADDR,ADDR|""] [--attach PDF|TIFF|NONE] [--push-url URL|""] [--retention-days N|""]
+  faxline config settings [--fax-id ID|""] [--cost-center C|""] [--active true|false|""]
+  faxline config audit [--limit N] [--offset N] [--resource R] [--key K] [--json]
+               (the configuration API through a running node: [--customer CUSTNR --login LOGIN --password PASSWORD] [--url URL])
   faxline migrate [--check]
   faxline nodes [--json]
   faxline store copy --to postgres://USER:PASSWORD@HOST/DATABASE
@@ -269,6 +280,18 @@ export async function main(argv: string[]): Promise<number> {
       "group-by": { type: "string" },
       sort: { type: "string" },
       limit: { type: "string" },
+      offset: { type: "string" },
+      prefix: { type: "string" },
+      assigned: { type: "string" },
+      active: { type: "string" },
+      "cost-center": { type: "string" },
+      inherit: { type: "boolean", default: false },
+      "fax-id": { type: "string" },
+      "display-number": { type: "string" },
+      comments: { type: "string" },
+      profile: { type: "string" },
+      resource: { type: "string" },
+      key: { type: "string" },
       detach: { type: "boolean", default: false },
       help: { type: "boolean", short: "h", default: false },
       version: { type: "boolean", short: "v", default: false },
@@ -530,6 +553,36 @@ export async function main(argv: string[]): Promise<number> {
         });
       } catch (err) {
         if (err instanceof ReportCommandError) {
+          console.error(err.message);
+          return err.exitCode;
+        }
+        throw err;
+      }
+    }
+    case "config": {
+      const { ConfigCommandError, runConfigCommand } = await import("./config-commands.ts");
+      try {
+        const fromEnv = (name: string, env: string) => {
+          const v = (values as Record<string, unknown>)[name] ?? process.env[env];
+          if (typeof v !== "string" || v === "") throw new UsageError(`faxline config needs --${name} (or ${env})`);
+          return v;
+        };
+        const v = values as Record<string, unknown>;
+        const options: Record<string, string | undefined> = {};
+        for (const name of ["prefix", "assigned", "active", "cost-center", "limit", "offset", "profile", "fax-id", "display-number", "comments", "mail-to", "attach", "push-url", "retention-days", "resource", "key"]) {
+          if (typeof v[name] === "string") options[name] = v[name] as string;
+        }
+        return await runConfigCommand(config, positionals.slice(1), {
+          url: values.url ?? null,
+          custNr: fromEnv("customer", "FAXLINE_API_CUSTOMER"),
+          login: fromEnv("login", "FAXLINE_API_LOGIN"),
+          password: fromEnv("password", "FAXLINE_API_PASSWORD"),
+          json: values.json,
+          inherit: values.inherit,
+          options,
+        });
+      } catch (err) {
+        if (err instanceof ConfigCommandError) {
           console.error(err.message);
           return err.exitCode;
         }

@@ -13,6 +13,7 @@
 import type { Kysely } from "kysely";
 import type { Database, JobRow, RecipientRow } from "../store/database.ts";
 import { storeReception } from "./enqueue-reception.ts";
+import { inboundNumberState } from "./inbound-settings.ts";
 
 export interface LoopbackCall {
   job: Pick<JobRow, "id" | "cust_nr" | "resolution" | "csid" | "is_test">;
@@ -33,14 +34,15 @@ export interface LoopbackCall {
 /** Stores the reception (and queues its deliveries) when the number belongs to the job's own customer; returns its id, or null. */
 export async function receiveTestCall(db: Kysely<Database>, call: LoopbackCall): Promise<{ id: string; deliveries: number; status: string } | null> {
   if (call.job.is_test !== 1 || call.recipient.fax_image_id === null) return null;
-  const number = await db.selectFrom("inbound_numbers").select(["cust_nr", "topic"]).where("e164", "=", call.e164).executeTakeFirst();
-  if (!number || number.cust_nr !== call.job.cust_nr) return null;
+  // As the SIP line answers (inbound-settings.ts): only an active number of a profile receives.
+  const number = await inboundNumberState(db, call.e164);
+  if (number.state !== "active" || number.custNr !== call.job.cust_nr) return null;
   const image = await db.selectFrom("fax_images").select(["content", "pages"]).where("id", "=", call.recipient.fax_image_id).executeTakeFirst();
   if (!image) return null;
   const id = call.id;
   const stored = await storeReception(db, {
     id,
-    cust_nr: number.cust_nr,
+    cust_nr: number.custNr,
     topic: number.topic,
     datacenter: call.datacenter,
     to_number: call.e164,

@@ -16,6 +16,7 @@ import { hashPassword } from "../accounts/passwords.ts";
 import { requireCustomer } from "../accounts/notification-settings.ts";
 import { normalizeFaxNumber, type NumberContext } from "../numbers/normalize-number.ts";
 import type { Database } from "../store/database.ts";
+import { levelSettings, type InboundLevelSettings } from "./inbound-settings.ts";
 import { listSftpDeliveries, type SftpDeliveryView } from "./sftp-delivery-settings.ts";
 
 export const TOPIC_PATTERN = /^[A-Za-z0-9._-]{1,64}$/;
@@ -108,6 +109,9 @@ export async function addTopicNumber(db: Kysely<Database>, input: { custNr: stri
   if (taken) {
     throw new AccountError(taken.cust_nr === input.custNr ? `${normalized.e164} belongs to topic "${taken.topic}" already` : `${normalized.e164} belongs to another customer`);
   }
+  // A number of a customer without a profile (the configuration API's, migration 0030) is that customer's.
+  const held = await db.selectFrom("inbound_number_settings").select("cust_nr").where("e164", "=", normalized.e164).executeTakeFirst();
+  if (held && held.cust_nr !== input.custNr) throw new AccountError(`${normalized.e164} belongs to another customer`);
   await db.insertInto("inbound_numbers").values({ e164: normalized.e164, cust_nr: input.custNr, topic: input.topic, created_at: now }).execute();
   return normalized.e164;
 }
@@ -130,6 +134,9 @@ export interface TopicSummary {
   pushUrl: string | null;
   /** Fax-to-SFTP (sftp-delivery-settings.ts), without its secrets; null when none. */
   sftp: SftpDeliveryView | null;
+  /** The profile level of the inbound settings (inbound-settings.ts): fax id, cost center, active; null: not set. */
+  settings: InboundLevelSettings;
+  comments: string | null;
 }
 
 export async function listTopics(db: Kysely<Database>, custNr?: string): Promise<TopicSummary[]> {
@@ -149,6 +156,8 @@ export async function listTopics(db: Kysely<Database>, custNr?: string): Promise
     pushUrl: t.push_url,
     numbers: all.filter((n) => n.cust_nr === t.cust_nr && n.topic === t.name).map((n) => n.e164),
     sftp: sftp.get(`${t.cust_nr}\u0000${t.name}`) ?? null,
+    settings: levelSettings(t),
+    comments: t.comments,
   }));
 }
 

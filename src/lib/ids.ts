@@ -37,6 +37,11 @@ export function newReceivedFaxId(nowMs: number = Date.now()): string {
   return `FI${timePart(nowMs)}${randomPart(12)}`;
 }
 
+/** A configuration API audit entry's id: `CA` and the same 20 characters (sortable by time). */
+export function newAuditId(nowMs: number = Date.now()): string {
+  return `CA${timePart(nowMs)}${randomPart(12)}`;
+}
+
 /** Random token for node instances and similar, not shown to clients. */
 export function randomToken(length = 12): string {
   return randomPart(length).toLowerCase();

@@ -8,6 +8,11 @@
  * notification is claimed under a lease; if its node dies, the lease sweep logs the try as
  * abandoned and it is sent again. A restarted node releases its previous life's tries at once.
  *
+ * Stopping with a grace (`stop(hurry)`, the node draining after its calls ended): the notifier
+ * first delivers what was due when the stop began (the ended calls' reports among them), one
+ * try each, and stops once none is left or `hurry` aborts (node.shutdownGrace is over); a try that
+ * fails keeps its retry for after the restart or for another node.
+ *
  * Pushes are formatted at delivery from the stored snapshot in the account's current format,
  * and signed with the account's current secrets; mails use the account's current templates
  * and the job's fax image if it is still kept. A received fax's SFTP delivery uses its topic's
@@ -18,6 +23,7 @@ import { pause } from "../lib/wakeup.ts";
 import { nextStepAfter, type DeliveryResult, type RetryPlan } from "../notifications/delivery-policy.ts";
 import type { NotificationPayload } from "../notifications/enqueue-notifications.ts";
 import { composeStatusMail } from "../notifications/email/compose-status-mail.ts";
+import { parseMailOrigin } from "../mail-to-fax/mail-origin.ts";
 import { composeReceivedFaxMail } from "../notifications/email/compose-received-fax-mail.ts";
 import { FAX_RECEIVED } from "../notifications/events.ts";
 import type { ReceivedFaxNotice } from "../inbound/enqueue-reception.ts";
@@ -52,6 +58,8 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
   const perReceiver = new Map<string, number>();
   let transport: StatusMailTransport | null = null;
   const log = ctx.logger.child({ role: "notifier" });
+  /** Set by stop(hurry): deliver what was due by then, then stop. */
+  let flushDueBy: number | null = null;
 
   const plans = {
     http: { schedule: config.push.retrySchedule, jitterPercent: config.push.jitterPercent, maxRetryAfterMs: config.push.maxRetryAfter },
@@ -125,7 +133,11 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
       .orderBy("variant")
       .limit(1)
       .executeTakeFirst();
+    const origin = await store.db.selectFrom("jobs").select("mail_origin").where("id", "=", n.job_id).executeTakeFirst();
+    const mailOrigin = parseMailOrigin(origin?.mail_origin);
     const message = await composeStatusMail({
+      inReplyTo: mailOrigin?.messageId ?? null,
+      language: mailOrigin?.language ?? "en",
       snapshot: payload.snapshot,
       kind: payload.mailKind ?? "success",
       to: n.target,
@@ -307,8 +319,8 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
       try {
         const now = ctx.clock.now();
         // One node of the data center sweeps, and only on a steady connection to the store
-        // (after an outage, the nodes that held the tries first record them).
-        if (now - lastSweep >= Math.min(SWEEP_EVERY_MS, Math.floor(config.cluster.dutyLease / 3))) {
+        // (after an outage, the nodes that held the tries first record them). Not while stopping.
+        if (flushDueBy === null && now - lastSweep >= Math.min(SWEEP_EVERY_MS, Math.floor(config.cluster.dutyLease / 3))) {
           lastSweep = now;
           if (ctx.health.steadyFor(now) >= 2 * config.cluster.heartbeatInterval && (await sweepDuty.tryHold())) {
             const expired = await releaseNotificationLeases(store.db, { datacenter: dc, now, expiredBefore: now });
@@ -317,12 +329,15 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
         }
         let claimed = false;
         if (running.size < config.push.concurrency) {
-          const n = await store.claims.claimDueNotification(store.db, { datacenter: dc, node: ctx.holder, now, leaseUntil: now + lease, busyReceivers: busyReceivers() });
+          const dueBy = flushDueBy ?? now;
+          const n = await store.claims.claimDueNotification(store.db, { datacenter: dc, node: ctx.holder, now: dueBy, leaseUntil: now + lease, busyReceivers: busyReceivers() });
           if (n) {
             launch(n);
             claimed = true;
           }
         }
+        // Stopping: nothing left that was due, and no try runs that could free a busy receiver.
+        if (!claimed && flushDueBy !== null && running.size === 0) break;
         if (!claimed) await ctx.wake.notify.wait(Math.min(config.scheduler.pollInterval, Math.floor(config.cluster.dutyLease / 3)), signal);
       } catch (err) {
         reportError(err);
@@ -334,7 +349,16 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
 
   return {
     name: "notifier",
-    async stop() {
+    async stop(hurry?: AbortSignal) {
+      if (hurry !== undefined && !hurry.aborted) {
+        // Each try's end wakes the loop (launch), so it sees when the last one is done.
+        flushDueBy = ctx.clock.now();
+        const cut = () => controller.abort();
+        hurry.addEventListener("abort", cut, { once: true });
+        ctx.wake.notify.notify();
+        await loop;
+        hurry.removeEventListener("abort", cut);
+      }
       controller.abort();
       await loop;
       await Promise.all(running);

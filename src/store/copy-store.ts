@@ -24,6 +24,10 @@ export const COPIED_TABLES = [
   "inbound_numbers",
   "inbound_sftp_deliveries",
   "inbound_credentials",
+  // The configuration API (migration 0030): inbound settings of customers and numbers, and its audit log.
+  "inbound_customer_settings",
+  "inbound_number_settings",
+  "config_audit",
   "blacklist",
   "destination_capabilities",
   "jobs",

@@ -188,6 +188,8 @@ export interface JobsTable {
   documents_purged_at: number | null;
   /** How the job came in: API, or M2F for mail-to-fax (migration 0025); the reports' accountService. */
   source: Generated<string>;
+  /** JSON of the mail a mail-to-fax job came from (mail-to-fax/mail-origin.ts); null for API jobs (migration 0035). */
+  mail_origin: Generated<string | null>;
 }
 
 export interface JobDocumentsTable {
@@ -375,6 +377,50 @@ export interface InboundTopicsTable {
   /** URL each reception's notice is posted to (signed like status pushes), or null. */
   push_url: string | null;
   created_at: number;
+  /** The profile level of the inbound settings (migration 0030; src/configuration/): CSID, cost center, active (1/0, null: not set), a comment. */
+  fax_id: string | null;
+  cost_center: string | null;
+  active: number | null;
+  comments: string | null;
+}
+
+/** A customer's own inbound settings, the top of customer → profile → number (migration 0030). */
+export interface InboundCustomerSettingsTable {
+  cust_nr: string;
+  fax_id: string | null;
+  cost_center: string | null;
+  /** 1 | 0 | null (not set: active) */
+  active: number | null;
+  updated_at: number;
+}
+
+/** A number of a customer with its own settings (migration 0030); without an inbound_numbers row it has no profile. */
+export interface InboundNumberSettingsTable {
+  e164: string;
+  cust_nr: string;
+  display_number: string | null;
+  comments: string | null;
+  fax_id: string | null;
+  cost_center: string | null;
+  active: number | null;
+  created_at: number;
+  updated_at: number;
+}
+
+/** One change made through the configuration API (migration 0030; src/configuration/audit-log.ts). */
+export interface ConfigAuditTable {
+  id: string;
+  cust_nr: string;
+  at: number;
+  actor_login: string;
+  /** manager | operator */
+  actor_role: string;
+  resource: string;
+  resource_key: string;
+  /** create | update | delete */
+  action: string;
+  before_json: string | null;
+  after_json: string | null;
 }
 
 /** A topic's fax-to-SFTP delivery (migration 0020; src/inbound/sftp-delivery-settings.ts). */
@@ -536,6 +582,50 @@ export interface ReportInFaxesTable {
   line_secs: number;
 }
 
+/** A customer that sends by mail (migration 0035; mail-to-fax/settings.ts). */
+export interface M2fCustomersTable {
+  cust_nr: string;
+  /** The login mail-to-fax jobs are booked on (is_test decides the line). */
+  login: string;
+  /** JSON MailToFaxSettings of the customer level. */
+  settings: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface M2fProfilesTable {
+  cust_nr: string;
+  name: string;
+  /** JSON MailToFaxSettings of the profile level. */
+  settings: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface M2fUsersTable {
+  /** Lower-case e-mail address; unique over all customers. */
+  email: string;
+  cust_nr: string;
+  /** The profile's name; null: the customer's settings only. */
+  profile: string | null;
+  active: Generated<number>;
+  /** scrypt hash of the user's PIN; null: no PIN. */
+  pin_hash: string | null;
+  /** JSON MailToFaxSettings of the user level. */
+  settings: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface M2fDomainsTable {
+  /** Lower-case domain; unique over all customers. */
+  domain: string;
+  cust_nr: string;
+  /** scrypt hash of the domain's PIN; null: only the relay's SPF/DKIM/DMARC results authorise. */
+  pin_hash: string | null;
+  created_at: number;
+}
+
 export interface Database {
   customers: CustomersTable;
   logins: LoginsTable;
@@ -557,12 +647,19 @@ export interface Database {
   inbound_topics: InboundTopicsTable;
   inbound_numbers: InboundNumbersTable;
   inbound_sftp_deliveries: InboundSftpDeliveriesTable;
+  inbound_customer_settings: InboundCustomerSettingsTable;
+  inbound_number_settings: InboundNumberSettingsTable;
+  config_audit: ConfigAuditTable;
   inbound_credentials: InboundCredentialsTable;
   received_faxes: ReceivedFaxesTable;
   report_out_faxes: ReportOutFaxesTable;
   report_out_calls: ReportOutCallsTable;
   report_out_failures: ReportOutFailuresTable;
   report_in_faxes: ReportInFaxesTable;
+  m2f_customers: M2fCustomersTable;
+  m2f_profiles: M2fProfilesTable;
+  m2f_users: M2fUsersTable;
+  m2f_domains: M2fDomainsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -2,7 +2,8 @@
  * Stopping a node (`faxline serve`, SIGTERM) drains it (docs/operations.md "Stopping",
  * node.shutdownGrace): calls in progress end on their own and are recorded, not cut off and
  * redialled; meanwhile new API requests answer 503 and the readiness probe says the node is
- * draining; the reports are pushed before the node exits. A second SIGTERM cuts the drain short:
+ * draining; the calls' status pushes reach a real HTTP receiver before the node exits. A second
+ * SIGTERM cuts the drain short:
  * the node exits at once and its calls are redialled after the restart. And a node whose
  * standard output has been closed (a `| head`) still exits.
  *
@@ -14,6 +15,7 @@ import assert from "node:assert/strict";
 import { join } from "node:path";
 import BetterSqlite3 from "better-sqlite3";
 import { api, eventually, tempDir, TEXT_DOC } from "../support/test-node.ts";
+import { PushReceiver } from "../support/push-receiver.ts";
 import { createAccountWithCli, startChildNode, stopAllChildNodes, withChildLogs, type ChildNode } from "../support/child-node.ts";
 
 const ACCOUNT = { custNr: "99999TE", login: "drain-tester", password: "secret-pass-1" };
@@ -34,11 +36,16 @@ function attempts(dataDir: string): AttemptRow[] {
   }
 }
 
-async function sendJobs(node: ChildNode, count: number): Promise<string[]> {
+/** Sends `count` one-recipient jobs; with `pushUrl`, each asks for its status push there. */
+async function sendJobs(node: ChildNode, count: number, pushUrl?: string): Promise<string[]> {
   const client = api(node.url, ACCOUNT);
   const ids: string[] = [];
   for (let i = 0; i < count; i++) {
-    const res = await client.post<{ jobId: string }>(`/${ACCOUNT.custNr}/fax`, { recipients: [{ number: `+49305550${String(i).padStart(4, "0")}` }], documents: [TEXT_DOC] });
+    const res = await client.post<{ jobId: string }>(`/${ACCOUNT.custNr}/fax`, {
+      recipients: [{ number: `+49305550${String(i).padStart(4, "0")}` }],
+      documents: [TEXT_DOC],
+      ...(pushUrl !== undefined ? { statusReportOptions: { httpStatusPush: { targetUrl: pushUrl } } } : {}),
+    });
     assert.equal(res.status, 201, JSON.stringify(res.body));
     ids.push(res.body.jobId);
   }
@@ -58,18 +65,24 @@ describe("stopping a node", () => {
   });
 
   /** A node on a data directory of its own with the test account, given 60 s to drain. */
-  async function nodeWithGrace(): Promise<{ path: string }> {
+  async function nodeWithGrace(env: Record<string, string> = {}): Promise<{ path: string }> {
     const dir = tempDir();
     dirs.push(dir);
     await createAccountWithCli(dir.path, ACCOUNT);
-    node = await startChildNode({ dataDir: dir.path, timeScale: TIME_SCALE, env: { FAXLINE_NODE_SHUTDOWN_GRACE: "60s" } });
+    node = await startChildNode({ dataDir: dir.path, timeScale: TIME_SCALE, env: { FAXLINE_NODE_SHUTDOWN_GRACE: "60s", FAXLINE_PUSH_ALLOW_TARGETS: "127.0.0.1", ...env } });
     return dir;
   }
 
-  it("SIGTERM drains: calls in progress end on their own and are reported, new requests get 503, the probe says draining", async () => {
-    const dir = await nodeWithGrace();
+  it("SIGTERM drains: calls in progress end on their own, their reports are pushed before the exit, new requests get 503, the probe says draining", async () => {
+    const dir = await nodeWithGrace({ FAXLINE_PUSH_CONCURRENCY: "1" });
+    // A slow receiver (4 s an answer) and one push at a time (push.concurrency 1): when the last
+    // call ends (within one call's length, 3.4 s, of the first), the first push is still being
+    // answered, so the last can only go out if the stopping node keeps delivering after its calls.
+    const receiver = new PushReceiver();
+    receiver.on("/status", () => ({ status: 200, delayMs: 4_000 }));
+    await receiver.start();
     await withChildLogs(() => [node], async () => {
-      const jobIds = await sendJobs(node!, 3);
+      const jobIds = await sendJobs(node!, 3, receiver.url("/status"));
       await callsInProgress(dir.path, 3);
 
       node!.kill("SIGTERM");
@@ -84,10 +97,14 @@ describe("stopping a node", () => {
       // The calls are still running: the node has not exited.
       assert.equal(node!.running, true);
 
-      const exit = await node!.waitForExit(30_000);
+      const exit = await node!.waitForExit(45_000);
       assert.deepEqual(exit, { code: 0, signal: null });
       const rows = attempts(dir.path);
       assert.deepEqual(rows.map((a) => a.result), ["delivered", "delivered", "delivered"], "each call ran to its end once");
+      // Each job's final report reached the receiver before the node exited (it is down now).
+      const pushed = receiver.received("/status").map((r) => r.body);
+      assert.equal(pushed.length, 3, `one push per job before the exit, got ${pushed.length}`);
+      for (const jobId of jobIds) assert.equal(pushed.filter((body) => body.includes(jobId)).length, 1, `job ${jobId} pushed once`);
 
       // After a restart nothing is dialled again, and every report is final and OK.
       const restarted: ChildNode = await startChildNode({ dataDir: dir.path, timeScale: TIME_SCALE });
@@ -99,8 +116,9 @@ describe("stopping a node", () => {
       }
       await new Promise((resolve) => setTimeout(resolve, 500));
       assert.equal(attempts(dir.path).length, 3, "no call placed again");
+      assert.equal(receiver.received("/status").length, 3, "no report pushed again after the restart");
       await restarted.stop();
-    });
+    }).finally(() => receiver.stop());
   });
 
   it("a second SIGTERM cuts the drain short: the node exits at once and redials its calls after the restart", async () => {

@@ -2,7 +2,8 @@
  * Inputs that the two store dialects would take differently, through the whole node:
  *  - a NUL character in a request (PostgreSQL's text cannot hold it; SQLite's can): 400 on
  *    both, nothing stored;
- *  - a job of more recipients than one PostgreSQL statement may bind: stored and sent;
+ *  - a job of more recipients than PostgreSQL's one intake statement takes: stored and sent
+ *    (test/integration/store-large-intake.test.ts stores one beyond the parameter limit);
  *  - a push receiver whose answer carries a NUL: the try is recorded, the push delivered once.
  */
 import { after, before, describe, it } from "node:test";
@@ -41,7 +42,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: store edge cases through t
     assert.deepEqual(jobs.map((j) => j.customer_defined_id), ["C:\\u0000"]);
   });
 
-  it("stores and sends a job of 1 050 recipients (more than one PostgreSQL statement binds)", { timeout: 120_000 }, async () => {
+  it("stores and sends a job of 1 050 recipients (more than PostgreSQL's one intake statement takes)", { timeout: 120_000 }, async () => {
     const client = api(node.url, creds);
     const recipients = Array.from({ length: 1050 }, (_, i) => ({ number: `+4940${String(i).padStart(7, "0")}` }));
     const res = await client.post(`/${creds.custNr}/fax`, { recipients, documents: [TEXT_DOC] });

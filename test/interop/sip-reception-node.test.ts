@@ -4,7 +4,9 @@
  * T.38; the reception is stored before the caller's call ends for the node's part, then the
  * provider's pull API hands it out with its pages (equal to those sent, pixel for pixel), the
  * topic's web service gets its signed notice at a real HTTP receiver, and the received-fax counter
- * moves. On both store dialects.
+ * moves. The number's settings from the configuration API (/config/v2) reach the line: its fax id
+ * is the CSI the caller sees, and an inactive number is refused as a wrong number (404). On both
+ * store dialects.
  */
 import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
@@ -59,7 +61,7 @@ for (const dialect of DIALECTS) {
         "lines.mediaPorts": "47300-47349",
         "push.allowTargets": "127.0.0.1",
       });
-      await createTestLogin(node, acme);
+      await createTestLogin(node, { ...acme, isManager: true });
       const db = node.node.context.store.db;
       const now = Date.now();
       await createTopic(db, { custNr: acme.custNr, name: "main" }, now);
@@ -125,6 +127,48 @@ for (const dialect of DIALECTS) {
 
       const metrics = await (await fetch(`${node.url}/metrics`)).text();
       assert.match(metrics, /faxline_faxes_received_total\{[^}]*status="OK"[^}]*transport="t38"[^}]*\} 1/);
+    });
+
+    it("the configuration API's settings reach the line: the number's faxId is our CSI, an inactive number gets 404", { timeout: 90_000 }, async (t) => {
+      const production = node.node.context.lines.production as SipFaxLine;
+      const configure = async (body: unknown) => {
+        const res = await fetch(`${node.url}/config/v2/inbound/numbers/%2B493012345670`, {
+          method: "PATCH",
+          headers: { authorization: `Basic ${Buffer.from(`${acme.login}:${acme.password}`).toString("base64")}`, "content-type": "application/json" },
+          body: JSON.stringify(body),
+        });
+        assert.equal(res.status, 200, await res.text());
+      };
+      const sender = new SipFaxLine({
+        trunks: [testTrunk(production.sipLocal!.port, { name: "out", csid: "SENDER 1", dial: { format: "e164", internationalPrefix: null, strip: "", prefix: "" } })],
+        region: REGION_NUMBER_CONTEXT.DE,
+        localAddress: "127.0.0.1",
+        sipPort: 0,
+        mediaPorts: { min: 47_350, max: 47_399 },
+        clockSpeed: SPEED,
+        capabilityMaxAgeMs: 86_400_000,
+      });
+      const db = node.node.context.store.db;
+      const stored = async () => (await db.selectFrom("received_faxes").select("id").where("to_number", "=", "+493012345670").execute()).length;
+      try {
+        await configure({ faxId: "ACME ORDERS" });
+        const before = await stored();
+        const answered = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
+        t.diagnostic(JSON.stringify(answered));
+        assert.equal(answered.result, "delivered");
+        assert.equal(answered.remoteCsid, "ACME ORDERS", "the number's fax id, not the trunk's");
+        await eventually(async () => ((await stored()) === before + 1 ? true : undefined), 10_000, "the reception stored");
+
+        await configure({ active: false });
+        const refused = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
+        t.diagnostic(JSON.stringify(refused));
+        assert.equal(refused.result, "failed");
+        if (refused.result === "failed") assert.match(refused.rawCause ?? "", /404/);
+        assert.equal(await stored(), before + 1, "nothing stored for the inactive number");
+      } finally {
+        await sender.close();
+        await configure({ active: null, faxId: null });
+      }
     });
   });
 }

@@ -13,8 +13,11 @@ export interface ReceivedRequest {
   body: string;
 }
 
-/** The answer for a request, or "hang" to never answer it (a receiver stuck mid-request). */
-export type Responder = (req: ReceivedRequest) => { status: number; headers?: Record<string, string>; body?: string } | "hang";
+/**
+ * The answer for a request (after `delayMs`, a slow receiver), or "hang" to never answer it (a
+ * receiver stuck mid-request).
+ */
+export type Responder = (req: ReceivedRequest) => { status: number; headers?: Record<string, string>; body?: string; delayMs?: number } | "hang";
 
 export class PushReceiver {
   readonly requests: ReceivedRequest[] = [];
@@ -44,8 +47,12 @@ export class PushReceiver {
         this.requests.push(entry);
         const answer = (this.routes.get(entry.path) ?? ((): ReturnType<Responder> => ({ status: 200, body: "ok" })))(entry);
         if (answer === "hang") return;
-        res.writeHead(answer.status, answer.headers ?? {});
-        res.end(answer.body ?? "");
+        const send = () => {
+          res.writeHead(answer.status, answer.headers ?? {});
+          res.end(answer.body ?? "");
+        };
+        if (answer.delayMs === undefined) send();
+        else setTimeout(send, answer.delayMs);
       });
     });
     await new Promise<void>((resolve, reject) => {

@@ -10,7 +10,7 @@ describe("faxline --help", () => {
   const all = usageFor([]);
 
   it("lists every command, the inbound ones included", () => {
-    for (const command of ["serve", "accounts create", "inbound topic create", "inbound number add", "inbound credential issue", "templates install", "blacklist add", "test-numbers", "send", "migrate", "nodes", "store copy", "datacenter adopt", "render", "fax send"]) {
+    for (const command of ["serve", "accounts create", "inbound topic create", "inbound number add", "inbound credential issue", "templates install", "blacklist add", "test-numbers", "send", "migrate", "nodes", "store copy", "datacenter adopt", "render", "fax send", "config numbers", "config number set", "config profile set", "config settings", "config audit"]) {
       assert.match(all, new RegExp(`^  faxline ${command}\\b`, "m"), command);
     }
   });

@@ -176,6 +176,125 @@ export interface paths {
         patch?: never;
         trace?: never;
     };
+    "/config/v2/inbound/numbers": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's inbound numbers, filtered
+         * @description Filters look at what a number does (its effective settings). inherit=true shows the effective values of customer → profile → number.
+         */
+        get: operations["listInboundNumbers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config/v2/inbound/numbers/{number}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One inbound number */
+        get: operations["getInboundNumber"];
+        /**
+         * Set a number's own settings and profile (fields left out are not set)
+         * @description A manager changes numbers its customer has; an operator's change of a number that is nobody's gives it to the customer.
+         */
+        put: operations["putInboundNumber"];
+        post?: never;
+        /** Take a number away from the customer (operators) */
+        delete: operations["deleteInboundNumber"];
+        options?: never;
+        head?: never;
+        /**
+         * Change some of a number's settings
+         * @description A manager changes numbers its customer has; an operator's change of a number that is nobody's gives it to the customer.
+         */
+        patch: operations["patchInboundNumber"];
+        trace?: never;
+    };
+    "/config/v2/inbound/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The customer's inbound profiles (Faxline: topics) */
+        get: operations["listInboundProfiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config/v2/inbound/profiles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One inbound profile */
+        get: operations["getInboundProfile"];
+        /** Create or replace a profile (fields left out are not set; deliveries left out are removed) */
+        put: operations["putInboundProfile"];
+        post?: never;
+        /** Remove a profile; its numbers stay the customer's, without a profile */
+        delete: operations["deleteInboundProfile"];
+        options?: never;
+        head?: never;
+        /** Change some of a profile's settings or deliveries (null removes one) */
+        patch: operations["patchInboundProfile"];
+        trace?: never;
+    };
+    "/config/v2/inbound/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The customer's own inbound settings (the top of customer → profile → number) */
+        get: operations["getInboundSettings"];
+        /** Set the customer's inbound settings (fields left out are not set) */
+        put: operations["putInboundSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        /** Change some of the customer's inbound settings */
+        patch: operations["patchInboundSettings"];
+        trace?: never;
+    };
+    "/config/v2/audit": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** Every change made through the configuration API: who, when, what, before and after (newest first) */
+        get: operations["listConfigAudit"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
 }
 export type webhooks = Record<string, never>;
 export interface components {
@@ -1602,6 +1721,1993 @@ export interface operations {
                     } & {
                         /** @description The failure reason code (docs/failure-reasons.md) */
                         reason: string;
+                    };
+                };
+            };
+        };
+    };
+    listInboundNumbers: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                /** @description Entries per page (default 100, at most 1000) */
+                limit?: string;
+                /** @description Entries skipped (default 0) */
+                offset?: string;
+                inherit?: "true" | "false";
+                assigned?: "true" | "false";
+                /** @description Only numbers starting with this, e.g. +4989 */
+                prefix?: string;
+                active?: "true" | "false";
+                "cost-center"?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Read-only: the number, E.164 */
+                        number: string;
+                        /** @description Shown to users and in reporting instead of the number; null: the number */
+                        displayNumber?: string | null;
+                        comments?: string | null;
+                        /** @description The fax id (CSID) sent to callers, up to 20 printable ASCII characters; null: inherited */
+                        faxId?: string | null;
+                        /** @description null: inherited */
+                        costCenter?: string | null;
+                        /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
+                        active?: boolean | null;
+                        /** @description The profile (Faxline: topic) the number receives into; null: none (callers get a wrong number) */
+                        profile?: string | null;
+                        email?: {
+                            /** @description E-mail addresses each received fax is mailed to */
+                            recipients: string[];
+                            /** @description PDF (default), TIFF or NONE */
+                            attachment?: string;
+                        };
+                        ftp?: {
+                            /** @description SFTP (the only one; read-only) */
+                            protocol?: string;
+                            host: string;
+                            /** @description Default 22 */
+                            port?: number;
+                            username: string;
+                            /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
+                            hostKeys: string[];
+                            /** @description Remote directory; empty: the login's */
+                            directory?: string;
+                            filePattern?: string;
+                            /** @description PDF (default) or TIFF */
+                            documentFormat?: string;
+                            /** @description JSON (default) or XML */
+                            metadataFormat?: string;
+                            /** @description Write-only: log in with this password */
+                            password?: string;
+                            /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
+                            privateKey?: string;
+                            /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
+                            keyPassphrase?: string;
+                            /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
+                            generateKey?: boolean;
+                            /** @description Read-only: key or password */
+                            authMethod?: string;
+                            /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
+                            publicKey?: string | null;
+                            /** @description Read-only: sftp://user@host:port/directory */
+                            target?: string;
+                        };
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        };
+                    }[];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getInboundNumber: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                inherit?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description The number, E.164 (+4940…) or as the region dials it */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Read-only: the number, E.164 */
+                        number: string;
+                        /** @description Shown to users and in reporting instead of the number; null: the number */
+                        displayNumber?: string | null;
+                        comments?: string | null;
+                        /** @description The fax id (CSID) sent to callers, up to 20 printable ASCII characters; null: inherited */
+                        faxId?: string | null;
+                        /** @description null: inherited */
+                        costCenter?: string | null;
+                        /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
+                        active?: boolean | null;
+                        /** @description The profile (Faxline: topic) the number receives into; null: none (callers get a wrong number) */
+                        profile?: string | null;
+                        email?: {
+                            /** @description E-mail addresses each received fax is mailed to */
+                            recipients: string[];
+                            /** @description PDF (default), TIFF or NONE */
+                            attachment?: string;
+                        };
+                        ftp?: {
+                            /** @description SFTP (the only one; read-only) */
+                            protocol?: string;
+                            host: string;
+                            /** @description Default 22 */
+                            port?: number;
+                            username: string;
+                            /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
+                            hostKeys: string[];
+                            /** @description Remote directory; empty: the login's */
+                            directory?: string;
+                            filePattern?: string;
+                            /** @description PDF (default) or TIFF */
+                            documentFormat?: string;
+                            /** @description JSON (default) or XML */
+                            metadataFormat?: string;
+                            /** @description Write-only: log in with this password */
+                            password?: string;
+                            /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
+                            privateKey?: string;
+                            /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
+                            keyPassphrase?: string;
+                            /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
+                            generateKey?: boolean;
+                            /** @description Read-only: key or password */
+                            authMethod?: string;
+                            /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
+                            publicKey?: string | null;
+                            /** @description Read-only: sftp://user@host:port/directory */
+                            target?: string;
+                        };
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    putInboundNumber: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The number, E.164 (+4940…) or as the region dials it */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Ignored when it names the number in the path; refused when it names another */
+                    number?: string;
+                    /** @description Shown to users and in reporting instead of the number; null: the number */
+                    displayNumber?: string | null;
+                    comments?: string | null;
+                    /** @description The fax id (CSID) sent to callers, up to 20 printable ASCII characters; null: inherited */
+                    faxId?: string | null;
+                    /** @description null: inherited */
+                    costCenter?: string | null;
+                    /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
+                    active?: boolean | null;
+                    /** @description Assigns the number to this profile (Faxline: the provider shows it read-only); null: none */
+                    profile?: string | null;
+                    /** @description Read-only on a number: deliveries belong to its profile */
+                    email?: unknown;
+                    /** @description Read-only on a number: deliveries belong to its profile */
+                    ftp?: unknown;
+                    /** @description Read-only on a number: deliveries belong to its profile */
+                    webservice?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Read-only: the number, E.164 */
+                        number: string;
+                        /** @description Shown to users and in reporting instead of the number; null: the number */
+                        displayNumber?: string | null;
+                        comments?: string | null;
+                        /** @description The fax id (CSID) sent to callers, up to 20 printable ASCII characters; null: inherited */
+                        faxId?: string | null;
+                        /** @description null: inherited */
+                        costCenter?: string | null;
+                        /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
+                        active?: boolean | null;
+                        /** @description The profile (Faxline: topic) the number receives into; null: none (callers get a wrong number) */
+                        profile?: string | null;
+                        email?: {
+                            /** @description E-mail addresses each received fax is mailed to */
+                            recipients: string[];
+                            /** @description PDF (default), TIFF or NONE */
+                            attachment?: string;
+                        };
+                        ftp?: {
+                            /** @description SFTP (the only one; read-only) */
+                            protocol?: string;
+                            host: string;
+                            /** @description Default 22 */
+                            port?: number;
+                            username: string;
+                            /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
+                            hostKeys: string[];
+                            /** @description Remote directory; empty: the login's */
+                            directory?: string;
+                            filePattern?: string;
+                            /** @description PDF (default) or TIFF */
+                            documentFormat?: string;
+                            /** @description JSON (default) or XML */
+                            metadataFormat?: string;
+                            /** @description Write-only: log in with this password */
+                            password?: string;
+                            /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
+                            privateKey?: string;
+                            /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
+                            keyPassphrase?: string;
+                            /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
+                            generateKey?: boolean;
+                            /** @description Read-only: key or password */
+                            authMethod?: string;
+                            /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
+                            publicKey?: string | null;
+                            /** @description Read-only: sftp://user@host:port/directory */
+                            target?: string;
+                        };
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteInboundNumber: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The number, E.164 (+4940…) or as the region dials it */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    patchInboundNumber: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The number, E.164 (+4940…) or as the region dials it */
+                number: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Ignored when it names the number in the path; refused when it names another */
+                    number?: string;
+                    /** @description Shown to users and in reporting instead of the number; null: the number */
+                    displayNumber?: string | null;
+                    comments?: string | null;
+                    /** @description The fax id (CSID) sent to callers, up to 20 printable ASCII characters; null: inherited */
+                    faxId?: string | null;
+                    /** @description null: inherited */
+                    costCenter?: string | null;
+                    /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
+                    active?: boolean | null;
+                    /** @description Assigns the number to this profile (Faxline: the provider shows it read-only); null: none */
+                    profile?: string | null;
+                    /** @description Read-only on a number: deliveries belong to its profile */
+                    email?: unknown;
+                    /** @description Read-only on a number: deliveries belong to its profile */
+                    ftp?: unknown;
+                    /** @description Read-only on a number: deliveries belong to its profile */
+                    webservice?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description Read-only: the number, E.164 */
+                        number: string;
+                        /** @description Shown to users and in reporting instead of the number; null: the number */
+                        displayNumber?: string | null;
+                        comments?: string | null;
+                        /** @description The fax id (CSID) sent to callers, up to 20 printable ASCII characters; null: inherited */
+                        faxId?: string | null;
+                        /** @description null: inherited */
+                        costCenter?: string | null;
+                        /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
+                        active?: boolean | null;
+                        /** @description The profile (Faxline: topic) the number receives into; null: none (callers get a wrong number) */
+                        profile?: string | null;
+                        email?: {
+                            /** @description E-mail addresses each received fax is mailed to */
+                            recipients: string[];
+                            /** @description PDF (default), TIFF or NONE */
+                            attachment?: string;
+                        };
+                        ftp?: {
+                            /** @description SFTP (the only one; read-only) */
+                            protocol?: string;
+                            host: string;
+                            /** @description Default 22 */
+                            port?: number;
+                            username: string;
+                            /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
+                            hostKeys: string[];
+                            /** @description Remote directory; empty: the login's */
+                            directory?: string;
+                            filePattern?: string;
+                            /** @description PDF (default) or TIFF */
+                            documentFormat?: string;
+                            /** @description JSON (default) or XML */
+                            metadataFormat?: string;
+                            /** @description Write-only: log in with this password */
+                            password?: string;
+                            /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
+                            privateKey?: string;
+                            /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
+                            keyPassphrase?: string;
+                            /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
+                            generateKey?: boolean;
+                            /** @description Read-only: key or password */
+                            authMethod?: string;
+                            /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
+                            publicKey?: string | null;
+                            /** @description Read-only: sftp://user@host:port/directory */
+                            target?: string;
+                        };
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        };
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listInboundProfiles: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                /** @description Entries per page (default 100, at most 1000) */
+                limit?: string;
+                /** @description Entries skipped (default 0) */
+                offset?: string;
+                inherit?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The profile's name (Faxline: the topic's) */
+                        name: string;
+                        comments?: string | null;
+                        /** @description The fax id (CSID) sent to callers of the profile's numbers; null: inherited from the customer */
+                        faxId?: string | null;
+                        costCenter?: string | null;
+                        /** @description An inactive profile deactivates its numbers */
+                        active?: boolean | null;
+                        /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
+                        retentionDays?: number | null;
+                        email?: {
+                            /** @description E-mail addresses each received fax is mailed to */
+                            recipients: string[];
+                            /** @description PDF (default), TIFF or NONE */
+                            attachment?: string;
+                        } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        } | null;
+                        ftp?: {
+                            /** @description SFTP (the only one; read-only) */
+                            protocol?: string;
+                            host: string;
+                            /** @description Default 22 */
+                            port?: number;
+                            username: string;
+                            /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
+                            hostKeys: string[];
+                            /** @description Remote directory; empty: the login's */
+                            directory?: string;
+                            filePattern?: string;
+                            /** @description PDF (default) or TIFF */
+                            documentFormat?: string;
+                            /** @description JSON (default) or XML */
+                            metadataFormat?: string;
+                            /** @description Write-only: log in with this password */
+                            password?: string;
+                            /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
+                            privateKey?: string;
+                            /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
+                            keyPassphrase?: string;
+                            /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
+                            generateKey?: boolean;
+                            /** @description Read-only: key or password */
+                            authMethod?: string;
+                            /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
+                            publicKey?: string | null;
+                            /** @description Read-only: sftp://user@host:port/directory */
+                            target?: string;
+                        } | null;
+                        /** @description Read-only: the numbers assigned to it */
+                        numbers: string[];
+                    }[];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getInboundProfile: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                inherit?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The profile's name (Faxline: the topic's) */
+                        name: string;
+                        comments?: string | null;
+                        /** @description The fax id (CSID) sent to callers of the profile's numbers; null: inherited from the customer */
+                        faxId?: string | null;
+                        costCenter?: string | null;
+                        /** @description An inactive profile deactivates its numbers */
+                        active?: boolean | null;
+                        /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
+                        retentionDays?: number | null;
+                        email?: {
+                            /** @description E-mail addresses each received fax is mailed to */
+                            recipients: string[];
+                            /** @description PDF (default), TIFF or NONE */
+                            attachment?: string;
+                        } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        } | null;
+                        ftp?: {
+                            /** @description SFTP (the only one; read-only) */
+                            protocol?: string;
+                            host: string;
+                            /** @description Default 22 */
+                            port?: number;
+                            username: string;
+                            /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
+                            hostKeys: string[];
+                            /** @description Remote directory; empty: the login's */
+                            directory?: string;
+                            filePattern?: string;
+                            /** @description PDF (default) or TIFF */
+                            documentFormat?: string;
+                            /** @description JSON (default) or XML */
+                            metadataFormat?: string;
+                            /** @description Write-only: log in with this password */
+                            password?: string;
+                            /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
+                            privateKey?: string;
+                            /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
+                            keyPassphrase?: string;
+                            /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
+                            generateKey?: boolean;
+                            /** @description Read-only: key or password */
+                            authMethod?: string;
+                            /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
+                            publicKey?: string | null;
+                            /** @description Read-only: sftp://user@host:port/directory */
+                            target?: string;
+                        } | null;
+                        /** @description Read-only: the numbers assigned to it */
+                        numbers: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    putInboundProfile: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Ignored when it is the name in the path; refused when it is another */
+                    name?: string;
+                    comments?: string | null;
+                    /** @description The fax id (CSID) sent to callers of the profile's numbers; null: inherited from the customer */
+                    faxId?: string | null;
+                    costCenter?: string | null;
+                    /** @description An inactive profile deactivates its numbers */
+                    active?: boolean | null;
+                    /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
+                    retentionDays?: number | null;
+                    email?: {
+                        /** @description E-mail addresses each received fax is mailed to */
+                        recipients: string[];
+                        /** @description PDF (default), TIFF or NONE */
+                        attachment?: string;
+                    } | null;
+                    webservice?: {
+                        /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                        url: string;
+                    } | null;
+                    /** @description Fax-to-SFTP; null removes it. Fields left out keep their values; secrets are write-only */
+                    ftp?: {
+                        protocol?: string;
+                        host?: string;
+                        port?: number;
+                        username?: string;
+                        hostKeys?: string[];
+                        directory?: string;
+                        filePattern?: string;
+                        documentFormat?: string;
+                        metadataFormat?: string;
+                        password?: string;
+                        privateKey?: string;
+                        keyPassphrase?: string;
+                        generateKey?: boolean;
+                        /** @description key or password: refused when the change does not make the login so */
+                        authMethod?: string;
+                        /** @description Read-only, ignored */
+                        publicKey?: string | null;
+                        /** @description Read-only, ignored */
+                        target?: string;
+                    } | null;
+                    /** @description Read-only: assign numbers on the number */
+                    numbers?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The profile's name (Faxline: the topic's) */
+                        name: string;
+                        comments?: string | null;
+                        /** @description The fax id (CSID) sent to callers of the profile's numbers; null: inherited from the customer */
+                        faxId?: string | null;
+                        costCenter?: string | null;
+                        /** @description An inactive profile deactivates its numbers */
+                        active?: boolean | null;
+                        /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
+                        retentionDays?: number | null;
+                        email?: {
+                            /** @description E-mail addresses each received fax is mailed to */
+                            recipients: string[];
+                            /** @description PDF (default), TIFF or NONE */
+                            attachment?: string;
+                        } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        } | null;
+                        ftp?: {
+                            /** @description SFTP (the only one; read-only) */
+                            protocol?: string;
+                            host: string;
+                            /** @description Default 22 */
+                            port?: number;
+                            username: string;
+                            /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
+                            hostKeys: string[];
+                            /** @description Remote directory; empty: the login's */
+                            directory?: string;
+                            filePattern?: string;
+                            /** @description PDF (default) or TIFF */
+                            documentFormat?: string;
+                            /** @description JSON (default) or XML */
+                            metadataFormat?: string;
+                            /** @description Write-only: log in with this password */
+                            password?: string;
+                            /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
+                            privateKey?: string;
+                            /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
+                            keyPassphrase?: string;
+                            /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
+                            generateKey?: boolean;
+                            /** @description Read-only: key or password */
+                            authMethod?: string;
+                            /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
+                            publicKey?: string | null;
+                            /** @description Read-only: sftp://user@host:port/directory */
+                            target?: string;
+                        } | null;
+                        /** @description Read-only: the numbers assigned to it */
+                        numbers: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            412: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteInboundProfile: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    patchInboundProfile: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Ignored when it is the name in the path; refused when it is another */
+                    name?: string;
+                    comments?: string | null;
+                    /** @description The fax id (CSID) sent to callers of the profile's numbers; null: inherited from the customer */
+                    faxId?: string | null;
+                    costCenter?: string | null;
+                    /** @description An inactive profile deactivates its numbers */
+                    active?: boolean | null;
+                    /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
+                    retentionDays?: number | null;
+                    email?: {
+                        /** @description E-mail addresses each received fax is mailed to */
+                        recipients: string[];
+                        /** @description PDF (default), TIFF or NONE */
+                        attachment?: string;
+                    } | null;
+                    webservice?: {
+                        /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                        url: string;
+                    } | null;
+                    /** @description Fax-to-SFTP; null removes it. Fields left out keep their values; secrets are write-only */
+                    ftp?: {
+                        protocol?: string;
+                        host?: string;
+                        port?: number;
+                        username?: string;
+                        hostKeys?: string[];
+                        directory?: string;
+                        filePattern?: string;
+                        documentFormat?: string;
+                        metadataFormat?: string;
+                        password?: string;
+                        privateKey?: string;
+                        keyPassphrase?: string;
+                        generateKey?: boolean;
+                        /** @description key or password: refused when the change does not make the login so */
+                        authMethod?: string;
+                        /** @description Read-only, ignored */
+                        publicKey?: string | null;
+                        /** @description Read-only, ignored */
+                        target?: string;
+                    } | null;
+                    /** @description Read-only: assign numbers on the number */
+                    numbers?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The profile's name (Faxline: the topic's) */
+                        name: string;
+                        comments?: string | null;
+                        /** @description The fax id (CSID) sent to callers of the profile's numbers; null: inherited from the customer */
+                        faxId?: string | null;
+                        costCenter?: string | null;
+                        /** @description An inactive profile deactivates its numbers */
+                        active?: boolean | null;
+                        /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
+                        retentionDays?: number | null;
+                        email?: {
+                            /** @description E-mail addresses each received fax is mailed to */
+                            recipients: string[];
+                            /** @description PDF (default), TIFF or NONE */
+                            attachment?: string;
+                        } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        } | null;
+                        ftp?: {
+                            /** @description SFTP (the only one; read-only) */
+                            protocol?: string;
+                            host: string;
+                            /** @description Default 22 */
+                            port?: number;
+                            username: string;
+                            /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
+                            hostKeys: string[];
+                            /** @description Remote directory; empty: the login's */
+                            directory?: string;
+                            filePattern?: string;
+                            /** @description PDF (default) or TIFF */
+                            documentFormat?: string;
+                            /** @description JSON (default) or XML */
+                            metadataFormat?: string;
+                            /** @description Write-only: log in with this password */
+                            password?: string;
+                            /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
+                            privateKey?: string;
+                            /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
+                            keyPassphrase?: string;
+                            /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
+                            generateKey?: boolean;
+                            /** @description Read-only: key or password */
+                            authMethod?: string;
+                            /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
+                            publicKey?: string | null;
+                            /** @description Read-only: sftp://user@host:port/directory */
+                            target?: string;
+                        } | null;
+                        /** @description Read-only: the numbers assigned to it */
+                        numbers: string[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getInboundSettings: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        customer: string;
+                        /** @description The fax id (CSID) of every number that sets none; null: the trunk's */
+                        faxId?: string | null;
+                        costCenter?: string | null;
+                        /** @description false deactivates every profile and number of the customer */
+                        active?: boolean | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    putInboundSettings: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    customer?: string;
+                    /** @description The fax id (CSID) of every number that sets none; null: the trunk's */
+                    faxId?: string | null;
+                    costCenter?: string | null;
+                    /** @description false deactivates every profile and number of the customer */
+                    active?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        customer: string;
+                        /** @description The fax id (CSID) of every number that sets none; null: the trunk's */
+                        faxId?: string | null;
+                        costCenter?: string | null;
+                        /** @description false deactivates every profile and number of the customer */
+                        active?: boolean | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    patchInboundSettings: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    customer?: string;
+                    /** @description The fax id (CSID) of every number that sets none; null: the trunk's */
+                    faxId?: string | null;
+                    costCenter?: string | null;
+                    /** @description false deactivates every profile and number of the customer */
+                    active?: boolean | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        customer: string;
+                        /** @description The fax id (CSID) of every number that sets none; null: the trunk's */
+                        faxId?: string | null;
+                        costCenter?: string | null;
+                        /** @description false deactivates every profile and number of the customer */
+                        active?: boolean | null;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listConfigAudit: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                /** @description Entries per page (default 100, at most 1000) */
+                limit?: string;
+                /** @description Entries skipped (default 0) */
+                offset?: string;
+                /** @description Only this resource, e.g. inbound/numbers */
+                resource?: string;
+                /** @description Only this number, profile or user */
+                key?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        entries: {
+                            id: string;
+                            /** @description UTC, ISO 8601 */
+                            at: string;
+                            /** @description Who changed it */
+                            login: string;
+                            /** @description manager or operator */
+                            role: string;
+                            /** @description e.g. inbound/numbers, inbound/profiles, inbound/settings */
+                            resource: string;
+                            /** @description The number, profile or user changed; empty for the customer's settings */
+                            key: string;
+                            /** @description create, update or delete */
+                            action: string;
+                            /** @description The resource before (null: it did not exist); secrets never shown */
+                            before: unknown;
+                            /** @description The resource after (null: deleted) */
+                            after: unknown;
+                        }[];
+                        limit: number;
+                        offset: number;
+                        hasMore: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
                     };
                 };
             };
