@@ -61,19 +61,23 @@ export class SipFuzzClient {
   /** Stream connections replaced because the node closed them. */
   reconnects = 0;
 
-  constructor(protocol: FuzzProtocol, target: FuzzTarget) {
+  readonly #bindAddress: string;
+
+  /** `bindAddress`: the loopback address it sends from (127.0.0.1 unless a test needs another source). */
+  constructor(protocol: FuzzProtocol, target: FuzzTarget, bindAddress = "127.0.0.1") {
     this.protocol = protocol;
     this.#target = target;
+    this.#bindAddress = bindAddress;
   }
 
   async start(): Promise<void> {
     this.#udp.on("message", (data, rinfo) => this.#received(data, (bytes) => this.#udp.send(bytes, rinfo.port, rinfo.address)));
     this.#udp.on("error", () => {});
-    await new Promise<void>((r) => this.#udp.bind(0, "127.0.0.1", r));
+    await new Promise<void>((r) => this.#udp.bind(0, this.#bindAddress, r));
   }
 
   get localIp(): string {
-    return "127.0.0.1";
+    return this.#bindAddress;
   }
 
   /** The port the Via names: the UDP socket's, or the window's connection's. */
@@ -110,7 +114,7 @@ export class SipFuzzClient {
       const s: Stream =
         this.protocol === "tls"
           ? tls.connect({ host: this.#target.address, port: this.#targetPort, ...(this.#target.tlsCa ? { ca: this.#target.tlsCa } : {}), servername: this.#target.tlsServerName ?? "localhost" }, () => resolve(s))
-          : net.connect(this.#targetPort, this.#target.address, () => resolve(s));
+          : net.connect({ port: this.#targetPort, host: this.#target.address, localAddress: this.#bindAddress }, () => resolve(s));
       s.once("error", reject);
     });
     socket.on("error", () => {});
@@ -302,7 +306,7 @@ export class SipFuzzClient {
    */
   async probe(timeoutMs = 5000, protocol: FuzzProtocol = this.protocol): Promise<number | null> {
     if (protocol !== this.protocol) {
-      const other = new SipFuzzClient(protocol, this.#target);
+      const other = new SipFuzzClient(protocol, this.#target, this.#bindAddress);
       await other.start();
       try {
         return await other.probe(timeoutMs);
