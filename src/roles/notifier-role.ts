@@ -10,8 +10,9 @@
  *
  * Stopping with a grace (`stop(hurry)`, the node draining after its calls ended): the notifier
  * first delivers what was due when the stop began (the ended calls' reports among them), one
- * try each, and stops once none is left or `hurry` aborts (node.shutdownGrace is over); a try that
- * fails keeps its retry for after the restart or for another node.
+ * try each, and stops once none is left, the store fails to answer, or `hurry` aborts
+ * (node.shutdownGrace is over); a try that fails keeps its retry for after the restart or for
+ * another node.
  *
  * Pushes are formatted at delivery from the stored snapshot in the account's current format,
  * and signed with the account's current secrets; mails use the account's current templates
@@ -341,6 +342,8 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
         if (!claimed) await ctx.wake.notify.wait(Math.min(config.scheduler.pollInterval, Math.floor(config.cluster.dutyLease / 3)), signal);
       } catch (err) {
         reportError(err);
+        // Stopping: a store that does not answer keeps the rest in the outbox, not the node up.
+        if (flushDueBy !== null) break;
         await pause(config.scheduler.pollInterval, signal);
       }
     }

@@ -3,7 +3,8 @@
  * back. While it is away the API answers 503 with Retry-After (never a 201, never a 500) and
  * /ready says not ready, and so does the SIP line to a load balancer's OPTIONS probe (503: send
  * calls to another node); the call in flight ends and its outcome is recorded once the database
- * is back; the node carries on by itself, without a restart, and nothing is sent twice.
+ * is back; the node carries on by itself, without a restart, and nothing is sent twice. A node
+ * told to stop while its database is away exits without waiting out its shutdown grace.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -115,6 +116,30 @@ describe("postgres: the database goes away and comes back", { skip: !DIALECTS.in
         assert.ok(lines.some((l) => l.msg === "outcome recorded after the store came back"), "the outcome waited for the store");
         assert.ok(lines.some((l) => l.msg === "the store answers again"));
         assert.equal(lines.filter((l) => typeof l.level === "number" && l.level >= 60).length, 0, "nothing fatal");
+      },
+    );
+  });
+
+  it("a node stopped while the database is away exits without waiting out its grace", { timeout: 120_000 }, async () => {
+    await node?.stop();
+    await withChildLogs(
+      () => [node],
+      async () => {
+        // Nothing runs; the grace is 60 s. Stopping, the notifier looks for what is due to push,
+        // and must give up when the store does not answer.
+        node = await startChildNode({
+          name: "node",
+          dataDir: dir.path,
+          env: { FAXLINE_STORE_URL: url, FAXLINE_CLUSTER_HEARTBEAT_INTERVAL: "200ms", FAXLINE_STORE_CONNECT_TIMEOUT: "2s", FAXLINE_LOG_LEVEL: "info", FAXLINE_NODE_SHUTDOWN_GRACE: "60s" },
+        });
+        cluster.stop("fast");
+        await eventually(async () => ((await fetch(`${node!.url}/ready`)).status === 503 ? true : undefined), 10_000, "the node to notice the store is away");
+        const stoppedAt = Date.now();
+        node.kill("SIGTERM");
+        const exit = await node.waitForExit(45_000);
+        assert.ok(Date.now() - stoppedAt < 30_000, `exited after ${Date.now() - stoppedAt} ms: with nothing running, a store that does not answer must not hold the node for its 60 s grace`);
+        assert.equal(exit.signal, null);
+        cluster.start();
       },
     );
   });

@@ -10,7 +10,11 @@
  *    the attempt is recorded delivered (once, not cut off and redialled);
  *  - the job's status push reaches a real HTTP receiver before the node exits with code 0.
  *
- * The engine clocks of both ends run 5 times faster than real time, so the call lasts several
+ * The same while the node receives a fax (SIPp as the carrier, uac-fax-t38-offer.xml, SpanDSP's
+ * T.38 terminal as the caller's fax machine): the reception runs to its end and is stored with
+ * both pages, and its topic's push reaches the receiver before the exit.
+ *
+ * The engine clocks of both ends run 5 times faster than real time, so a call lasts several
  * seconds of wall time: the 503 needs a fraction of one.
  */
 import assert from "node:assert/strict";
@@ -21,8 +25,8 @@ import BetterSqlite3 from "better-sqlite3";
 import { createAccountWithCli, freeUdpPort, runFaxlineCli, startChildNode, stopAllChildNodes, withChildLogs, type ChildNode } from "../support/child-node.ts";
 import { PushReceiver } from "../support/push-receiver.ts";
 import { api, eventually, tempDir } from "../support/test-node.ts";
-import { comparePages, LETTER, requireNativeBuild, requirePeer } from "./interop-support.ts";
-import { cleanupPeers, startSipp, startT38Receiver } from "./peer-processes.ts";
+import { comparePages, LETTER, renderTwoPageLetter, requireNativeBuild, requirePeer } from "./interop-support.ts";
+import { cleanupPeers, startSipp, startT38Receiver, startT38Sender } from "./peer-processes.ts";
 
 const SPEED = 5;
 const ACCOUNT = { custNr: "34001LV", login: "drain-sip", password: "drain-sip-pass-1" };
@@ -42,6 +46,72 @@ function attemptResults(dataDir: string): string[] {
   return readStore(dataDir, (db) => (db.prepare("SELECT result FROM attempts ORDER BY started_at").all() as Array<{ result: string }>).map((a) => a.result));
 }
 
+function receptionCount(dataDir: string): number {
+  return readStore(dataDir, (db) => (db.prepare("SELECT count(*) AS n FROM received_faxes").get() as { n: number }).n);
+}
+
+/** The node's faxline_receptions_active gauge. */
+async function receptionsActive(node: ChildNode): Promise<number> {
+  const text = await (await fetch(`${node.url}/metrics`)).text();
+  const value = /^faxline_receptions_active(?:\{[^}]*\})? (\d+)/m.exec(text)?.[1];
+  if (value === undefined) throw new Error("no faxline_receptions_active in /metrics");
+  return Number(value);
+}
+
+/** The trunks file: calls out to `proxyPort`, calls in from 127.0.0.1. */
+function writeTrunks(dir: string, proxyPort: number): string {
+  const file = join(dir, `trunks-${proxyPort}.yaml`);
+  writeFileSync(
+    file,
+    [
+      "trunks:",
+      "  - name: sipp-carrier",
+      `    proxy: "127.0.0.1:${proxyPort}"`,
+      '    callerNumber: "+4989998877"',
+      "    dial:",
+      "      format: digits",
+      '    routes: ["+4930"]',
+      "    inbound: true",
+      '    inboundFrom: ["127.0.0.1"]',
+      "",
+    ].join("\n"),
+  );
+  return file;
+}
+
+/** A node on `dataDir` with the SIP line on `sipPort`, 90 s to drain, pushes to loopback allowed. */
+function startLineNode(dataDir: string, trunks: string, sipPort: number): Promise<ChildNode> {
+  return startChildNode({
+    name: "draining",
+    dataDir,
+    logLevel: "info",
+    env: {
+      FAXLINE_LINES_TRUNKS_FILE: trunks,
+      FAXLINE_LINES_LOCAL_ADDRESS: "127.0.0.1",
+      FAXLINE_LINES_SIP_PORT: String(sipPort),
+      FAXLINE_LINES_MEDIA_PORTS: "47200-47239",
+      FAXLINE_LINES_CLOCK_SPEED: String(SPEED),
+      FAXLINE_NODE_SHUTDOWN_GRACE: "90s",
+      FAXLINE_PUSH_ALLOW_TARGETS: "127.0.0.1",
+    },
+  });
+}
+
+/**
+ * SIGTERM, then (once the node says it drains) a new inbound INVITE from the trunk to the
+ * topic's number, which must get 503. Returns when it did, in ms after the signal.
+ */
+async function stopAndCall(node: ChildNode, sipPort: number): Promise<number> {
+  const stoppedAt = performance.now();
+  node.kill("SIGTERM");
+  await eventually(async () => ((await fetch(`${node.url}/health/ready`)).status === 503 ? true : undefined), 10_000, "the node to drain");
+  const refused = await startSipp("uac-refused-503.xml", { call: { remote: `127.0.0.1:${sipPort}`, service: DID }, timeoutSeconds: 20 });
+  const refusal = await refused.exit;
+  assert.equal(refusal.code, 0, `the inbound INVITE was not refused with 503:\n${refusal.output.slice(-2000)}\n${refused.errors()}`);
+  assert.equal(node.running, true, "the node still drains");
+  return performance.now() - stoppedAt;
+}
+
 describe("a node stopped during a SIP fax call", { timeout: 180_000 }, () => {
   const dir = tempDir("faxline-sip-drain-");
   const push = new PushReceiver();
@@ -55,6 +125,7 @@ describe("a node stopped during a SIP fax call", { timeout: 180_000 }, () => {
     for (const args of [
       ["inbound", "topic", "create", "--customer", ACCOUNT.custNr, "--name", "main"],
       ["inbound", "number", "add", "--customer", ACCOUNT.custNr, "--topic", "main", "--number", DID],
+      ["inbound", "topic", "set-delivery", "--customer", ACCOUNT.custNr, "--name", "main", "--push-url", push.url("/received")],
     ]) {
       const result = await runFaxlineCli(args, { FAXLINE_DATA_DIR: dir.path, FAXLINE_LOG_LEVEL: "warn" });
       assert.equal(result.code, 0, result.stderr);
@@ -70,37 +141,8 @@ describe("a node stopped during a SIP fax call", { timeout: 180_000 }, () => {
   it("finishes its call and pushes the report before it exits, and refuses a new inbound call with 503 meanwhile", async (t) => {
     const receiver = await startT38Receiver({ speed: SPEED, ecm: true, ident: RECEIVER_IDENT });
     const carrier = await startSipp("uas-fax-t38.xml", { keys: { rx_host: "127.0.0.1", rx_port: String(receiver.port) } });
-    const trunks = join(dir.path, "trunks.yaml");
-    writeFileSync(
-      trunks,
-      [
-        "trunks:",
-        "  - name: sipp-carrier",
-        `    proxy: "127.0.0.1:${carrier.port}"`,
-        '    callerNumber: "+4989998877"',
-        "    dial:",
-        "      format: digits",
-        '    routes: ["+4930"]',
-        "    inbound: true",
-        '    inboundFrom: ["127.0.0.1"]',
-        "",
-      ].join("\n"),
-    );
     const sipPort = await freeUdpPort();
-    node = await startChildNode({
-      name: "draining",
-      dataDir: dir.path,
-      logLevel: "info",
-      env: {
-        FAXLINE_LINES_TRUNKS_FILE: trunks,
-        FAXLINE_LINES_LOCAL_ADDRESS: "127.0.0.1",
-        FAXLINE_LINES_SIP_PORT: String(sipPort),
-        FAXLINE_LINES_MEDIA_PORTS: "47200-47239",
-        FAXLINE_LINES_CLOCK_SPEED: String(SPEED),
-        FAXLINE_NODE_SHUTDOWN_GRACE: "90s",
-        FAXLINE_PUSH_ALLOW_TARGETS: "127.0.0.1",
-      },
-    });
+    node = await startLineNode(dir.path, writeTrunks(dir.path, carrier.port), sipPort);
     await withChildLogs(() => [node], async () => {
       const res = await api(node!.url, ACCOUNT).post<{ jobId: string }>(`/${ACCOUNT.custNr}/fax`, {
         recipients: [{ number: "+49 30 123456" }],
@@ -112,15 +154,9 @@ describe("a node stopped during a SIP fax call", { timeout: 180_000 }, () => {
       await eventually(async () => (attemptResults(dir.path).includes("in_progress") ? true : undefined), 60_000, "the call to start");
 
       const stoppedAt = performance.now();
-      node!.kill("SIGTERM");
-      await eventually(async () => ((await fetch(`${node!.url}/health/ready`)).status === 503 ? true : undefined), 10_000, "the node to drain");
-      const refused = await startSipp("uac-refused-503.xml", { call: { remote: `127.0.0.1:${sipPort}`, service: DID }, timeoutSeconds: 20 });
-      const refusal = await refused.exit;
-      const refusedAfterMs = performance.now() - stoppedAt;
-      assert.equal(refusal.code, 0, `the inbound INVITE was not refused with 503:\n${refusal.output.slice(-2000)}\n${refused.errors()}`);
-      assert.equal(node!.running, true, "the node still drains");
+      const refusedAfterMs = await stopAndCall(node!, sipPort);
       assert.deepEqual(attemptResults(dir.path), ["in_progress"], "the 503 came while the call ran");
-      assert.equal(readStore(dir.path, (db) => (db.prepare("SELECT count(*) AS n FROM received_faxes").get() as { n: number }).n), 0, "the refused call left no reception");
+      assert.equal(receptionCount(dir.path), 0, "the refused call left no reception");
 
       const exit = await node!.waitForExit(120_000);
       assert.deepEqual(exit, { code: 0, signal: null });
@@ -147,6 +183,47 @@ describe("a node stopped during a SIP fax call", { timeout: 180_000 }, () => {
       assert.match(pushed[0]!.body, /OK/);
       const states = readStore(dir.path, (db) => (db.prepare("SELECT state FROM notifications WHERE job_id = ?").all(jobId) as Array<{ state: string }>).map((n) => n.state));
       assert.deepEqual(states, ["delivered"], "the push's try was recorded before the exit");
+    });
+  });
+
+  it("finishes a reception and pushes its topic's notice before it exits, and refuses a new inbound call with 503 meanwhile", async (t) => {
+    const image = await renderTwoPageLetter("LOW");
+    const txFile = join(dir.path, "caller-letter.tif");
+    writeFileSync(txFile, image);
+    const callerFax = await startT38Sender({ speed: SPEED, ecm: true, ident: "CALLER FAX", txFile });
+    const sipPort = await freeUdpPort();
+    node = await startLineNode(dir.path, writeTrunks(dir.path, 9), sipPort);
+    await withChildLogs(() => [node], async () => {
+      const before = push.received("/received").length;
+      const caller = await startSipp("uac-fax-t38-offer.xml", {
+        call: { remote: `127.0.0.1:${sipPort}`, service: DID },
+        keys: { rx_host: "127.0.0.1", rx_port: String(callerFax.port) },
+        timeoutSeconds: 120,
+      });
+      await eventually(async () => ((await receptionsActive(node!)) === 1 ? true : undefined), 30_000, "the node to answer the call");
+
+      const stoppedAt = performance.now();
+      const refusedAfterMs = await stopAndCall(node!, sipPort);
+      assert.equal(await receptionsActive(node!), 1, "the 503 came while the reception ran");
+      assert.equal(receptionCount(dir.path), 0);
+
+      const exit = await node!.waitForExit(120_000);
+      assert.deepEqual(exit, { code: 0, signal: null });
+      t.diagnostic(`after SIGTERM: the INVITE refused within ${Math.round(refusedAfterMs)} ms, the node exited after ${Math.round(performance.now() - stoppedAt)} ms`);
+
+      // The reception ran to its end and was stored, once.
+      const callerExit = await caller.exit;
+      assert.equal(callerExit.code, 0, `the carrier's side of the call (our BYE):\n${callerExit.output.slice(-2000)}\n${caller.errors()}`);
+      const sent = await callerFax.result;
+      assert.equal(sent.result?.code, 0, `${JSON.stringify(sent.result)}\n${sent.log.slice(-2000)}`);
+      assert.equal(sent.result?.pages_tx, 2);
+      const rows = readStore(dir.path, (db) => db.prepare("SELECT id, status, pages, transport FROM received_faxes").all() as Array<{ id: string; status: string; pages: number; transport: string }>);
+      assert.deepEqual(rows.map((r) => ({ status: r.status, pages: r.pages, transport: r.transport })), [{ status: "OK", pages: 2, transport: "t38" }]);
+
+      // Its topic's push reached the receiver before the node exited.
+      const pushed = push.received("/received").slice(before);
+      assert.equal(pushed.length, 1, `one push before the exit, got ${pushed.length}`);
+      assert.match(pushed[0]!.body, new RegExp(rows[0]!.id));
     });
   });
 });
