@@ -26,6 +26,7 @@
  * running with its database, and prints how to reuse them; `--reuse-sqlite DIR` and
  * `--reuse-pg URL` (a database URL) skip the seed and the rollup and time the queries. A kept
  * store's month is the UTC month before the day it was seeded on: reuse it the same day.
+ * `--queries udr-page,out-month` times only those kinds.
  */
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
@@ -46,6 +47,7 @@ const { values: opts } = parseArgs({
     keep: { type: "boolean", default: false },
     "reuse-sqlite": { type: "string" },
     "reuse-pg": { type: "string" },
+    queries: { type: "string" },
   },
 });
 const FAXES = Number(opts.faxes);
@@ -145,7 +147,9 @@ async function timeQueries(dialect: "sqlite" | "postgres", dirPath: string, over
   const auth = `Basic ${Buffer.from(`${creds.login}:${creds.password}`).toString("base64")}`;
   const results: Record<string, { p50: number; p99: number }> = {};
   try {
+    const only = opts.queries?.split(",").map((q) => q.trim());
     for (const [name, make] of Object.entries(QUERIES)) {
+      if (only !== undefined && !only.includes(name)) continue;
       const times: number[] = [];
       for (let i = -10; i < RUNS; i++) {
         const body = JSON.stringify(make(i + 10));
