@@ -16,6 +16,7 @@ import { nodeStatus } from "../cluster/node-registry.ts";
 import { liveNodeLocks } from "../roles/data-dir-lock.ts";
 import { copyStore, StoreNotEmptyError } from "../store/copy-store.ts";
 import { openStore } from "../store/dialects/open-store.ts";
+import { isPostgresUrl } from "../store/dialects/postgres/postgres-url.ts";
 import { listClusterLeases } from "../store/queries/cluster-leases.ts";
 import { listNodes } from "../store/queries/nodes.ts";
 import { listAdoptions } from "../store/queries/adoptions.ts";
@@ -112,7 +113,7 @@ export async function nodesCommand(config: FaxlineConfig, options: { json: boole
 }
 
 export async function storeCopyCommand(config: FaxlineConfig, options: { to: string }): Promise<number> {
-  if (!/^postgres(ql)?:\/\//i.test(options.to.trim())) throw new ConfigError("faxline store copy --to needs a postgres:// URL of an empty database");
+  if (!isPostgresUrl(options.to)) throw new ConfigError("faxline store copy --to needs a postgres:// URL of an empty database");
   if (config.store.url.trim() !== "" && config.store.url.trim() === options.to.trim()) throw new ConfigError("faxline store copy: --to names the store it would copy from");
   const live = config.store.url.trim() === "" ? liveNodeLocks(resolve(config.store.dataDir)) : [];
   if (live.length > 0) {

@@ -11,6 +11,10 @@
  * host the local lock has already proven that no process of that id is alive, so the row is
  * the node's own previous life and is taken over.
  *
+ * The retention role forgets rows that stopped or went silent cluster.forgetNodesAfter ago; a
+ * node whose heartbeats could not reach the store for that long writes its row again when they
+ * do, so that its data center is not judged dead while it runs.
+ *
  * The heartbeat also feeds StoreHealth: a failed write marks the store unreachable for this
  * node until the next one succeeds.
  */
@@ -21,7 +25,7 @@ import type { Clock } from "../lib/clock.ts";
 import type { Logger } from "../lib/logger.ts";
 import { pause } from "../lib/wakeup.ts";
 import type { Database, NodeRow } from "../store/database.ts";
-import { findNode, markNodeStopped, touchNode, upsertNodeLife } from "../store/queries/nodes.ts";
+import { findNode, markNodeStopped, touchNode, upsertNodeLife, type NewNodeLife } from "../store/queries/nodes.ts";
 import type { StoreHealth } from "./store-health.ts";
 
 /** Heartbeats a node may miss before it is shown as not responding. */
@@ -64,6 +68,8 @@ export interface NodeRegistryOptions {
 export class NodeRegistry {
   readonly #o: NodeRegistryOptions;
   readonly #hostname: string;
+  /** This life's row as registered, to write again should the registry forget it. */
+  #life: NewNodeLife | null = null;
   #controller = new AbortController();
   #loop: Promise<void> | null = null;
 
@@ -95,7 +101,7 @@ export class NodeRegistry {
           `Give each node its own id (node.id / FAXLINE_NODE_ID, or its own data directory), or stop the other node first.`,
       );
     }
-    await upsertNodeLife(o.db, {
+    this.#life = {
       id: o.id,
       instance: o.instance,
       region: o.region,
@@ -108,7 +114,8 @@ export class NodeRegistry {
       started_at: now,
       last_seen_at: now,
       active_calls: 0,
-    });
+    };
+    await upsertNodeLife(o.db, this.#life);
     o.health.succeeded(now);
     return { previousLifeOver: existing === undefined || existing.hostname === this.#hostname || existing.stopped_at !== null };
   }
@@ -120,7 +127,12 @@ export class NodeRegistry {
     try {
       const mine = await touchNode(o.db, o.id, o.instance, now, o.activeCalls(), o.callsByTrunk?.() ?? []);
       if (!mine) {
-        o.logger.error({ nodeId: o.id }, "the registry row of this node id was taken over by another node; two nodes run with one id");
+        if (this.#life !== null && (await findNode(o.db, o.id)) === undefined) {
+          await upsertNodeLife(o.db, { ...this.#life, last_seen_at: now, active_calls: o.activeCalls() });
+          o.logger.warn({ nodeId: o.id }, "the node registry had forgotten this node (no heartbeat for cluster.forgetNodesAfter); its row is written again");
+        } else {
+          o.logger.error({ nodeId: o.id }, "the registry row of this node id was taken over by another node; two nodes run with one id");
+        }
       }
       if (!o.health.reachable) o.logger.warn({ downForMs: now - (o.health.failingSince ?? now) }, "the store answers again");
       o.health.succeeded(now);

@@ -8,6 +8,7 @@ import { readFileSync } from "node:fs";
 import { parseYaml } from "../lib/yaml.ts";
 import { addIsoDuration, parseIsoDuration } from "../lib/durations.ts";
 import { readTrunksFile } from "../line/trunks/trunk-config.ts";
+import { isPostgresUrl } from "../store/dialects/postgres/postgres-url.ts";
 import {
   CONFIG_KEYS,
   ConfigError,
@@ -150,9 +151,15 @@ function checkCrossKeyRules(config: FaxlineConfig): void {
     throw new ConfigError(`Invalid configuration render.defaultTimeZone: expected an IANA time zone such as Europe/Berlin or UTC, got ${JSON.stringify(config.render.defaultTimeZone)}`);
   }
   const storeUrl = config.store.url.trim();
-  if (storeUrl !== "" && !/^postgres(ql)?:\/\//i.test(storeUrl)) {
+  if (storeUrl !== "" && !isPostgresUrl(storeUrl)) {
     throw new ConfigError(
       `Invalid configuration store.url: expected empty (the embedded SQLite store under store.dataDir) or a PostgreSQL URL such as postgres://faxline:PASSWORD@db1,db2/faxline?target_session_attrs=read-write, got ${JSON.stringify(storeUrl.replace(/:[^:@/]*@/, ":***@"))}`,
+    );
+  }
+  const { forgetNodesAfter, failoverAfter } = config.cluster;
+  if (forgetNodesAfter < Math.max(3_600_000, failoverAfter)) {
+    throw new ConfigError(
+      `Invalid configuration cluster.forgetNodesAfter (${forgetNodesAfter} ms): it must be at least 1h and at least cluster.failoverAfter (${failoverAfter} ms), since a data center none of whose nodes is in the registry counts as dead; 7d is the default`,
     );
   }
   if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, notifier, retention, mail-to-fax.");

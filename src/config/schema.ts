@@ -53,6 +53,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "store.connectTimeout", env: "FAXLINE_STORE_CONNECT_TIMEOUT", type: "duration", default: "10s", description: "PostgreSQL: time limit for opening a connection (per host tried), in whole seconds." }),
   k({ path: "cluster.heartbeatInterval", env: "FAXLINE_CLUSTER_HEARTBEAT_INTERVAL", type: "duration", default: "5s", description: "How often a node writes its row in the node registry (faxline nodes); a node silent for three intervals is shown as not responding." }),
   k({ path: "cluster.failoverAfter", env: "FAXLINE_CLUSTER_FAILOVER_AFTER", type: "duration", default: "2m", description: "A data center is dead when none of its nodes has written a heartbeat for this long; a node of the other data center of the region (on the same store) then adopts all of its jobs: they are sent, reported and pushed from there. Keep it well above cluster.heartbeatInterval and the time a database failover takes." }),
+  k({ path: "cluster.forgetNodesAfter", env: "FAXLINE_CLUSTER_FORGET_NODES_AFTER", type: "duration", default: "7d", description: "Nodes that stopped, or have written no heartbeat, this long ago are removed from the node registry (faxline nodes, the console's Operations page) by the retention role. At least 1h and at least cluster.failoverAfter: a data center none of whose nodes is in the registry counts as dead. A node that comes back after it was removed writes its row again." }),
   k({ path: "cluster.dutyLease", env: "FAXLINE_CLUSTER_DUTY_LEASE", type: "duration", default: "30s", description: "Lease on a singleton duty (the sweeps and the retention purge of a data center, done by one node at a time); when its node stops or dies, another node takes the duty over within this time." }),
   k({ path: "log.level", env: "FAXLINE_LOG_LEVEL", type: "enum", values: ["fatal", "error", "warn", "info", "debug", "trace", "silent"], default: "info", description: "Log level of the structured (JSON) log on standard output." }),
   k({ path: "jobs.maxRecipients", env: "FAXLINE_JOBS_MAX_RECIPIENTS", type: "integer", min: 1, default: 1000, description: "Most recipients one job may have." }),
@@ -175,7 +176,7 @@ export interface FaxlineConfig {
   node: { region: Region; datacenter: Datacenter; id: string; roles: Role[]; shutdownGrace: number };
   http: { host: string; port: number; bodyLimitBytes: number; trustProxy: boolean };
   store: { dataDir: string; url: string; poolSize: number; statementTimeout: number; connectTimeout: number };
-  cluster: { heartbeatInterval: number; failoverAfter: number; dutyLease: number };
+  cluster: { heartbeatInterval: number; failoverAfter: number; forgetNodesAfter: number; dutyLease: number };
   log: { level: string };
   jobs: {
     maxRecipients: number;

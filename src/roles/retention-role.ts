@@ -6,11 +6,12 @@
  * (retention/purge-expired-data.ts, store/queries/notifications.ts). It also counts in the
  * reporting rollups what ended without being counted (rows of before migration 0025: the
  * backfill) and deletes rollup days past reporting.rollupRetention
- * (store/queries/report-rollups.ts).
+ * (store/queries/report-rollups.ts), and forgets nodes of the node registry that stopped, or went
+ * silent, cluster.forgetNodesAfter ago (store/queries/nodes.ts).
  */
-import { coerceError } from "../errors/internal-error.ts";
 import { purgeCompletedDocuments, purgeExpiredReports, type PurgeOptions } from "../retention/purge-expired-data.ts";
 import { pause } from "../lib/wakeup.ts";
+import { forgetNodes } from "../store/queries/nodes.ts";
 import { purgeFinishedNotifications } from "../store/queries/notifications.ts";
 import { purgeReceivedFaxes } from "../store/queries/received-faxes.ts";
 import { dayOf, purgeRollups, rollUpPending } from "../store/queries/report-rollups.ts";
@@ -77,6 +78,15 @@ export async function rollupUpkeep(ctx: NodeContext): Promise<{ rolledUp: number
   return { rolledUp, rollupRows };
 }
 
+/**
+ * Removes the node registry's rows of nodes that stopped, or wrote their last heartbeat,
+ * cluster.forgetNodesAfter ago, whatever their data center: a data center that died for good
+ * has no retention role of its own left to do it. Returns how many.
+ */
+export async function forgetOldNodes(ctx: NodeContext): Promise<number> {
+  return forgetNodes(ctx.store.db, ctx.clock.now() - ctx.config.cluster.forgetNodesAfter);
+}
+
 export function startRetentionRole(ctx: NodeContext): RunningRole {
   const controller = new AbortController();
   // One node of the data center purges at a time; another takes over when it stops.
@@ -93,6 +103,8 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
           if (purged.documents + purged.reports + purged.notifications + purged.receivedFaxes > 0) ctx.logger.info(purged, "retention purge");
           const rollups = await rollupUpkeep(ctx);
           if (rollups.rolledUp + rollups.rollupRows > 0) ctx.logger.info(rollups, "reporting rollups");
+          const nodes = await forgetOldNodes(ctx);
+          if (nodes > 0) ctx.logger.info({ nodes, forgetNodesAfterMs: ctx.config.cluster.forgetNodesAfter }, "node registry: stopped or silent nodes forgotten");
         }
       } catch (err) {
         reportError(err);

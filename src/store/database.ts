@@ -7,7 +7,7 @@
  * inserts jobs, the scheduler renders and sweeps them, the sender claims recipients and records
  * attempts, the retention role purges. docs/architecture.md describes each column group.
  */
-import type { Generated, Insertable, Selectable, Updateable } from "kysely";
+import type { Generated, Insertable, Selectable } from "kysely";
 
 export interface CustomersTable {
   cust_nr: string;
@@ -665,17 +665,13 @@ export interface Database {
 export type JobRow = Selectable<JobsTable>;
 export type ReceivedFaxRow = Selectable<ReceivedFaxesTable>;
 export type NewJobRow = Insertable<JobsTable>;
-export type JobUpdate = Updateable<JobsTable>;
 export type NewJobDocumentRow = Insertable<JobDocumentsTable>;
 export type RecipientRow = Selectable<RecipientsTable>;
 export type NewRecipientRow = Insertable<RecipientsTable>;
 export type AttemptRow = Selectable<AttemptsTable>;
 export type LoginRow = Selectable<LoginsTable>;
-export type CustomerRow = Selectable<CustomersTable>;
-export type JobDocumentRow = Selectable<JobDocumentsTable>;
 export type NotificationRow = Selectable<NotificationsTable>;
 export type NotificationAttemptRow = Selectable<NotificationAttemptsTable>;
 export type DestinationCapabilityRow = Selectable<DestinationCapabilitiesTable>;
 export type NodeRow = Selectable<NodesTable>;
-export type ClusterLeaseRow = Selectable<ClusterLeasesTable>;
 export type DatacenterAdoptionRow = Selectable<DatacenterAdoptionsTable>;

@@ -13,7 +13,7 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { failureReason } from "../../src/errors/failure-reasons.ts";
-import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
+import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport } from "../support/test-node.ts";
 import { DIALECTS, withDialect } from "../support/dialects.ts";
 
 const THREE_PAGE_DOC = {

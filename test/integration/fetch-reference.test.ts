@@ -72,11 +72,9 @@ let base: string; // http://127.0.0.1:PORT
 let port: number;
 let streamedBytes = 0;
 let streamClosed: Promise<void> = Promise.resolve();
-let lastHeaders: http.IncomingHttpHeaders = {};
 
 function handle(req: http.IncomingMessage, res: http.ServerResponse): void {
   const url = new URL(req.url ?? "/", "http://x");
-  lastHeaders = req.headers;
   const path = url.pathname;
   if (path === "/doc.pdf") {
     res.writeHead(200, { "content-type": "application/pdf" });

@@ -51,7 +51,6 @@ export class SipFuzzClient {
   readonly #target: FuzzTarget;
   readonly #udp = dgram.createSocket("udp4");
   #stream: Stream | null = null;
-  #framer = new SipStreamFramer(1 << 20);
   /** Responses read and not yet taken (`takeResponses`). */
   readonly responses: SipResponse[] = [];
   /** Requests the node sent us. */
@@ -134,7 +133,6 @@ export class SipFuzzClient {
   #closeStream(): void {
     this.#stream?.destroy();
     this.#stream = null;
-    this.#framer = new SipStreamFramer(1 << 20);
   }
 
   /**

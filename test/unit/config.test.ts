@@ -59,6 +59,10 @@ describe("config: loading and validation", () => {
     assert.throws(() => loadConfig({ env: { FAXLINE_CONSOLE_CHART_INTERVAL: "50ms" } }), /console\.chartInterval \(50 ms\).*at least 100 ms/);
     assert.throws(() => loadConfig({ env: { FAXLINE_CONSOLE_CHART_INTERVAL: "100ms", FAXLINE_CONSOLE_CHART_WINDOW: "1h" } }), /at most 10 000 of them/);
     assert.equal(loadConfig({ env: { FAXLINE_CONSOLE_CHART_INTERVAL: "1s", FAXLINE_CONSOLE_CHART_WINDOW: "2h" } }).console.chartWindow, 7_200_000);
+    assert.equal(loadConfig({ env: {} }).cluster.forgetNodesAfter, 7 * 86_400_000);
+    assert.throws(() => loadConfig({ env: { FAXLINE_CLUSTER_FORGET_NODES_AFTER: "30m" } }), /cluster\.forgetNodesAfter \(1800000 ms\).*at least 1h and at least cluster\.failoverAfter/);
+    assert.throws(() => loadConfig({ env: { FAXLINE_CLUSTER_FORGET_NODES_AFTER: "2h", FAXLINE_CLUSTER_FAILOVER_AFTER: "3h" } }), /cluster\.forgetNodesAfter/);
+    assert.equal(loadConfig({ env: { FAXLINE_CLUSTER_FORGET_NODES_AFTER: "3h", FAXLINE_CLUSTER_FAILOVER_AFTER: "3h" } }).cluster.forgetNodesAfter, 10_800_000);
   });
 
   it("refuses unknown keys and unreadable files", () => {

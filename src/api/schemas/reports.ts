@@ -61,7 +61,6 @@ export const BulkRequestSchema = Type.Object({
   action: Type.String({ description: "GET or DELETE, any letter case" }),
   jobIds: Type.Array(Type.String(), { maxItems: 1000, description: "At most 1000 job ids" }),
 });
-export type BulkRequest = Static<typeof BulkRequestSchema>;
 
 export const BulkResponseSchema = Type.Object({
   reports: Type.Array(Type.Union([FaxReportSchema, JobDeleteReportSchema])),

@@ -89,8 +89,7 @@ interface SpandspAddon {
   t38Create(options: AddonOptions): AddonHandle;
   audioCreate(options: AddonOptions): AddonHandle;
   t38Advance(handle: AddonHandle, samples: number): { packets: { ifp: Uint8Array; count: number }[]; events: AddonEvent[]; finished: boolean; samples: number };
-  /** Absent from addons built before it (then every tick takes t38Advance). */
-  t38AdvanceInto?(handle: AddonHandle, samples: number, out: Uint8Array): number;
+  t38AdvanceInto(handle: AddonHandle, samples: number, out: Uint8Array): number;
   t38ReceiveIfp(handle: AddonHandle, ifp: Uint8Array, seq: number): { packets: { ifp: Uint8Array; count: number }[]; events: AddonEvent[]; finished: boolean; samples: number };
   t38ReceiveIfpAsync(handle: AddonHandle, ifp: Uint8Array, seq: number): Promise<{ packets: { ifp: Uint8Array; count: number }[]; events: AddonEvent[]; finished: boolean; samples: number }>;
   audioProcess(handle: AddonHandle, received: Int16Array | number): { audio: Int16Array; events: AddonEvent[]; finished: boolean; samples: number };
@@ -263,7 +262,7 @@ class SpandspT38Session extends SpandspSession implements T38Session {
     const out = this.#tick;
     if (out !== null) {
       // The common tick (no event, not finished) comes back as bytes, not as objects built by the addon.
-      const n = this.addon.t38AdvanceInto!(this.handle, samples, out);
+      const n = this.addon.t38AdvanceInto(this.handle, samples, out);
       if (n >= 0) return readAdvanced(out, n);
       return toT38Step(this.addon.t38Advance(this.handle, 0));
     }
@@ -277,16 +276,16 @@ class SpandspT38Session extends SpandspSession implements T38Session {
   }
 
   /**
-   * Offered for sending sessions only, and only by an addon built with it: a sender gets few IFPs,
-   * one of which (the DIS) costs several ms. A receiver gets an IFP every 30 ms or so, and SpanDSP
-   * writes received pages with calls (localtime) that are not safe on several threads at once.
+   * Offered for sending sessions only: a sender gets few IFPs, one of which (the DIS) costs
+   * several ms. A receiver gets an IFP every 30 ms or so, and SpanDSP writes received pages with
+   * calls (localtime) that are not safe on several threads at once.
    */
   readonly receiveIfpAsync?: (ifp: Uint8Array, seq: number) => Promise<T38Step>;
 
   constructor(addon: SpandspAddon, handle: AddonHandle, sending: boolean, packedTicks: boolean) {
     super(addon, handle);
     this.#tick = packedTicks ? new Uint8Array(ADVANCE_BYTES) : null;
-    if (sending && typeof addon.t38ReceiveIfpAsync === "function") {
+    if (sending) {
       this.receiveIfpAsync = async (ifp, seq) => {
         if (!Number.isInteger(seq) || seq < 0 || seq > 0xffff) throw new RangeError(`seq must be 0 to 65535, got ${seq}`);
         const step = await this.addon.t38ReceiveIfpAsync(this.handle, ifp, seq);
@@ -318,12 +317,12 @@ export async function uncompressFaxTiff(src: string, dst: string, maxBytes: numb
 export class SpandspEngine implements Engine {
   readonly name = "spandsp";
   readonly #addon: SpandspAddon;
-  /** T.38 ticks through t38AdvanceInto when the addon has it (`packedTicks: false` compares with t38Advance in tests). */
+  /** T.38 ticks through t38AdvanceInto (`packedTicks: false` compares with t38Advance in tests). */
   readonly #packedTicks: boolean;
 
   private constructor(addon: SpandspAddon, packedTicks: boolean) {
     this.#addon = addon;
-    this.#packedTicks = packedTicks && typeof addon.t38AdvanceInto === "function";
+    this.#packedTicks = packedTicks;
   }
 
   /**
@@ -337,7 +336,7 @@ export class SpandspEngine implements Engine {
     return new SpandspEngine(loadAddon(options.addonPath), options.packedTicks ?? true);
   }
 
-  /** Whether T.38 ticks go through t38AdvanceInto (false with an addon built before it, or when asked). */
+  /** Whether T.38 ticks go through t38AdvanceInto (false when asked). */
   get packedTicks(): boolean {
     return this.#packedTicks;
   }

@@ -42,9 +42,6 @@ const CANONICAL: Record<string, string> = {
   "min-se": "Min-SE",
 };
 
-/** Headers whose values are comma-separated lists (RFC 3261 §7.3.1). */
-const LIST_HEADERS = new Set(["via", "route", "record-route", "contact", "allow", "supported", "require", "proxy-require", "unsupported", "accept"]);
-
 export function canonicalHeaderName(lowerName: string): string {
   return CANONICAL[lowerName] ?? lowerName.replace(/(^|-)([a-z])/g, (_m, dash: string, ch: string) => dash + ch.toUpperCase());
 }
@@ -415,13 +412,6 @@ export function parseVia(text: string): Via {
     }
   }
   return { transport: m[1]!.toUpperCase(), host, port, params: parseParams(m[3]!.replace(/^;/, ""), ";") };
-}
-
-export function formatVia(via: Via): string {
-  const host = via.host.includes(":") ? `[${via.host}]` : via.host;
-  let s = `SIP/2.0/${via.transport} ${host}${via.port !== null ? `:${via.port}` : ""}`;
-  for (const [name, value] of via.params) s += value === null ? `;${name}` : `;${name}=${value}`;
-  return s;
 }
 
 /** The top Via of a message. */

@@ -120,12 +120,6 @@ export function parseNameAddr(text: string): NameAddr {
   return { displayName, uri, params: parseParams(rest.replace(/^;/, ""), ";") };
 }
 
-export function formatNameAddr(value: NameAddr): string {
-  let s = value.displayName !== null ? `${quote(value.displayName)} <${value.uri}>` : `<${value.uri}>`;
-  for (const [name, v] of value.params) s += v === null ? `;${name}` : `;${name}=${v}`;
-  return s;
-}
-
 /** `a=1;b;c="x y"` → Map; names lower-cased, quoted values unquoted. */
 export function parseParams(text: string, separator: ";" | ","): Map<string, string | null> {
   const params = new Map<string, string | null>();
@@ -182,8 +176,4 @@ function unquote(text: string): string {
   const t = text.trim();
   if (!t.startsWith('"') || !t.endsWith('"') || t.length < 2) return t;
   return t.slice(1, -1).replace(/\\(.)/g, "$1");
-}
-
-function quote(text: string): string {
-  return `"${text.replace(/(["\\])/g, "\\$1")}"`;
 }

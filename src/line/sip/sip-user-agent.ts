@@ -70,7 +70,6 @@ import {
   type SipSource,
   type SipTlsCredentials,
   type SipTraceEntry,
-  type SipTransportProtocol,
   type SipTransportStats,
 } from "./transports.ts";
 

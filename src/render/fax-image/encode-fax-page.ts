@@ -444,7 +444,7 @@ export function greyHistogramsTs(data: Uint8Array, width: number, yStart: number
   const words = data.byteOffset % 4 === 0 && width % 4 === 0 ? new Uint32Array(data.buffer, data.byteOffset, data.length >> 2) : null;
   for (let y = yStart; y < yEnd; y++) {
     const row = y * width;
-    const [first, end] = inkSpan(data, words, row, width);
+    const [first, end] = inkSpan(words, row, width);
     for (let x = first; x < end; x++) {
       const v = data[row + x]!;
       if (v !== 255) histograms[(x >> shift) * 256 + v]!++;
@@ -480,7 +480,7 @@ export function ditherPage(page: GreyPage, white = paperWhite(page)): Uint8Array
     const row = y * width;
     // Paper at either end of the row is white and neither takes nor passes on error, so only the
     // span between needs diffusing: the result is the same, and white rows cost next to nothing.
-    const [first, end] = inkSpan(data, words, row, width);
+    const [first, end] = inkSpan(words, row, width);
     out.fill(255, row, row + first);
     out.fill(255, row + end, row + width);
     const leftToRight = (y & 1) === 0;
@@ -555,7 +555,7 @@ function whiteWords(page: GreyPage): Uint32Array | null {
  * The part of row `row` (its first pixel index) between its leading and trailing paper (255):
  * [first, end) in columns, to a word; [0, 0) for a white row, [0, width) without words.
  */
-function inkSpan(data: Uint8Array, words: Uint32Array | null, row: number, width: number): [number, number] {
+function inkSpan(words: Uint32Array | null, row: number, width: number): [number, number] {
   if (words === null) return [0, width];
   const firstWord = row >> 2;
   const endWord = (row + width) >> 2;

@@ -134,7 +134,7 @@ export function decodeBmp(bytes: Uint8Array): BmpImage {
     requireBytes(bytes, header.pixelOffset + stride * (height - 1) + width * bytesPerPixel);
     const fields = masks === null ? null : masks.map(maskField);
     const alphaField = fields?.[3] ?? null;
-    const useAlpha = alphaField !== null && alphaField.mask !== 0 && anyAlpha(bytes, view, header, stride, alphaField);
+    const useAlpha = alphaField !== null && alphaField.mask !== 0 && anyAlpha(view, header, stride, alphaField);
     for (let fileRow = 0; fileRow < height; fileRow++) {
       const rowStart = header.pixelOffset + fileRow * stride;
       const out = rowIndex(fileRow) * width;
@@ -224,7 +224,7 @@ function fieldValue(pixel: number, field: MaskField): number {
 }
 
 /** Whether any pixel has a non-zero alpha (files that never fill the alpha byte mean opaque). */
-function anyAlpha(bytes: Uint8Array, view: DataView, header: BmpHeader, stride: number, alpha: MaskField): boolean {
+function anyAlpha(view: DataView, header: BmpHeader, stride: number, alpha: MaskField): boolean {
   const bytesPerPixel = header.bitsPerPixel / 8;
   for (let row = 0; row < header.height; row++) {
     for (let x = 0; x < header.width; x++) {

@@ -8,6 +8,7 @@ import { join, resolve } from "node:path";
 import { ConfigError } from "../../config/config-error.ts";
 import type { FaxlineConfig } from "../../config/schema.ts";
 import type { Store } from "../store.ts";
+import { isPostgresUrl } from "./postgres/postgres-url.ts";
 
 export function sqliteStoreFile(config: FaxlineConfig): string {
   return join(resolve(config.store.dataDir), "faxline.sqlite");
@@ -31,7 +32,7 @@ export async function openStore(config: FaxlineConfig, options: OpenStoreOptions
   if (url === "") {
     const { openSqliteStore } = await import("./sqlite/sqlite-store.ts");
     store = await openSqliteStore({ file: sqliteStoreFile(config), onQuery: options.onQuery });
-  } else if (/^postgres(ql)?:\/\//i.test(url)) {
+  } else if (isPostgresUrl(url)) {
     const { openPostgresStore } = await import("./postgres/postgres-store.ts");
     store = await openPostgresStore({
       url,

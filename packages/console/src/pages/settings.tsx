@@ -1,6 +1,6 @@
 import { useEffect, useState } from "preact/hooks";
 import { ApiFailure, call, type Account } from "../api.ts";
-import { Notice, PageTitle, Section } from "../components.tsx";
+import { Notice, PageTitle } from "../components.tsx";
 import { formatTime, t, useLanguage, type TextKey } from "../i18n.ts";
 import { TopicsSection } from "./topics.tsx";
 
