@@ -336,7 +336,18 @@ export class InboundCalls {
         throw error;
       }
       log?.info(
-        { trunk: trunk.name, to: e164, from: fromNumber, status: report.status, pages: report.pages, transport: report.transport, completion: report.completion, rawCause: report.rawCause },
+        {
+          trunk: trunk.name,
+          to: e164,
+          from: fromNumber,
+          status: report.status,
+          pages: report.pages,
+          transport: report.transport,
+          completion: report.completion,
+          rawCause: report.rawCause,
+          remoteCsid: report.remoteCsid,
+          ...(report.pageQuality !== undefined ? { pageQuality: report.pageQuality } : {}),
+        },
         "fax reception ended",
       );
       if (!report.answered) {
