@@ -155,7 +155,20 @@ function checkCrossKeyRules(config: FaxlineConfig): void {
       `Invalid configuration store.url: expected empty (the embedded SQLite store under store.dataDir) or a PostgreSQL URL such as postgres://faxline:PASSWORD@db1,db2/faxline?target_session_attrs=read-write, got ${JSON.stringify(storeUrl.replace(/:[^:@/]*@/, ":***@"))}`,
     );
   }
-  if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, notifier, retention.");
+  if (config.node.roles.length === 0) throw new ConfigError("node.roles is empty: name at least one of api, scheduler, sender, notifier, retention, mail-to-fax.");
+  if (config.node.roles.includes("mail-to-fax")) {
+    if (config.mailToFax.domains.length === 0) {
+      throw new ConfigError("Invalid configuration: the mail-to-fax role needs mailToFax.domains, the mail domains whose addresses are fax numbers (e.g. fax.example.com).");
+    }
+    const bad = config.mailToFax.domains.find((d) => !/^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/i.test(d));
+    if (bad !== undefined) throw new ConfigError(`Invalid configuration mailToFax.domains: "${bad}" is not a domain name such as fax.example.com.`);
+    if ((config.mailToFax.tlsCertFile === "") !== (config.mailToFax.tlsKeyFile === "")) {
+      throw new ConfigError("Invalid configuration: mailToFax.tlsCertFile and mailToFax.tlsKeyFile go together (PEM files); give both for STARTTLS, or neither.");
+    }
+    if (config.mailToFax.requireTls && config.mailToFax.tlsCertFile === "") {
+      throw new ConfigError("Invalid configuration: mailToFax.requireTls needs mailToFax.tlsCertFile and mailToFax.tlsKeyFile.");
+    }
+  }
   const { chartInterval, chartWindow } = config.console;
   if (chartInterval < 100 || chartWindow < chartInterval || chartWindow / chartInterval > 10_000) {
     throw new ConfigError(

@@ -33,14 +33,14 @@ export const DATACENTER_REGION: Record<Datacenter, Region> = { DE1: "DE", DE2: "
 /** The other data center of each HA region: the one that adopts a data center's jobs when it dies. */
 export const PARTNER_DATACENTER: Record<Datacenter, Datacenter> = { DE1: "DE2", DE2: "DE1", US1: "US2", US2: "US1" };
 export const REGION_DATACENTERS: Record<Region, readonly Datacenter[]> = { DE: ["DE1", "DE2"], US: ["US1", "US2"] };
-export const ROLES = ["api", "scheduler", "sender", "notifier", "retention"] as const;
+export const ROLES = ["api", "scheduler", "sender", "notifier", "retention", "mail-to-fax"] as const;
 export type Role = (typeof ROLES)[number];
 
 export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "node.region", env: "FAXLINE_REGION", type: "enum", values: REGIONS, default: "DE", description: "HA region this node serves (DE or US)." }),
   k({ path: "node.datacenter", env: "FAXLINE_DATACENTER", type: "enum", values: DATACENTERS, default: "DE1", description: "Data center of this node; must lie in node.region (DE1/DE2 in DE, US1/US2 in US). Every job this node accepts belongs to it." }),
   k({ path: "node.id", env: "FAXLINE_NODE_ID", type: "string", default: "", description: "Stable node name used in leases and logs. Empty: generated once and kept in the data directory." }),
-  k({ path: "node.roles", env: "FAXLINE_ROLES", type: "list", values: ROLES, default: ["api", "scheduler", "sender", "notifier", "retention"], description: "Roles this node runs, comma-separated: api, scheduler, sender, notifier (status pushes and mails), retention." }),
+  k({ path: "node.roles", env: "FAXLINE_ROLES", type: "list", values: ROLES, default: ["api", "scheduler", "sender", "notifier", "retention"], description: "Roles this node runs, comma-separated: api, scheduler, sender, notifier (status pushes and mails), retention, mail-to-fax (the SMTP listener that turns mails into fax jobs; not in the default set, see mailToFax.domains)." }),
   k({ path: "node.shutdownGrace", env: "FAXLINE_NODE_SHUTDOWN_GRACE", type: "duration", default: "90s", description: "On SIGTERM or SIGINT the node drains: the API answers 503 to new requests (its readiness probe says draining), no new work is taken and no new inbound call answered, and calls in progress (faxes being sent or received) may end on their own for this long; those still running then are hung up (a send is redialled after the restart, from page 1). Within the same time the notifications due when the calls ended (their status pushes and mails) are delivered, one try each, before the node exits. Give the service manager a stop timeout above it (systemd's TimeoutStopSec, Kubernetes' terminationGracePeriodSeconds). A second signal exits at once." }),
   k({ path: "http.host", env: "FAXLINE_HOST", type: "string", default: "0.0.0.0", description: "Address the REST API listens on." }),
   k({ path: "http.port", env: "FAXLINE_PORT", type: "integer", min: 0, max: 65535, default: 8080, description: "TCP port of the REST API (0 picks a free port)." }),
@@ -147,6 +147,20 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "sftp.timeout", env: "FAXLINE_SFTP_TIMEOUT", type: "duration", default: "60s", description: "Time limit for one fax-to-SFTP try: connecting, the SSH handshake and login, writing the document and metadata file and renaming them." }),
   k({ path: "sftp.retrySchedule", env: "FAXLINE_SFTP_RETRY_SCHEDULE", type: "durations", default: ["30s", "1m", "2m", "5m", "10m", "30m", "1h", "2h", "4h", "8h", "12h", "12h", "12h", "12h", "12h"], description: "Waits before each retry of a fax-to-SFTP delivery that failed (server down or unreachable, login refused, directory missing or not writable, disk full); about three days in all, as status pushes. A server whose host key is not the pinned one is not retried. After the last one the delivery is given up (it can still be redelivered from the console)." }),
   k({ path: "sftp.allowTargets", env: "FAXLINE_SFTP_ALLOW_TARGETS", type: "list", default: [], description: "Addresses or CIDR blocks (10.0.0.0/8, 192.0.2.7, ::1) that fax-to-SFTP may connect to although they are loopback, private or link-local (an SFTP server on the local network). Empty: such servers are refused, as push.allowTargets does for pushes (SSRF guard)." }),
+  k({ path: "mailToFax.domains", env: "FAXLINE_MAIL_TO_FAX_DOMAINS", type: "list", default: [], description: "Mail domains whose addresses are fax numbers (number@domain, e.g. fax.example.com), comma-separated: the mail-to-fax role takes mail for these domains only. Required when node.roles has mail-to-fax; their MX records point at the node (or at the relay in front of it)." }),
+  k({ path: "mailToFax.host", env: "FAXLINE_MAIL_TO_FAX_HOST", type: "string", default: "0.0.0.0", description: "Address the mail-to-fax SMTP listener binds." }),
+  k({ path: "mailToFax.port", env: "FAXLINE_MAIL_TO_FAX_PORT", type: "integer", min: 0, max: 65535, default: 2525, description: "TCP port of the mail-to-fax SMTP listener (25 in front of the internet needs root or a port redirect; 0 picks a free port)." }),
+  k({ path: "mailToFax.hostname", env: "FAXLINE_MAIL_TO_FAX_HOSTNAME", type: "string", default: "", description: "Name the SMTP listener greets with (220 NAME); empty: the machine's host name." }),
+  k({ path: "mailToFax.tlsCertFile", env: "FAXLINE_MAIL_TO_FAX_TLS_CERT_FILE", type: "string", default: "", description: "PEM certificate (with its chain) for STARTTLS; with mailToFax.tlsKeyFile the listener offers STARTTLS, without them it offers none." }),
+  k({ path: "mailToFax.tlsKeyFile", env: "FAXLINE_MAIL_TO_FAX_TLS_KEY_FILE", type: "string", default: "", description: "PEM private key of mailToFax.tlsCertFile." }),
+  k({ path: "mailToFax.requireTls", env: "FAXLINE_MAIL_TO_FAX_REQUIRE_TLS", type: "boolean", default: false, description: "Refuse MAIL FROM until the client has started TLS (530 5.7.0). Needs mailToFax.tlsCertFile." }),
+  k({ path: "mailToFax.maxMessageBytes", env: "FAXLINE_MAIL_TO_FAX_MAX_MESSAGE_BYTES", type: "integer", min: 1024, default: 25 * 1024 * 1024, description: "Largest mail in bytes as transferred (attachments base64-encoded, about 4/3 of their size); announced with SIZE, a larger mail is refused with 552 5.3.4. The job limits (jobs.maxDocumentBytes, jobs.maxJobBytes) apply to its documents too." }),
+  k({ path: "mailToFax.maxRecipients", env: "FAXLINE_MAIL_TO_FAX_MAX_RECIPIENTS", type: "integer", min: 1, max: 1000, default: 100, description: "Fax addresses one mail may have; more are answered 452 4.5.3 (the sending server sends them in another mail)." }),
+  k({ path: "mailToFax.maxConnections", env: "FAXLINE_MAIL_TO_FAX_MAX_CONNECTIONS", type: "integer", min: 1, max: 100000, default: 100, description: "SMTP connections the listener holds at once; more are answered 421 and closed." }),
+  k({ path: "mailToFax.maxConnectionsPerAddress", env: "FAXLINE_MAIL_TO_FAX_MAX_CONNECTIONS_PER_ADDRESS", type: "integer", min: 1, max: 10000, default: 10, description: "SMTP connections from one client address at once; more are answered 421 and closed." }),
+  k({ path: "mailToFax.socketTimeout", env: "FAXLINE_MAIL_TO_FAX_SOCKET_TIMEOUT", type: "duration", default: "60s", description: "An SMTP connection on which the client sends nothing for this long is closed." }),
+  k({ path: "mailToFax.trustedRelays", env: "FAXLINE_MAIL_TO_FAX_TRUSTED_RELAYS", type: "list", default: [], description: "Addresses or CIDR blocks of the mail servers in front of the listener whose Authentication-Results header (SPF, DKIM, DMARC) is believed, for senders authorised by domain (docs/mail-to-fax.md). Empty: no results are believed; such senders need their domain's PIN." }),
+  k({ path: "mailToFax.authservId", env: "FAXLINE_MAIL_TO_FAX_AUTHSERV_ID", type: "string", default: "", description: "The authserv-id the trusted relays write into Authentication-Results (usually their host name, e.g. mx.example.com); only headers with this id are read." }),
   k({ path: "mail.host", env: "FAXLINE_MAIL_HOST", type: "string", default: "", description: "SMTP server for e-mail status reports. Empty: e-mail reports are not sent, and each one is logged on its job as failed." }),
   k({ path: "mail.port", env: "FAXLINE_MAIL_PORT", type: "integer", min: 1, max: 65535, default: 25, description: "SMTP port (25, 587 for submission with STARTTLS, 465 for TLS)." }),
   k({ path: "mail.security", env: "FAXLINE_MAIL_SECURITY", type: "enum", values: ["opportunistic", "starttls", "tls", "none"], default: "opportunistic", description: "opportunistic: STARTTLS when the server offers it; starttls: require STARTTLS; tls: TLS from the first byte (port 465); none: never encrypt." }),
@@ -242,6 +256,22 @@ export interface FaxlineConfig {
     timeout: number;
     retrySchedule: number[];
     allowTargets: string[];
+  };
+  mailToFax: {
+    domains: string[];
+    host: string;
+    port: number;
+    hostname: string;
+    tlsCertFile: string;
+    tlsKeyFile: string;
+    requireTls: boolean;
+    maxMessageBytes: number;
+    maxRecipients: number;
+    maxConnections: number;
+    maxConnectionsPerAddress: number;
+    socketTimeout: number;
+    trustedRelays: string[];
+    authservId: string;
   };
   mail: {
     host: string;

@@ -23,6 +23,7 @@ import { pause } from "../lib/wakeup.ts";
 import { nextStepAfter, type DeliveryResult, type RetryPlan } from "../notifications/delivery-policy.ts";
 import type { NotificationPayload } from "../notifications/enqueue-notifications.ts";
 import { composeStatusMail } from "../notifications/email/compose-status-mail.ts";
+import { parseMailOrigin } from "../mail-to-fax/mail-origin.ts";
 import { composeReceivedFaxMail } from "../notifications/email/compose-received-fax-mail.ts";
 import { FAX_RECEIVED } from "../notifications/events.ts";
 import type { ReceivedFaxNotice } from "../inbound/enqueue-reception.ts";
@@ -132,7 +133,11 @@ export function startNotifierRole(ctx: NodeContext): RunningRole {
       .orderBy("variant")
       .limit(1)
       .executeTakeFirst();
+    const origin = await store.db.selectFrom("jobs").select("mail_origin").where("id", "=", n.job_id).executeTakeFirst();
+    const mailOrigin = parseMailOrigin(origin?.mail_origin);
     const message = await composeStatusMail({
+      inReplyTo: mailOrigin?.messageId ?? null,
+      language: mailOrigin?.language ?? "en",
       snapshot: payload.snapshot,
       kind: payload.mailKind ?? "success",
       to: n.target,

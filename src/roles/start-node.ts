@@ -44,12 +44,15 @@ import { releasePreviousLives, startSchedulerRole } from "./scheduler-role.ts";
 import { startSenderRole } from "./sender-role.ts";
 import { startRetentionRole } from "./retention-role.ts";
 import { startNotifierRole } from "./notifier-role.ts";
+import { startMailToFaxRole, type MailToFaxRole } from "./mail-to-fax-role.ts";
 
 export interface RunningNode {
   context: NodeContext;
   /** The HTTP address when the api role runs, e.g. http://127.0.0.1:8080. */
   url: string | null;
   app: FastifyInstance | null;
+  /** The mail-to-fax SMTP listener's port when that role runs (docs/mail-to-fax.md). */
+  mailToFaxPort: number | null;
   /**
    * Drains and stops the node: calls in progress may end within `graceMs` (default
    * node.shutdownGrace, 0: hang them up at once).
@@ -162,6 +165,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
   let sipLine: SipFaxLine | null = null;
   let registry: NodeRegistry | null = null;
   let listening: { close(): Promise<void> } | null = null;
+  let mailToFax: MailToFaxRole | null = null;
   let storeForMetrics: Store | null = null;
   const metrics = new NodeMetrics({
     labels: { datacenter: config.node.datacenter, node: nodeId },
@@ -260,6 +264,8 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       drain = built.drain;
       url = await app.listen({ host: config.http.host, port: config.http.port });
     }
+    // Mail is answered 250 only once its job is stored, so the listener may take mail from the start.
+    if (enabled.has("mail-to-fax")) mailToFax = await startMailToFaxRole(context);
 
     registry = new NodeRegistry({
       db: store.db,
@@ -332,11 +338,13 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
     const runningLine = sipLine;
     const runningRegistry = registry;
     const runningListener = listening;
+    const runningMailToFax = mailToFax;
     let stopping: Promise<void> | null = null;
     return {
       context,
       url,
       app: runningApp,
+      mailToFaxPort: runningMailToFax?.port ?? null,
       async reload() {
         try {
           await runningLine?.reloadTls();
@@ -351,6 +359,8 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
           // claimed or answered, and calls in progress (sending and receiving) may end on their
           // own within node.shutdownGrace; then they are hung up (redialled after a restart).
           drain();
+          // No new mail; mails being read get their answer (250 once stored) first.
+          await runningMailToFax?.stop();
           const graceMs = options.graceMs ?? config.node.shutdownGrace;
           const hurry = new AbortController();
           // No grace: nothing waits, not even for a timer's turn.
@@ -380,6 +390,7 @@ export async function startNode(config: FaxlineConfig, logger: Logger, options: 
       },
     };
   } catch (err) {
+    if (mailToFax) await mailToFax.stop().catch(() => {});
     if (app) await app.close().catch(() => {});
     if (sipLine) await sipLine.close().catch(() => {});
     if (listening) await listening.close().catch(() => {});

@@ -188,6 +188,8 @@ export interface JobsTable {
   documents_purged_at: number | null;
   /** How the job came in: API, or M2F for mail-to-fax (migration 0025); the reports' accountService. */
   source: Generated<string>;
+  /** JSON of the mail a mail-to-fax job came from (mail-to-fax/mail-origin.ts); null for API jobs (migration 0035). */
+  mail_origin: Generated<string | null>;
 }
 
 export interface JobDocumentsTable {
@@ -580,6 +582,50 @@ export interface ReportInFaxesTable {
   line_secs: number;
 }
 
+/** A customer that sends by mail (migration 0035; mail-to-fax/settings.ts). */
+export interface M2fCustomersTable {
+  cust_nr: string;
+  /** The login mail-to-fax jobs are booked on (is_test decides the line). */
+  login: string;
+  /** JSON MailToFaxSettings of the customer level. */
+  settings: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface M2fProfilesTable {
+  cust_nr: string;
+  name: string;
+  /** JSON MailToFaxSettings of the profile level. */
+  settings: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface M2fUsersTable {
+  /** Lower-case e-mail address; unique over all customers. */
+  email: string;
+  cust_nr: string;
+  /** The profile's name; null: the customer's settings only. */
+  profile: string | null;
+  active: Generated<number>;
+  /** scrypt hash of the user's PIN; null: no PIN. */
+  pin_hash: string | null;
+  /** JSON MailToFaxSettings of the user level. */
+  settings: string;
+  created_at: number;
+  updated_at: number;
+}
+
+export interface M2fDomainsTable {
+  /** Lower-case domain; unique over all customers. */
+  domain: string;
+  cust_nr: string;
+  /** scrypt hash of the domain's PIN; null: only the relay's SPF/DKIM/DMARC results authorise. */
+  pin_hash: string | null;
+  created_at: number;
+}
+
 export interface Database {
   customers: CustomersTable;
   logins: LoginsTable;
@@ -610,6 +656,10 @@ export interface Database {
   report_out_calls: ReportOutCallsTable;
   report_out_failures: ReportOutFailuresTable;
   report_in_faxes: ReportInFaxesTable;
+  m2f_customers: M2fCustomersTable;
+  m2f_profiles: M2fProfilesTable;
+  m2f_users: M2fUsersTable;
+  m2f_domains: M2fDomainsTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

@@ -2522,6 +2522,10 @@ export interface operations {
                             /** @description PDF (default), TIFF or NONE */
                             attachment?: string;
                         } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        } | null;
                         ftp?: {
                             /** @description SFTP (the only one; read-only) */
                             protocol?: string;
@@ -2552,10 +2556,6 @@ export interface operations {
                             publicKey?: string | null;
                             /** @description Read-only: sftp://user@host:port/directory */
                             target?: string;
-                        } | null;
-                        webservice?: {
-                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
-                            url: string;
                         } | null;
                         /** @description Read-only: the numbers assigned to it */
                         numbers: string[];
@@ -2666,6 +2666,10 @@ export interface operations {
                             /** @description PDF (default), TIFF or NONE */
                             attachment?: string;
                         } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        } | null;
                         ftp?: {
                             /** @description SFTP (the only one; read-only) */
                             protocol?: string;
@@ -2696,10 +2700,6 @@ export interface operations {
                             publicKey?: string | null;
                             /** @description Read-only: sftp://user@host:port/directory */
                             target?: string;
-                        } | null;
-                        webservice?: {
-                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
-                            url: string;
                         } | null;
                         /** @description Read-only: the numbers assigned to it */
                         numbers: string[];
@@ -2803,40 +2803,31 @@ export interface operations {
                         /** @description PDF (default), TIFF or NONE */
                         attachment?: string;
                     } | null;
-                    ftp?: {
-                        /** @description SFTP (the only one; read-only) */
-                        protocol?: string;
-                        host: string;
-                        /** @description Default 22 */
-                        port?: number;
-                        username: string;
-                        /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
-                        hostKeys: string[];
-                        /** @description Remote directory; empty: the login's */
-                        directory?: string;
-                        filePattern?: string;
-                        /** @description PDF (default) or TIFF */
-                        documentFormat?: string;
-                        /** @description JSON (default) or XML */
-                        metadataFormat?: string;
-                        /** @description Write-only: log in with this password */
-                        password?: string;
-                        /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
-                        privateKey?: string;
-                        /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
-                        keyPassphrase?: string;
-                        /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
-                        generateKey?: boolean;
-                        /** @description Read-only: key or password */
-                        authMethod?: string;
-                        /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
-                        publicKey?: string | null;
-                        /** @description Read-only: sftp://user@host:port/directory */
-                        target?: string;
-                    } | null;
                     webservice?: {
                         /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
                         url: string;
+                    } | null;
+                    /** @description Fax-to-SFTP; null removes it. Fields left out keep their values; secrets are write-only */
+                    ftp?: {
+                        protocol?: string;
+                        host?: string;
+                        port?: number;
+                        username?: string;
+                        hostKeys?: string[];
+                        directory?: string;
+                        filePattern?: string;
+                        documentFormat?: string;
+                        metadataFormat?: string;
+                        password?: string;
+                        privateKey?: string;
+                        keyPassphrase?: string;
+                        generateKey?: boolean;
+                        /** @description key or password: refused when the change does not make the login so */
+                        authMethod?: string;
+                        /** @description Read-only, ignored */
+                        publicKey?: string | null;
+                        /** @description Read-only, ignored */
+                        target?: string;
                     } | null;
                     /** @description Read-only: assign numbers on the number */
                     numbers?: unknown;
@@ -2866,6 +2857,10 @@ export interface operations {
                             recipients: string[];
                             /** @description PDF (default), TIFF or NONE */
                             attachment?: string;
+                        } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
                         } | null;
                         ftp?: {
                             /** @description SFTP (the only one; read-only) */
@@ -2897,10 +2892,6 @@ export interface operations {
                             publicKey?: string | null;
                             /** @description Read-only: sftp://user@host:port/directory */
                             target?: string;
-                        } | null;
-                        webservice?: {
-                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
-                            url: string;
                         } | null;
                         /** @description Read-only: the numbers assigned to it */
                         numbers: string[];
@@ -2973,6 +2964,22 @@ export interface operations {
             };
             /** @description Default Response */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3107,40 +3114,31 @@ export interface operations {
                         /** @description PDF (default), TIFF or NONE */
                         attachment?: string;
                     } | null;
-                    ftp?: {
-                        /** @description SFTP (the only one; read-only) */
-                        protocol?: string;
-                        host: string;
-                        /** @description Default 22 */
-                        port?: number;
-                        username: string;
-                        /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
-                        hostKeys: string[];
-                        /** @description Remote directory; empty: the login's */
-                        directory?: string;
-                        filePattern?: string;
-                        /** @description PDF (default) or TIFF */
-                        documentFormat?: string;
-                        /** @description JSON (default) or XML */
-                        metadataFormat?: string;
-                        /** @description Write-only: log in with this password */
-                        password?: string;
-                        /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
-                        privateKey?: string;
-                        /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
-                        keyPassphrase?: string;
-                        /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
-                        generateKey?: boolean;
-                        /** @description Read-only: key or password */
-                        authMethod?: string;
-                        /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
-                        publicKey?: string | null;
-                        /** @description Read-only: sftp://user@host:port/directory */
-                        target?: string;
-                    } | null;
                     webservice?: {
                         /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
                         url: string;
+                    } | null;
+                    /** @description Fax-to-SFTP; null removes it. Fields left out keep their values; secrets are write-only */
+                    ftp?: {
+                        protocol?: string;
+                        host?: string;
+                        port?: number;
+                        username?: string;
+                        hostKeys?: string[];
+                        directory?: string;
+                        filePattern?: string;
+                        documentFormat?: string;
+                        metadataFormat?: string;
+                        password?: string;
+                        privateKey?: string;
+                        keyPassphrase?: string;
+                        generateKey?: boolean;
+                        /** @description key or password: refused when the change does not make the login so */
+                        authMethod?: string;
+                        /** @description Read-only, ignored */
+                        publicKey?: string | null;
+                        /** @description Read-only, ignored */
+                        target?: string;
                     } | null;
                     /** @description Read-only: assign numbers on the number */
                     numbers?: unknown;
@@ -3170,6 +3168,10 @@ export interface operations {
                             recipients: string[];
                             /** @description PDF (default), TIFF or NONE */
                             attachment?: string;
+                        } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
                         } | null;
                         ftp?: {
                             /** @description SFTP (the only one; read-only) */
@@ -3201,10 +3203,6 @@ export interface operations {
                             publicKey?: string | null;
                             /** @description Read-only: sftp://user@host:port/directory */
                             target?: string;
-                        } | null;
-                        webservice?: {
-                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
-                            url: string;
                         } | null;
                         /** @description Read-only: the numbers assigned to it */
                         numbers: string[];

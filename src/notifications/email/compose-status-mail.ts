@@ -9,7 +9,7 @@
  */
 import type { AttachedImageMode, ReportSnapshot, SnapshotRecipient } from "../report-snapshot.ts";
 import { renderTemplate, TemplateSyntaxError, type TemplateEscape } from "../templates/render-template.ts";
-import { DEFAULT_STATUS_MAIL_TEMPLATES, type StatusMailTemplates } from "./default-status-mail-templates.ts";
+import { defaultStatusMailTemplates, type StatusMailTemplates } from "./default-status-mail-templates.ts";
 
 export type { StatusMailTemplates };
 import { recipientsCoveredBy, type StatusMailKind } from "./plan-status-mails.ts";
@@ -31,6 +31,16 @@ export interface ComposeStatusMailInput {
   faxImage: FaxImage | null;
   /** Milliseconds since the epoch, for the Date header (default: now). */
   now?: number;
+  /**
+   * The mail a mail-to-fax job came from (mail-to-fax/mail-origin.ts): the report answers it
+   * (In-Reply-To, References), so that it lands in the sender's thread.
+   */
+  inReplyTo?: string | null;
+  /**
+   * Language of the built-in templates (`en`, the default, or `de`; a mail-to-fax sender's);
+   * a customer's own templates serve every language.
+   */
+  language?: string;
 }
 
 export interface StatusMailAttachment {
@@ -86,7 +96,7 @@ interface StatusMailTemplateData {
 
 export async function composeStatusMail(input: ComposeStatusMailInput): Promise<StatusMailMessage> {
   const { snapshot, kind } = input;
-  const { attachment, notes } = await attachFaxImage(snapshot, kind, input.faxImage);
+  const { attachment, notes } = await attachFaxImage(snapshot, kind, input.faxImage, input.language === "de" ? "de" : "en");
   const covered = recipientsCoveredBy(snapshot, kind);
   const data: StatusMailTemplateData = {
     kind,
@@ -113,7 +123,7 @@ export async function composeStatusMail(input: ComposeStatusMailInput): Promise<
   };
   const render = (part: keyof StatusMailTemplates, escape: TemplateEscape) => {
     const custom = input.templates[part];
-    if (custom === undefined) return renderTemplate(DEFAULT_STATUS_MAIL_TEMPLATES[part], data, escape);
+    if (custom === undefined) return renderTemplate(defaultStatusMailTemplates(input.language ?? "en")[part], data, escape);
     try {
       return renderTemplate(custom, data, escape);
     } catch (error) {
@@ -135,6 +145,7 @@ export async function composeStatusMail(input: ComposeStatusMailInput): Promise<
       "Auto-Submitted": "auto-generated",
       "X-Faxline-Job-Id": snapshot.jobId,
       "X-Faxline-Report": kind,
+      ...(input.inReplyTo ? { "In-Reply-To": input.inReplyTo, References: input.inReplyTo } : {}),
     },
   };
 }
@@ -156,13 +167,19 @@ async function attachFaxImage(
   snapshot: ReportSnapshot,
   kind: StatusMailKind,
   faxImage: FaxImage | null,
+  language: "en" | "de",
 ): Promise<{ attachment: StatusMailAttachment | null; notes: string[] }> {
+  const de = language === "de";
   const options = snapshot.reportMail;
   if (options === null || !wantsFaxImage(options.attachedFaxImageMode, kind)) return { attachment: null, notes: [] };
   if (faxImage === null) {
     return {
       attachment: null,
-      notes: ["No fax image is attached: none is available for this job (its documents could not be rendered, or the image has been deleted)."],
+      notes: [
+        de
+          ? "Es ist kein Faxbild angehängt: für diesen Auftrag gibt es keines (seine Dokumente konnten nicht aufbereitet werden, oder das Bild ist gelöscht)."
+          : "No fax image is attached: none is available for this job (its documents could not be rendered, or the image has been deleted).",
+      ],
     };
   }
   if (options.attachedFaxImageFormat === "TIFF") {
@@ -176,11 +193,15 @@ async function attachFaxImage(
   } catch (error) {
     // A status mail without its attachment is worth more than no status mail.
     const why = (error instanceof Error ? error.message : String(error)).replace(/\.$/, "");
-    return { attachment: null, notes: [`No fax image is attached: it could not be converted to PDF (${why}).`] };
+    return { attachment: null, notes: [de ? `Es ist kein Faxbild angehängt: es ließ sich nicht in PDF umwandeln (${why}).` : `No fax image is attached: it could not be converted to PDF (${why}).`] };
   }
   const notes =
     options.attachedFaxImageFormat === "PDF_WITH_OCR"
-      ? ["The fax image is attached as a PDF without an OCR text layer: this service does not run text recognition, so its text cannot be searched or copied."]
+      ? [
+          de
+            ? "Das Faxbild ist als PDF ohne Textebene angehängt: dieser Dienst erkennt keinen Text, sein Text lässt sich also nicht durchsuchen oder kopieren."
+            : "The fax image is attached as a PDF without an OCR text layer: this service does not run text recognition, so its text cannot be searched or copied.",
+        ]
       : [];
   return { attachment: { filename: `fax-${snapshot.jobId}.pdf`, content: pdf, contentType: "application/pdf" }, notes };
 }

@@ -120,3 +120,92 @@ const HTML = `<!DOCTYPE html>
 `;
 
 export const DEFAULT_STATUS_MAIL_TEMPLATES: Required<StatusMailTemplates> = { subject: SUBJECT, text: TEXT, html: HTML };
+
+// German: the same data and layout, for mail-to-fax senders who write in German
+// (mail-to-fax/mail-origin.ts picks the language; docs/mail-to-fax.md "Reports").
+const SUBJECT_DE =
+  "{{#isSuccess}}Fax zugestellt{{/isSuccess}}{{#isFailure}}Fax nicht zugestellt{{/isFailure}}" +
+  "{{#partial}} an {{coveredCount}} von {{recipientCount}} Empfängern{{/partial}}: " +
+  "{{#reference.customerDefinedId}}{{.}}, {{/reference.customerDefinedId}}Auftrag {{jobId}}";
+
+const TEXT_DE = `{{#isSuccess}}
+Ihr Fax wurde zugestellt{{#partial}}, an {{coveredCount}} seiner {{recipientCount}} Empfänger{{/partial}}.
+{{/isSuccess}}
+{{#isFailure}}
+Ihr Fax konnte nicht zugestellt werden{{#partial}}, an {{coveredCount}} seiner {{recipientCount}} Empfänger{{/partial}}.
+{{/isFailure}}
+
+Auftrag:          {{jobId}}
+{{#reference.customerDefinedId}}
+Ihre Kennung:     {{.}}
+{{/reference.customerDefinedId}}
+{{#reference.billingCode}}
+Kostenstelle:     {{.}}
+{{/reference.billingCode}}
+{{#reference.billingInfo}}
+Abrechnung:       {{.}}
+{{/reference.billingInfo}}
+{{#jobReference}}
+Betreff:          {{.}}
+{{/jobReference}}
+Seiten:           {{pages}}
+Gemeldet um:      {{eventTS}}
+
+{{#recipients}}
+Empfänger {{number}}
+  Status:         {{status}}
+  Grund:          {{reason}}
+{{#sentToNumber}}
+  Gewählt:        {{.}}
+{{/sentToNumber}}
+  Gesendet um:    {{#sentTS}}{{.}}{{/sentTS}}{{^sentTS}}nicht gewählt{{/sentTS}}
+  Dauer:          {{durationInSecs}} s
+  Seiten gesendet: {{pagesSent}}
+{{#remoteCsid}}
+  Gegenstelle:    {{.}}
+{{/remoteCsid}}
+{{#properties}}
+  {{key}}: {{value}}
+{{/properties}}
+
+{{/recipients}}
+{{#notes}}
+Hinweis: {{.}}
+
+{{/notes}}
+-- 
+Faxline-Statusbericht für Kunde {{custNr}}. Zeiten in UTC.
+`;
+
+const HTML_DE = HTML.replace('<html lang="en">', '<html lang="de">')
+  .replace("{{#isSuccess}}Fax delivered{{/isSuccess}}{{#isFailure}}Fax not delivered{{/isFailure}}: job {{jobId}}", "{{#isSuccess}}Fax zugestellt{{/isSuccess}}{{#isFailure}}Fax nicht zugestellt{{/isFailure}}: Auftrag {{jobId}}")
+  .replace(
+    "Your fax was delivered{{#partial}} to {{coveredCount}} of its {{recipientCount}} recipients{{/partial}}.",
+    "Ihr Fax wurde zugestellt{{#partial}}, an {{coveredCount}} seiner {{recipientCount}} Empfänger{{/partial}}.",
+  )
+  .replace(
+    "Your fax could not be delivered{{#partial}} to {{coveredCount}} of its {{recipientCount}} recipients{{/partial}}.",
+    "Ihr Fax konnte nicht zugestellt werden{{#partial}}, an {{coveredCount}} seiner {{recipientCount}} Empfänger{{/partial}}.",
+  )
+  .replace("<th align=\"left\">Job ID</th>", "<th align=\"left\">Auftrag</th>")
+  .replace("<th align=\"left\">Your ID</th>", "<th align=\"left\">Ihre Kennung</th>")
+  .replace("<th align=\"left\">Billing code</th>", "<th align=\"left\">Kostenstelle</th>")
+  .replace("<th align=\"left\">Billing info</th>", "<th align=\"left\">Abrechnung</th>")
+  .replace("<th align=\"left\">Job reference</th>", "<th align=\"left\">Betreff</th>")
+  .replace("<th align=\"left\">Pages</th>", "<th align=\"left\">Seiten</th>")
+  .replace("<th align=\"left\">Reported at</th>", "<th align=\"left\">Gemeldet um</th>")
+  .replace(
+    "<tr><th>Number</th><th>Status</th><th>Reason</th><th>Sent at</th><th>Duration</th><th>Pages sent</th><th>Remote CSID</th><th>Properties</th></tr>",
+    "<tr><th>Nummer</th><th>Status</th><th>Grund</th><th>Gesendet um</th><th>Dauer</th><th>Seiten gesendet</th><th>Gegenstelle</th><th>Merkmale</th></tr>",
+  )
+  .replace("<small>sent to {{.}}</small>", "<small>gewählt: {{.}}</small>")
+  .replace("{{^sentTS}}not dialled{{/sentTS}}", "{{^sentTS}}nicht gewählt{{/sentTS}}")
+  .replace("<strong>Note:</strong>", "<strong>Hinweis:</strong>")
+  .replace("Faxline status report for customer {{custNr}}. Times are UTC.", "Faxline-Statusbericht für Kunde {{custNr}}. Zeiten in UTC.");
+
+export const DEFAULT_STATUS_MAIL_TEMPLATES_DE: Required<StatusMailTemplates> = { subject: SUBJECT_DE, text: TEXT_DE, html: HTML_DE };
+
+/** The built-in templates of a report language (English for any other). */
+export function defaultStatusMailTemplates(language: string): Required<StatusMailTemplates> {
+  return language === "de" ? DEFAULT_STATUS_MAIL_TEMPLATES_DE : DEFAULT_STATUS_MAIL_TEMPLATES;
+}

@@ -21,7 +21,15 @@ export async function insertJob(
   store: Pick<Store, "db" | "writes">,
   job: NewFaxJob,
   owner: JobOwner,
-  options: { now: number; idempotencyKey: string | null; deadlineGraceMs: number },
+  options: {
+    now: number;
+    idempotencyKey: string | null;
+    deadlineGraceMs: number;
+    /** How the job came in (jobs.source): API (the default) or M2F. */
+    source?: "API" | "M2F";
+    /** JSON of the mail a mail-to-fax job came from (jobs.mail_origin), stored with the job. */
+    mailOrigin?: string | null;
+  },
 ): Promise<InsertJobResult> {
   const { now, idempotencyKey } = options;
   const { db } = store;
@@ -71,6 +79,8 @@ export async function insertJob(
       page_sizes: null,
       render_attempts: 0,
       created_at: now,
+      ...(options.source === undefined ? {} : { source: options.source }),
+      ...(options.mailOrigin === undefined ? {} : { mail_origin: options.mailOrigin }),
     },
     documents: job.documents.map((d, ordinal) => ({
       job_id: jobId,
