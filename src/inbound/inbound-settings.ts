@@ -10,8 +10,7 @@
  * its profiles and numbers). A number without a profile (unassigned) answers no call.
  *
  * What a call to a number that is not active, or not assigned, gets is decided by the line from
- * the state: an inactive number is paused (SIP 480 Temporarily Unavailable: the caller's machine
- * tries again later); an unassigned one is a wrong number (SIP 404), as a number none of ours is.
+ * the state: a wrong number (SIP 404), as for a number that is none of ours.
  */
 import type { Kysely } from "kysely";
 import type { Database } from "../store/database.ts";

@@ -1,8 +1,7 @@
 /**
  * Where the SIP line's receptions go (line/sip-fax-line/inbound-calls.ts `InboundSink`): the
  * called number is looked up among the inbound numbers (inbound-settings.ts `inboundNumberState`:
- * only an active number of a profile answers, with its fax id as the CSID; an inactive one is
- * paused, refused as temporarily unavailable), and what arrived is stored as a received
+ * only an active number of a profile answers, with its fax id as the CSID), and what arrived is stored as a received
  * fax with its deliveries in one transaction (enqueue-reception.ts). The line calls `store` once
  * per call and again only after a failure; the received fax's id is chosen once per call (by the
  * line, before it answers, when it spools the reception: the same id after a restart), so a
@@ -33,11 +32,9 @@ export function sipReceptionSink(deps: SipReceptionSinkDeps): InboundSink {
   const ids = new WeakMap<ReceivedCall, string>();
   return {
     async lookup(e164) {
-      // One function says what a number is (inbound-settings.ts); only an active one answers, an
-      // inactive one is paused (the line refuses it as temporarily unavailable), the rest are none of ours.
+      // One function says what a number is (inbound-settings.ts); only an active one answers.
       const number = await inboundNumberState(deps.db, e164);
-      if (number.state === "active") return { custNr: number.custNr, topic: number.topic, csid: number.faxId };
-      return number.state === "inactive" ? { paused: true } : null;
+      return number.state === "active" ? { custNr: number.custNr, topic: number.topic, csid: number.faxId } : null;
     },
     async store(call) {
       let id = call.id ?? ids.get(call);

@@ -5,7 +5,7 @@
  * provider's pull API hands it out with its pages (equal to those sent, pixel for pixel), the
  * topic's web service gets its signed notice at a real HTTP receiver, and the received-fax counter
  * moves. The number's settings from the configuration API (/config/v2) reach the line: its fax id
- * is the CSI the caller sees, and an inactive number is paused (480 Temporarily Unavailable). On both
+ * is the CSI the caller sees, and an inactive number is refused as a wrong number (404). On both
  * store dialects.
  */
 import assert from "node:assert/strict";
@@ -129,7 +129,7 @@ for (const dialect of DIALECTS) {
       assert.match(metrics, /faxline_faxes_received_total\{[^}]*status="OK"[^}]*transport="t38"[^}]*\} 1/);
     });
 
-    it("the configuration API's settings reach the line: the number's faxId is our CSI, an inactive (paused) number gets 480 Temporarily Unavailable", { timeout: 90_000 }, async (t) => {
+    it("the configuration API's settings reach the line: the number's faxId is our CSI, an inactive number gets 404", { timeout: 90_000 }, async (t) => {
       const production = node.node.context.lines.production as SipFaxLine;
       const configure = async (body: unknown) => {
         const res = await fetch(`${node.url}/config/v2/inbound/numbers/%2B493012345670`, {
@@ -163,7 +163,7 @@ for (const dialect of DIALECTS) {
         const refused = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
         t.diagnostic(JSON.stringify(refused));
         assert.equal(refused.result, "failed");
-        if (refused.result === "failed") assert.match(refused.rawCause ?? "", /480/, "paused: temporarily unavailable, not a wrong number");
+        if (refused.result === "failed") assert.match(refused.rawCause ?? "", /404/);
         assert.equal(await stored(), before + 1, "nothing stored for the inactive number");
       } finally {
         await sender.close();

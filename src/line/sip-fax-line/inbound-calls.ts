@@ -84,15 +84,10 @@ export interface ReceivedCall {
   endedAt: number;
 }
 
-/** A number of ours that receives nothing for now (deactivated on itself, its profile or its customer). */
-export interface PausedNumber {
-  paused: true;
-}
-
 /** Where received faxes go: roles wire it to the store. */
 export interface InboundSink {
-  /** The topic of a called number (E.164); `paused` when it is ours but not active; null when it is none of ours (or has no profile). */
-  lookup(e164: string): Promise<InboundNumber | PausedNumber | null>;
+  /** The topic of a called number (E.164), or null when it is none of ours or does not answer (inactive, no profile). */
+  lookup(e164: string): Promise<InboundNumber | null>;
   /** Stores the reception durably (with its deliveries); storing the same call twice must store it once. */
   store(call: ReceivedCall): Promise<void>;
 }
@@ -274,7 +269,7 @@ export class InboundCalls {
       return this.#refuse(invite, 404);
     }
     const e164 = normalized.e164;
-    let number: InboundNumber | PausedNumber | null;
+    let number: InboundNumber | null;
     try {
       number = await o.sink.lookup(e164);
     } catch (error) {
@@ -283,14 +278,8 @@ export class InboundCalls {
       return this.#refuse(invite, 503);
     }
     if (number === null) {
-      log?.info({ trunk: trunk.name, to: e164 }, "call to a number that belongs to no inbound topic: refused (404)");
+      log?.info({ trunk: trunk.name, to: e164 }, "call to a number that belongs to no inbound topic, or is not active: refused (404)");
       return this.#refuse(invite, 404);
-    }
-    if ("paused" in number) {
-      // Ours, but switched off for now: "temporarily unavailable" (Q.850 cause 20, RFC 3398), so that
-      // the caller's machine tries again later rather than reporting a wrong number (404, cause 1).
-      log?.info({ trunk: trunk.name, to: e164 }, "call to a number that is not active (paused): refused (480)");
-      return this.#refuse(invite, 480, undefined, ["reason", 'Q.850;cause=20;text="number paused"']);
     }
     if (this.#active >= o.channels || o.activeOnTrunk(trunk.name) >= trunk.maxCalls) {
       log?.warn({ trunk: trunk.name, to: e164, active: this.#active, channels: o.channels }, "incoming call while at the call limit: refused (486)");
