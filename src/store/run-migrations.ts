@@ -26,9 +26,7 @@ export class StoreMigrationError extends Error {
 const byCodePoint = (a: string, b: string): number => (a < b ? -1 : a > b ? 1 : 0);
 
 function migrator(db: Kysely<any>, dialect: MigrationDialect): Migrator {
-  // Numbers are handed out in blocks to work that lands in any order (0026 after 0030 and 0035): a
-  // store that ran a later one still runs an earlier one it lacks, instead of refusing to start.
-  return new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) }, nameComparator: byCodePoint, allowUnorderedMigrations: true });
+  return new Migrator({ db, provider: { getMigrations: async () => migrations(dialect) }, nameComparator: byCodePoint });
 }
 
 export async function migrateToLatest(db: Kysely<any>, dialect: MigrationDialect): Promise<void> {

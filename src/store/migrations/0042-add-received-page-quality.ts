@@ -1,5 +1,5 @@
 /**
- * 0026: how each received page came through the line (issue 31 item 4; line/sip-fax-line/
+ * 0042: how each received page came through the line (issue 31 item 4; line/sip-fax-line/
  * fax-reception.ts `PageQuality`): received_faxes.page_quality, JSON text of one object per page
  * (page, badRows, longestBadRowRun, bitRate, ecmRetries, retrains); null for receptions of before
  * this migration, of the test line, and those stored from the spool after a restart.
