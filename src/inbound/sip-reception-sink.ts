@@ -67,6 +67,7 @@ export function sipReceptionSink(deps: SipReceptionSinkDeps): InboundSink {
         acknowledged_at: null,
         purged_at: null,
         source_job_id: null,
+        page_quality: r.pageQuality !== undefined ? JSON.stringify(r.pageQuality) : null,
       });
       if (stored.stored) deps.onStored?.({ id, status: r.status, transport: r.transport ?? "none", deliveries: stored.deliveries });
     },

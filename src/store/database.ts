@@ -510,6 +510,8 @@ export interface ReceivedFaxesTable {
   accounting_service: Generated<string | null>;
   /** 1 once counted in the daily rollups (migration 0025). */
   rolled_up: Generated<number>;
+  /** JSON: how each page came through (fax-reception.ts PageQuality[]; migration 0042); null when not known. */
+  page_quality: Generated<string | null>;
 }
 
 /** Daily rollups (migration 0025; store/queries/report-rollups.ts). `day`: UTC midnight, ms. Dimensions are "" when absent. */

@@ -112,6 +112,11 @@ for (const dialect of DIALECTS) {
       assert.equal(fax.pages, 2);
       assert.equal(fax.status, "OK");
       assert.equal(fax.resolution, "LOW");
+      // How each page came through, kept with the reception (migration 0042) and shown by the console.
+      const row = await node.node.context.store.db.selectFrom("received_faxes").select("page_quality").where("id", "=", fax.id).executeTakeFirstOrThrow();
+      const quality = JSON.parse(row.page_quality ?? "null") as { page: number; bitRate: number; retrains: number }[];
+      assert.deepEqual(quality.map((q) => q.page), [1, 2]);
+      assert.ok(quality.every((q) => q.bitRate > 0 && q.retrains === 0), row.page_quality ?? "");
       const tif = await fetch(fax.documents.find((d: any) => d.name.endsWith(".tif")).url, { headers: { authorization: auth } });
       assert.equal(tif.status, 200);
       const pages = await comparePages(image, Buffer.from(await tif.arrayBuffer()), 2);

@@ -100,6 +100,13 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
         assert.equal(received.report.remoteCsid, "SENDER 0049 89 1");
         assert.equal(received.report.resolution, "LOW");
         assert.equal(received.report.completion, "T30_ERR_OK");
+        // Each page's signal quality as SpanDSP saw it at the page's end: a clean loopback line.
+        assert.deepEqual(received.report.pageQuality?.map((q) => q.page), [1, 2]);
+        for (const q of received.report.pageQuality!) {
+          assert.equal(q.bitRate, received.report.bitRate);
+          assert.equal(q.retrains, 0, JSON.stringify(q));
+          assert.ok(Number.isInteger(q.badRows) && q.badRows >= 0 && q.longestBadRowRun <= q.badRows, JSON.stringify(q));
+        }
         assert.equal(received.toNumber, DID);
         assert.equal(received.fromNumber, "+4989998877");
         assert.deepEqual(received.number, { custNr: "1234", topic: "orders" });

@@ -11,7 +11,9 @@ import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { PageSpool } from "../../src/line/reception-spool/page-spool.ts";
-import { createReceptionDir, spooledReceptions, writeJsonDurably, type ReceptionProgress } from "../../src/line/reception-spool/reception-spool.ts";
+import { createReceptionDir, lockSpool, spooledReceptions, SpoolInUseError, writeJsonDurably, type ReceptionProgress } from "../../src/line/reception-spool/reception-spool.ts";
+import { mkdirSync } from "node:fs";
+import { spawn } from "node:child_process";
 import { keepFirstPages, wholePages, wholePagesOfFile } from "../../src/line/reception-spool/tiff-pages.ts";
 import { writeTiffF, type G4Page } from "../../src/render/fax-image/write-tiff-f.ts";
 import type { TransferStatistics } from "../../src/line/fax-engine/engine.ts";
@@ -65,7 +67,7 @@ describe("tiff-pages", () => {
 
 describe("PageSpool and the spool's directory", () => {
   it("confirms a page only once it is whole in the file, records it durably, and refuses one that is not", async () => {
-    const reception = await createReceptionDir(path.join(dir, "spool"), { id: "FITEST1", custNr: "1", topic: "t", trunk: "c", toNumber: "+4930123456", fromNumber: null, startedAt: 1000 });
+    const reception = await createReceptionDir(path.join(dir, "spool"), { id: "FIMX1TEST00000000000A1", custNr: "1", topic: "t", trunk: "c", toNumber: "+4930123456", fromNumber: null, startedAt: 1000 });
     const tiffPath = path.join(reception, "received.tif");
     const progressPath = path.join(reception, "progress.json");
     const tiff = writeTiffF([page(3000), page(2000)], { xDpi: 204, yDpi: 98 });
@@ -84,7 +86,7 @@ describe("PageSpool and the spool's directory", () => {
     await assert.rejects(spool.pageEnded(statistics(4))!, /page 3/, "after a failure every page is refused");
 
     const [found] = await spooledReceptions(path.join(dir, "spool"));
-    assert.equal(found?.record?.id, "FITEST1");
+    assert.equal(found?.record?.id, "FIMX1TEST00000000000A1");
     assert.equal(found?.progress?.pages, 1);
     assert.equal(found?.ended, null);
   });
@@ -103,5 +105,40 @@ describe("PageSpool and the spool's directory", () => {
     await writeJsonDurably(file, { a: 2 });
     assert.deepEqual(JSON.parse(readFileSync(file, "utf8")), { a: 2 });
     assert.deepEqual(await spooledReceptions(path.join(dir, "no-such-spool")), []);
+  });
+});
+
+describe("the spool as a node reads it at start", () => {
+  it("a damaged entry is reported as damaged and the others are read; directories that are no reception's are left alone", async () => {
+    const spool = path.join(dir, "mixed");
+    const good = await createReceptionDir(spool, { id: "FIMX1GOOD00000000000B1", custNr: "1", topic: "t", trunk: "c", toNumber: "+4930123456", fromNumber: null, startedAt: 1 });
+    await writeJsonDurably(path.join(good, "progress.json"), { pages: 1 });
+    const bad = await createReceptionDir(spool, { id: "FIMX1BAD000000000000A1", custNr: "1", topic: "t", trunk: "c", toNumber: "+4930123456", fromNumber: null, startedAt: 1 });
+    writeFileSync(path.join(bad, "progress.json"), "{ cut off");
+    mkdirSync(path.join(spool, "lost+found"));
+    const found = await spooledReceptions(spool);
+    assert.deepEqual(found.map((f) => path.basename(f.dir)), ["FIMX1BAD000000000000A1", "FIMX1GOOD00000000000B1"]);
+    assert.match(found[0]!.damaged ?? "", /JSON/);
+    assert.equal(found[1]!.damaged, null);
+    assert.equal(found[1]!.progress?.pages, 1);
+  });
+
+  it("one process at a time holds a spool; a lock its process left behind is taken over", async () => {
+    const spool = path.join(dir, "locked");
+    const release = await lockSpool(spool);
+    // Another process that runs holds it: refused.
+    const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    try {
+      await release();
+      writeFileSync(path.join(spool, ".lock"), `${other.pid}\n`);
+      await assert.rejects(lockSpool(spool), (error: Error) => error instanceof SpoolInUseError && error.message.includes(String(other.pid)));
+    } finally {
+      other.kill("SIGKILL");
+      await new Promise((r) => other.once("exit", r));
+    }
+    // Its process has ended: the lock is taken over.
+    const again = await lockSpool(spool);
+    assert.equal(readFileSync(path.join(spool, ".lock"), "utf8").trim(), String(process.pid));
+    await again();
   });
 });

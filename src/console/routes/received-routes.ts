@@ -82,6 +82,8 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
       bitRate: row.bit_rate,
       reasonCode: row.reason_code,
       rawCause: row.raw_cause,
+      // How each page came through the line (migration 0042); null when not known.
+      pageQuality: row.page_quality !== null ? (JSON.parse(row.page_quality) as unknown[]) : null,
       fetched: row.handed_out > 0,
       acknowledged: row.acknowledged_at !== null,
       imageKept: row.image !== null,

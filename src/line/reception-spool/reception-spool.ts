@@ -16,7 +16,7 @@
  * directory). When the store has the reception the directory is removed; at start a node stores
  * whatever it finds here (inbound-calls.ts `recoverUnfinished`). No store here: line/ knows none.
  */
-import { mkdir, open, readdir, readFile, rename, rm } from "node:fs/promises";
+import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
 export const RECORD_FILE = "reception.json";
@@ -114,6 +114,8 @@ export async function readJson<T>(file: string): Promise<T | null> {
 /** A reception directory found in the spool. */
 export interface SpooledReception {
   dir: string;
+  /** Why its files cannot be read (a damaged JSON file …): then the others are null and it is left for an operator. */
+  damaged: string | null;
   /** Null when the directory has none (the node died while creating it: never answered). */
   record: ReceptionRecord | null;
   progress: ReceptionProgress | null;
@@ -121,11 +123,14 @@ export interface SpooledReception {
   ended: unknown;
 }
 
-/** The reception directories in the spool, oldest id first; none when the spool does not exist. */
+/** A reception's directory name: its received fax's id. Nothing else in the spool is touched. */
+const RECEPTION_DIR = /^FI[A-Z0-9]{10,40}$/;
+
+/** The reception directories in the spool, oldest id first; none when the spool does not exist. One that cannot be read comes back `damaged`. */
 export async function spooledReceptions(spoolDir: string): Promise<SpooledReception[]> {
   let names: string[];
   try {
-    names = (await readdir(spoolDir, { withFileTypes: true })).filter((e) => e.isDirectory()).map((e) => e.name);
+    names = (await readdir(spoolDir, { withFileTypes: true })).filter((e) => e.isDirectory() && RECEPTION_DIR.test(e.name)).map((e) => e.name);
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code === "ENOENT") return [];
     throw error;
@@ -133,12 +138,62 @@ export async function spooledReceptions(spoolDir: string): Promise<SpooledRecept
   const out: SpooledReception[] = [];
   for (const name of names.sort()) {
     const dir = path.join(spoolDir, name);
-    out.push({
-      dir,
-      record: await readJson<ReceptionRecord>(path.join(dir, RECORD_FILE)),
-      progress: await readJson<ReceptionProgress>(path.join(dir, PROGRESS_FILE)),
-      ended: await readJson<unknown>(path.join(dir, ENDED_FILE)),
-    });
+    try {
+      out.push({
+        dir,
+        damaged: null,
+        record: await readJson<ReceptionRecord>(path.join(dir, RECORD_FILE)),
+        progress: await readJson<ReceptionProgress>(path.join(dir, PROGRESS_FILE)),
+        ended: await readJson<unknown>(path.join(dir, ENDED_FILE)),
+      });
+    } catch (error) {
+      out.push({ dir, damaged: (error as Error).message, record: null, progress: null, ended: null });
+    }
   }
   return out;
+}
+
+/** Thrown when another process holds the spool (its lock file names a live process). */
+export class SpoolInUseError extends Error {
+  constructor(message: string) {
+    super(message);
+    this.name = "SpoolInUseError";
+  }
+}
+
+/**
+ * Takes the spool for this process: `<spool>/.lock` created exclusively with our pid. A lock whose
+ * process no longer runs is taken over; one whose process runs refuses (SpoolInUseError), so that
+ * two lines never store (and delete) each other's receptions. Returns its release.
+ */
+export async function lockSpool(spoolDir: string): Promise<() => Promise<void>> {
+  await mkdir(spoolDir, { recursive: true, mode: 0o700 });
+  const lockFile = path.join(spoolDir, ".lock");
+  for (let attempt = 0; attempt < 3; attempt++) {
+    try {
+      await writeFile(lockFile, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+      return async () => {
+        const held = await readFile(lockFile, "utf8").catch(() => "");
+        if (Number(held.trim()) === process.pid) await rm(lockFile, { force: true });
+      };
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
+      const pid = Number((await readFile(lockFile, "utf8").catch(() => "")).trim());
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processRuns(pid)) {
+        throw new SpoolInUseError(`the reception spool ${spoolDir} is in use by process ${pid}: give each node (and each line) a spool of its own (inbound.spoolDir)`);
+      }
+      // Left by a process that ended (or by this one): taken over.
+      await rm(lockFile, { force: true });
+    }
+  }
+  throw new SpoolInUseError(`cannot take the reception spool ${spoolDir}'s lock file`);
+}
+
+function processRuns(pid: number): boolean {
+  try {
+    process.kill(pid, 0);
+    return true;
+  } catch (error) {
+    return (error as NodeJS.ErrnoException).code === "EPERM";
+  }
 }

@@ -55,6 +55,21 @@ export interface ReceptionInput {
 
 export type ReceptionStatus = "OK" | "PARTIAL" | "FAILED";
 
+/** How one received page came through the line, as SpanDSP saw it at the page's end (phase D). */
+export interface PageQuality {
+  /** 1-based. */
+  page: number;
+  /** Rows SpanDSP could not decode (non-ECM: repaired from the row above), and the longest run of them. */
+  badRows: number;
+  longestBadRowRun: number;
+  /** The image bit rate the page came at. */
+  bitRate: number;
+  /** ECM frames sent again for this page (PPR rounds), 0 without ECM. */
+  ecmRetries: number;
+  /** Trainings we refused (FTT) and pages we asked to be sent again after a retrain (RTN) since the page before. */
+  retrains: number;
+}
+
 export interface ReceptionReport {
   /** Our 200 was ACKed. */
   answered: boolean;
@@ -87,6 +102,8 @@ export interface ReceptionReport {
   sip: SipCallOutcome | null;
   /** G.711 calls: the RTCP exchanged (what the caller reported of our audio). */
   rtcp?: RtcpStats;
+  /** Each page that arrived, how it came through (pages confirmed or not: SpanDSP's view at each page's end). */
+  pageQuality?: PageQuality[];
 }
 
 /** A reception without a fax: FAILED, no page. */
@@ -147,6 +164,8 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
     let lastStatistics: TransferStatistics | null = null;
     let engineSeconds = 0;
     let faultAfterAnswer: string | null = null;
+    const pageQuality: PageQuality[] = [];
+    let retrainsSincePage = 0;
     const sessionOptions = { mode: "receive" as const, calling: false, tiffPath: input.tiffPath, localIdent: input.csid, ecm: input.ecm };
     const run = startFaxMedia(
       setup,
@@ -157,6 +176,18 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       (event, statistics) => {
         if (statistics !== null) lastStatistics = statistics;
         if (event.type === "phaseE") phaseE = event;
+        if (event.type === "frame" && event.direction === "tx" && (event.name === "FTT" || event.name === "RTN")) retrainsSincePage++;
+        if (event.type === "phaseD" && statistics !== null && statistics.pagesRx > pageQuality.length) {
+          pageQuality.push({
+            page: statistics.pagesRx,
+            badRows: statistics.badRows,
+            longestBadRowRun: statistics.longestBadRowRun,
+            bitRate: statistics.bitRate,
+            ecmRetries: statistics.ecmRetries,
+            retrains: retrainsSincePage,
+          });
+          retrainsSincePage = 0;
+        }
         input.onEngineEvent?.(event);
       },
       input.durable,
@@ -218,6 +249,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       sip,
       ...(result?.media.rtcp !== undefined ? { rtcp: result.media.rtcp } : {}),
       ...(spoolFault !== null ? { reasonCode: "spool_failed" as const } : {}),
+      ...(pageQuality.length > 0 ? { pageQuality } : {}),
     };
   } catch (error) {
     if (call !== null && call.state !== "terminated") await call.hangup().catch(() => undefined);

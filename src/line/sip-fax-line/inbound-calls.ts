@@ -30,7 +30,7 @@
  * JSON, its image as TIFF) and logged with its path, never dropped silently.
  */
 import { existsSync } from "node:fs";
-import { readFile, rm } from "node:fs/promises";
+import { mkdtemp, readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import net from "node:net";
 import path from "node:path";
@@ -51,6 +51,7 @@ import {
   createReceptionDir,
   ENDED_FILE,
   IMAGE_FILE,
+  lockSpool,
   PROGRESS_FILE,
   spooledReceptions,
   writeJsonDurably,
@@ -137,11 +138,13 @@ export class InboundCalls {
   #active = 0;
   #closed = false;
 
-  readonly #spoolDir: string;
+  #spoolDir: string;
+  /** The spool's lock (lockSpool), released at close. */
+  #unlockSpool: (() => Promise<void>) | null = null;
 
   constructor(options: InboundCallsOptions) {
     this.#options = options;
-    this.#spoolDir = options.spoolDir ?? path.join(options.tmpDir ?? tmpdir(), "faxline-receptions");
+    this.#spoolDir = options.spoolDir ?? "";
     this.#challenger = new SipDigestChallenger({ realm: options.realm ?? "faxline", now: () => options.clock.now() });
   }
 
@@ -155,7 +158,13 @@ export class InboundCalls {
    * stores what a previous run left in the reception spool.
    */
   async start(): Promise<void> {
-    await this.#recoverUnfinished();
+    if (this.#unlockSpool === null) {
+      // Without a spool of its own (tests, `faxline fax send`) a line gets a new one: it never
+      // takes over another process's receptions.
+      if (this.#spoolDir === "") this.#spoolDir = await mkdtemp(path.join(this.#options.tmpDir ?? tmpdir(), "faxline-receptions-"));
+      this.#unlockSpool = await lockSpool(this.#spoolDir);
+      await this.#recoverUnfinished();
+    }
     for (const trunk of this.#options.trunks) {
       if (!trunk.inbound) continue;
       const list = new net.BlockList();
@@ -190,6 +199,10 @@ export class InboundCalls {
   async close(): Promise<void> {
     this.#closed = true;
     await Promise.allSettled([...this.#running]);
+    const unlock = this.#unlockSpool;
+    this.#unlockSpool = null;
+    await unlock?.().catch(() => undefined);
+    if (this.#options.spoolDir === undefined && this.#spoolDir !== "") await rm(this.#spoolDir, { recursive: true, force: true }).catch(() => undefined);
   }
 
   /** The trunk whose `inboundFrom` (or proxy, registrar) holds `address`. */
@@ -325,15 +338,37 @@ export class InboundCalls {
         throw error;
       }
       log?.info(
-        { trunk: trunk.name, to: e164, from: fromNumber, status: report.status, pages: report.pages, transport: report.transport, completion: report.completion, rawCause: report.rawCause },
+        {
+          trunk: trunk.name,
+          to: e164,
+          from: fromNumber,
+          status: report.status,
+          pages: report.pages,
+          transport: report.transport,
+          completion: report.completion,
+          rawCause: report.rawCause,
+          remoteCsid: report.remoteCsid,
+          ...(report.pageQuality !== undefined ? { pageQuality: report.pageQuality } : {}),
+        },
         "fax reception ended",
       );
       if (!report.answered) {
         keepDir = false;
         return;
       }
-      const image = report.pages > 0 ? await keepFirstPages(await readFile(tiffPath), report.pages) : null;
-      const call: ReceivedCall = { id: record.id, number, trunk: trunk.name, toNumber: e164, fromNumber, report, image, endedAt: o.clock.now() };
+      const endedAt = o.clock.now();
+      let image: Uint8Array | null;
+      try {
+        image = report.pages > 0 ? await keepFirstPages(await readFile(tiffPath), report.pages) : null;
+      } catch (error) {
+        // The pages cannot be read back now: the call's report is kept beside them, and the node
+        // stores the reception (with what the file holds whole) when it starts again.
+        const { pageQuality: _q, ...kept } = report;
+        await writeJsonDurably(path.join(dir, ENDED_FILE), { id: record.id, number, trunk: trunk.name, toNumber: e164, fromNumber, report: kept, endedAt }).catch(() => undefined);
+        log?.error({ err: error, spooled: dir, to: e164, pages: report.pages }, "a received fax's pages cannot be read back: it stays in the reception spool with its report and is stored when the node starts again");
+        return;
+      }
+      const call: ReceivedCall = { id: record.id, number, trunk: trunk.name, toNumber: e164, fromNumber, report, image, endedAt };
       if (await this.#store(call, log)) {
         keepDir = false;
         return;
@@ -374,6 +409,10 @@ export class InboundCalls {
     const run = (async () => {
       for (const entry of found) {
         const log = o.logger?.child({ spooled: entry.dir });
+        if (entry.damaged !== null) {
+          log?.error({ damaged: entry.damaged }, "a reception left in the spool cannot be read: it stays there for an operator");
+          continue;
+        }
         try {
           const call = await recoveredCall(entry);
           if (call === null) {

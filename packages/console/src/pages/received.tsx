@@ -107,6 +107,7 @@ interface ReceivedDetail extends Received {
   imageKept: boolean;
   transport: string | null;
   pagesAnnounced: number | null;
+  pageQuality: { page: number; badRows: number; longestBadRowRun: number; bitRate: number; ecmRetries: number; retrains: number }[] | null;
   deliveries: { id: string; channel: string; target: string; state: string; attempts: number; lastError: string | null; tries: { attemptNo: number; startedTs: string; outcome: string; statusCode: number | null; error: string | null }[] }[];
 }
 
@@ -154,6 +155,32 @@ export function ReceivedPage({ id }: { id: string }) {
           <dd>{fax.acknowledged ? t("received.acknowledged") : fax.fetched ? t("received.fetched") : t("received.waiting")}</dd>
         </dl>
       </Section>
+      {fax.pageQuality && fax.pageQuality.length > 0 ? (
+        <Section title={t("received.quality")} id="received-quality">
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{t("received.quality.page")}</th>
+                <th scope="col">{t("received.quality.bitRate")}</th>
+                <th scope="col">{t("received.quality.badRows")}</th>
+                <th scope="col">{t("received.quality.ecmRetries")}</th>
+                <th scope="col">{t("received.quality.retrains")}</th>
+              </tr>
+            </thead>
+            <tbody>
+              {fax.pageQuality.map((q) => (
+                <tr>
+                  <td>{q.page}</td>
+                  <td>{q.bitRate}</td>
+                  <td>{q.badRows > 0 ? t("received.quality.badRowsRun", { rows: q.badRows, run: q.longestBadRowRun }) : "0"}</td>
+                  <td>{q.ecmRetries}</td>
+                  <td>{q.retrains}</td>
+                </tr>
+              ))}
+            </tbody>
+          </table>
+        </Section>
+      ) : null}
       <Section title={t("job.previews")} id="received-pages">
         {!fax.imageKept ? (
           <p class="muted">{t("received.noPages")}</p>
