@@ -6,64 +6,19 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
-import nodemailer, { type SendMailOptions } from "nodemailer";
-import { PDFDocument, StandardFonts } from "pdf-lib";
+import nodemailer from "nodemailer";
 import { hashPassword } from "../../src/accounts/passwords.ts";
 import { putMailToFaxCustomer, putMailToFaxDomain, putMailToFaxProfile, putMailToFaxUser } from "../../src/store/queries/mail-to-fax.ts";
 import { SMTP_REPLIES } from "../../src/mail-to-fax/smtp-replies.ts";
 import { api, createTestLogin, eventually, startTestNode, tempDir, waitForFinalReport, type TestNode } from "../support/test-node.ts";
 import { DIALECTS, withDialect } from "../support/dialects.ts";
 import { decodeHeader, parseMime, SmtpSink } from "../support/smtp-sink.ts";
-import { requirePeer } from "../support/required-peers.ts";
 import { GOLDEN_DOCX } from "../fixtures/golden/golden-fax-pages.ts";
+import { makeCertificate, sendMail, twoPagePdf } from "../support/mail-to-fax-client.ts";
 
 const FAX_DOMAIN = "fax.example.test";
 const RELAY_ID = "mx.example.test";
-
-/** A throw-away certificate for localhost, made by openssl in `dir`. */
-export function makeCertificate(dir: string): { key: string; cert: string } {
-  requirePeer("openssl");
-  const key = join(dir, "key.pem");
-  const cert = join(dir, "cert.pem");
-  const made = spawnSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert],
-    { encoding: "utf8" },
-  );
-  assert.equal(made.status, 0, made.stderr);
-  return { key, cert };
-}
-
-export async function twoPagePdf(): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (const n of [1, 2]) doc.addPage([595, 842]).drawText(`Order page ${n}`, { x: 72, y: 760, size: 24, font });
-  return Buffer.from(await doc.save());
-}
-
-interface SmtpOutcome {
-  ok: boolean;
-  responseCode: number | null;
-  response: string;
-  command: string | null;
-}
-
-/** Sends one mail over SMTP with STARTTLS required; the server's final answer, or its refusal. */
-export async function sendMail(port: number, ca: Buffer, mail: SendMailOptions): Promise<SmtpOutcome> {
-  const transport = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, requireTLS: true, tls: { ca, servername: "localhost" }, connectionTimeout: 10_000, socketTimeout: 60_000 });
-  try {
-    const info = await transport.sendMail(mail);
-    return { ok: true, responseCode: 250, response: info.response, command: null };
-  } catch (error) {
-    const e = error as { responseCode?: number; response?: string; command?: string; message: string };
-    return { ok: false, responseCode: e.responseCode ?? null, response: e.response ?? e.message, command: e.command ?? null };
-  } finally {
-    transport.close();
-  }
-}
 
 const jobIdOf = (response: string): string => {
   const m = /fax job (FJ[A-Za-z0-9]+)/.exec(response);
