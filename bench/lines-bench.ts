@@ -55,6 +55,10 @@
  *          (receiveIfpAsync, as the node does since 2026-11-26); off: on the loop, as before
  *          --page-file uncompressed|g4 (uncompressed): the page file the engine reads, as the SIP
  *          line makes it since 2026-11-26, or the G4 file as before
+ *          --spool on|off|both (on): receiving, each reception kept as the SIP line keeps it since
+ *          ADR 0020 (a spool directory, every page fsynced before its MCF); off: in a plain file,
+ *          as before; both: every step twice, without then with, and the ratio of receptions per
+ *          core (by this process's CPU) between them
  *          --spread S: the calls start evenly over the first S seconds (1). With 1 they all reach
  *          phase C within a second, the worst case; with 20 or more they overlap as calls that
  *          come and go do.
@@ -110,6 +114,7 @@ const { values: args } = parseArgs({
     "page-file": { type: "string", default: "uncompressed" },
     peers: { type: "string", default: "shared" },
     "peers-nice": { type: "string", default: "-5" },
+    spool: { type: "string", default: "on" },
   },
 });
 if (args.peers !== "shared" && args.peers !== "process") throw new Error(`--peers must be shared or process, not ${args.peers}`);
@@ -121,6 +126,9 @@ const offloadReceive = args.offload === "on";
 if (args["tick-slots"] !== "on" && args["tick-slots"] !== "off") throw new Error(`--tick-slots must be on or off, not ${args["tick-slots"]}`);
 const tickSlots = args["tick-slots"] === "on";
 const receiving = args.direction === "receive";
+if (!["on", "off", "both"].includes(args.spool!)) throw new Error(`--spool must be on, off or both, not ${args.spool}`);
+/** Receiving: the variants of each step, without and with the reception spool (ADR 0020). */
+const spoolVariants: boolean[] = !receiving ? [false] : args.spool === "both" ? [false, true] : [args.spool === "on"];
 if (!receiving && args.direction !== "send") throw new Error(`--direction must be send or receive, not ${args.direction}`);
 const list = (text: string): number[] => text.split(",").filter((x) => x.trim() !== "").map((x) => {
   const n = Number(x);
@@ -195,7 +203,7 @@ function runSessionsInProcess(job: SessionsJob): Promise<SessionsResult> {
   });
 }
 
-async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, engine: SpandspEngine, receiverCpus: string | undefined, rxDir: string, api: ApiTarget | null): Promise<StepResult> {
+async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, engine: SpandspEngine, receiverCpus: string | undefined, rxDir: string, api: ApiTarget | null, spool = false): Promise<StepResult> {
   const receivers: ReceiverRun[] = [];
   if (kind === "t38" && sharedPeers) {
     // One harness process per peer core, the calls dealt out in turn (call i to process i % n).
@@ -220,7 +228,7 @@ async function runStep(kind: "t38" | "g711", calls: number, tiffPath: string, en
   const shares = inlineMedia ? 1 : mediaProcesses;
   const jobs: SessionsJob[] = Array.from({ length: shares }, (_, k) => {
     const indices = Array.from({ length: calls }, (_, i) => i).filter((i) => i % shares === k);
-    return { kind, calls, indices, ports: indices.map((i) => receivers[i]!.port), tiffPath, rxDir, spreadS, ecm, receiving, offloadReceive, tickSlots };
+    return { kind, calls, indices, ports: indices.map((i) => receivers[i]!.port), tiffPath, rxDir, spreadS, ecm, receiving, offloadReceive, tickSlots, spool };
   }).filter((j) => j.indices.length > 0);
   const parts = await Promise.all(jobs.map((job) => (inlineMedia ? runSessions(job, engine) : runSessionsInProcess(job))));
   const wallS = (performance.now() - started) / 1000;
@@ -361,6 +369,7 @@ async function main(): Promise<void> {
     console.log(`page file    ${args["page-file"] === "uncompressed" ? "uncompressed, as the SIP line hands it to the engine" : "G4 (the rendered file as it is)"}`);
     console.log(`media nice   ${inlineMedia ? "none (inline)" : `${mediaNice}${mediaNice !== 0 ? " (as lines.mediaNice; a refusal is reported below)" : ""}`}`);
     console.log(`tick phases  ${tickSlots ? "spread over the 20 ms period (TickSlots), as the node does" : "as each session starts (before TickSlots)"}`);
+    if (receiving) console.log(`spool        ${spoolVariants.map((v) => (v ? "on: a spool directory per reception, every page fsynced before its MCF (ADR 0020)" : "off: each reception in a plain file")).join("; then ")}`);
     console.log(`received IFP ${offloadReceive ? "handed to the engine off the event loop (libuv's pool), T.38" : "handed to the engine on the event loop"}`);
     if (apiLoad) console.log(`API load     a node with the api role in this process (SQLite); a client on ${receiverCpus ?? "the same CPUs"} keeps 16 requests in flight: POST /fax and GET /fax/reports in turn`);
     console.log(`page         A4 HIGH text, ${image.pageSizes.length} page, ${image.pageSizes[0]} bytes G4; ECM ${ecm ? "on" : "off"}; sustained = every fax OK and p99 pacing error < ${PACING_LIMIT_MS} ms (ticks of ${TICK_MS} ms)`);
@@ -369,11 +378,23 @@ async function main(): Promise<void> {
     console.log(HEADER);
     let best = 0;
     for (const calls of t38Steps) {
-      const r = await runStep("t38", calls, tiffPath, engine, receiverCpus, dir, apiNode?.target ?? null);
-      console.log(row(r));
-      if (r.api !== null) console.log(apiRow(r.api));
-      if (r.failures.length > 0) console.log(failureRows(r.failures));
-      if (r.ok === r.calls && r.pacing.p99 < PACING_LIMIT_MS) best = calls;
+      let passed = true;
+      const variants: StepResult[] = [];
+      for (const spool of spoolVariants) {
+        const r = await runStep("t38", calls, tiffPath, engine, receiverCpus, dir, apiNode?.target ?? null, spool);
+        variants.push(r);
+        console.log(`${row(r)}${receiving ? `  spool ${spool ? "on" : "off"}` : ""}`);
+        if (r.api !== null) console.log(apiRow(r.api));
+        if (r.failures.length > 0) console.log(failureRows(r.failures));
+        passed &&= r.ok === r.calls && r.pacing.p99 < PACING_LIMIT_MS;
+      }
+      if (variants.length === 2) {
+        // Receptions one core carries at this CPU per reception, without and with the spool.
+        const perCore = (r: StepResult): number => r.calls / (r.cpuMs / (r.wallS * 1000));
+        const [off, on] = variants as [StepResult, StepResult];
+        console.log(`       receptions per core by CPU: ${perCore(off).toFixed(0)} without the spool, ${perCore(on).toFixed(0)} with it: ratio ${(perCore(on) / perCore(off)).toFixed(3)}; p99 pacing ${off.pacing.p99.toFixed(2)} vs ${on.pacing.p99.toFixed(2)} ms`);
+      }
+      if (passed) best = calls;
       else break;
     }
     console.log(`=> one core sustains at least ${best} concurrent T.38 ${receiving ? "receptions" : "calls"} (the largest step passed)`);

@@ -14,6 +14,9 @@ import { TickSlots } from "../src/line/fax-engine/tick-slots.ts";
 import type { SpandspEngine } from "../src/line/fax-engine/spandsp-engine.ts";
 import { RtpSocket } from "../src/line/media/rtp.ts";
 import { UdptlSocket } from "../src/line/media/udptl-socket.ts";
+import { PageSpool } from "../src/line/reception-spool/page-spool.ts";
+import { createReceptionDir, IMAGE_FILE, PROGRESS_FILE } from "../src/line/reception-spool/reception-spool.ts";
+import { rm } from "node:fs/promises";
 
 export const PACING_LIMIT_MS = 5;
 export const TICK_MS = 20;
@@ -163,6 +166,12 @@ export interface SessionsJob {
   receiving: boolean;
   /** T.38: received IFPs handled off the event loop (runT38Session's offloadReceive). */
   offloadReceive: boolean;
+  /**
+   * Receiving: each reception as the SIP line's answering side keeps it since ADR 0020, in a spool
+   * directory of its own (its record written before the session starts), every page fsynced with
+   * its progress file before the engine's answer goes out; the directory removed at the end.
+   */
+  spool: boolean;
   /** The sessions take their tick phases from one TickSlots, as a media process's do (else each ticks in the phase it starts in). */
   tickSlots: boolean;
 }
@@ -197,7 +206,13 @@ export async function runSessions(job: SessionsJob, engine: SpandspEngine): Prom
       ? await UdptlSocket.open({ localAddress: "127.0.0.1", remote, redundancy: 3, maxDatagram: 400 })
       : await RtpSocket.open({ localAddress: "127.0.0.1", remote, codec: "PCMA", payloadType: 8 });
     const localIdent = receiving ? `RX-${i}` : `TX-${i}`;
-    const sessionFile = receiving ? join(rxDir, `rx-${i}.tif`) : tiffPath;
+    let sessionFile = receiving ? join(rxDir, `rx-${i}.tif`) : tiffPath;
+    let spool: { dir: string; pages: PageSpool } | null = null;
+    if (receiving && job.spool) {
+      const dir = await createReceptionDir(join(rxDir, "spool"), { id: `FIBENCH${process.pid}X${i}`, custNr: "1", topic: "bench", trunk: "bench", toNumber: "+4930123456", fromNumber: null, startedAt: Date.now() });
+      sessionFile = join(dir, IMAGE_FILE);
+      spool = { dir, pages: new PageSpool({ tiffPath: sessionFile, progressPath: join(dir, PROGRESS_FILE), transport: "t38" }) };
+    }
     let close = (): void => {};
     let releaseSlot = (): void => {};
     /** When the session's engine clock starts: in the phase the slots hand out, as InlineMediaRunner does, or now. */
@@ -216,7 +231,16 @@ export async function runSessions(job: SessionsJob, engine: SpandspEngine): Prom
         close = () => timed.session.close();
         const startAt = clockStart();
         timed.start(startAt);
-        result = await runT38Session(timed.session, socket, { maxSeconds: 150, offloadReceive, startAt });
+        const spooling =
+          spool === null
+            ? {}
+            : {
+                holdAfterPhaseD: () => spool!.pages.pageEnded(timed.session.statistics()),
+                onEvent: (event: { type: string }) => {
+                  if (event.type === "phaseE") void spool!.pages.phaseE(event as never, timed.session.statistics()).catch(() => undefined);
+                },
+              };
+        result = await runT38Session(timed.session, socket, { maxSeconds: 150, offloadReceive, startAt, ...spooling });
       } else {
         const timed = timedAudio(engine.openAudioSession({ tiffPath, localIdent, ecm }), pacing, engineCalls);
         close = () => timed.session.close();
@@ -231,6 +255,10 @@ export async function runSessions(job: SessionsJob, engine: SpandspEngine): Prom
       releaseSlot();
       close();
       await socket.close();
+      if (spool !== null) {
+        await spool.pages.settled();
+        await rm(spool.dir, { recursive: true, force: true });
+      }
     }
   };
   const ok = await Promise.all(job.indices.map((i, k) => one(i, job.ports[k]!)));

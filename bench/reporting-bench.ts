@@ -20,6 +20,12 @@
  * a month's report answers in < 200 ms p99.
  *
  * Options: --faxes N (1000000) --receptions N (100000) --runs N (200) --dialects sqlite,postgres --pg-url URL
+ *
+ * A seeded store can be kept and its queries timed again (when the machine is quieter) without
+ * seeding a million faxes anew: `--keep` leaves the SQLite directory, and the PostgreSQL cluster
+ * running with its database, and prints how to reuse them; `--reuse-sqlite DIR` and
+ * `--reuse-pg URL` (a database URL) skip the seed and the rollup and time the queries. A kept
+ * store's month is the UTC month before the day it was seeded on: reuse it the same day.
  */
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
@@ -37,6 +43,9 @@ const { values: opts } = parseArgs({
     runs: { type: "string", default: "200" },
     dialects: { type: "string", default: "sqlite,postgres" },
     "pg-url": { type: "string" },
+    keep: { type: "boolean", default: false },
+    "reuse-sqlite": { type: "string" },
+    "reuse-pg": { type: "string" },
   },
 });
 const FAXES = Number(opts.faxes);
@@ -74,11 +83,22 @@ const QUERIES: Record<string, (i: number) => { query: string; variables: Record<
 
 const percentile = (sorted: number[], p: number) => sorted[Math.min(sorted.length - 1, Math.ceil((p / 100) * sorted.length) - 1)]!;
 
-async function benchDialect(dialect: "sqlite" | "postgres", pgUrl: string | null) {
-  const dir = tempDir("faxline-bench-reporting-");
+async function benchDialect(dialect: "sqlite" | "postgres", pgUrl: string | null, reuse: { sqliteDir?: string } | null = null) {
+  const dirPath = reuse?.sqliteDir ?? tempDir("faxline-bench-reporting-").path;
   const overrides: Record<string, unknown> = { "node.roles": "api", "log.level": "silent" };
   if (dialect === "postgres") overrides["store.url"] = pgUrl!;
-  const store = await openStore(testConfig(dir.path, overrides));
+  if (reuse === null) await seedAndRollUp(dialect, dirPath, overrides, pgUrl);
+  else console.log(`${dialect}: the store seeded before (${reuse.sqliteDir ?? pgUrl}); no seed, no rollup`);
+  if (opts.keep && reuse === null) {
+    if (dialect === "sqlite") console.log(`  kept: npm run bench:reporting -- --dialects sqlite --reuse-sqlite ${dirPath}`);
+    else console.log(`  kept: npm run bench:reporting -- --dialects postgres --reuse-pg ${pgUrl}`);
+  }
+  return timeQueries(dialect, dirPath, overrides);
+}
+
+/** A fresh store with the history, counted into the rollups by the rollup sweep. */
+async function seedAndRollUp(dialect: "sqlite" | "postgres", dirPath: string, overrides: Record<string, unknown>, pgUrl: string | null) {
+  const store = await openStore(testConfig(dirPath, overrides));
   await store.migrate();
   const creds = { login: "big-manager", password: "big-manager-password" };
   await createLogin(store.db, { custNr: "BIG", login: creds.login, password: creds.password, isTest: false, isAdmin: false, isManager: true, ipAllowList: null, retentionDays: 90 }, Date.now());
@@ -116,8 +136,12 @@ async function benchDialect(dialect: "sqlite" | "postgres", pgUrl: string | null
   const rollupRows = Number((await store.db.selectFrom("report_out_faxes").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
   await store.close();
   console.log(`${dialect}: seeded ${FAXES} faxes and ${RECEPTIONS} receptions in ${seedSecs.toFixed(0)} s; the rollup sweep counted ${counted} faxes in ${rollupSecs.toFixed(0)} s (${Math.round(counted / rollupSecs)}/s) into ${rollupRows} rows of report_out_faxes`);
+}
 
-  const node = await startTestNode(overrides, dir.path);
+/** Each query kind `--runs` times after a warm-up, one at a time, over HTTP. */
+async function timeQueries(dialect: "sqlite" | "postgres", dirPath: string, overrides: Record<string, unknown>) {
+  const creds = { login: "big-manager", password: "big-manager-password" };
+  const node = await startTestNode(overrides, dirPath);
   const auth = `Basic ${Buffer.from(`${creds.login}:${creds.password}`).toString("base64")}`;
   const results: Record<string, { p50: number; p99: number }> = {};
   try {
@@ -147,7 +171,8 @@ const dialects = opts.dialects!.split(",").map((d) => d.trim());
 let cluster: PostgresCluster | null = null;
 try {
   for (const dialect of dialects) {
-    if (dialect === "sqlite") await benchDialect("sqlite", null);
+    if (dialect === "sqlite") await benchDialect("sqlite", null, opts["reuse-sqlite"] !== undefined ? { sqliteDir: opts["reuse-sqlite"] } : null);
+    else if (dialect === "postgres" && opts["reuse-pg"] !== undefined) await benchDialect("postgres", opts["reuse-pg"], {});
     else if (dialect === "postgres") {
       let url = opts["pg-url"] ?? null;
       if (url === null) {
@@ -160,7 +185,10 @@ try {
     }
   }
 } finally {
-  if (cluster) {
+  if (cluster && opts.keep) {
+    cluster.detach();
+    console.log(`  the PostgreSQL cluster runs on (data in ${cluster.dataDir}); stop it with pg_ctl -D ${cluster.dataDir} stop (as the user postgres when run as root)`);
+  } else if (cluster) {
     cluster.stop();
     cluster.remove();
   }

@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
 # Runs the whole test suite: typecheck, then every test file under test/ with node's test runner.
 # Node 20's --test takes no globs, so the files are listed here. Pass file paths to run a subset.
-# test/realtime/ holds the real-time line tests (minutes each): `npm run test:interop:realtime`.
+# test/realtime/ holds the long real-time line tests (minutes): `npm run test:interop:realtime`;
+# test/interop/sip-line-realtime.test.ts, a short one (one page, two rungs), runs here.
 #
 # PostgreSQL: the store and engine tests run against SQLite and PostgreSQL. Unless
 # FAXLINE_TEST_PG_URL names a server, one throwaway cluster is started here for the whole run

@@ -118,6 +118,7 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "auth.cacheTtl", env: "FAXLINE_AUTH_CACHE_TTL", type: "duration", default: "60s", description: "How long a verified password is remembered in memory, so that the slow hash runs once per login and minute rather than per request." }),
   k({ path: "inbound.retentionDays", env: "FAXLINE_INBOUND_RETENTION_DAYS", type: "integer", min: 1, default: 7, description: "Days a received fax is kept, fetched or not, when its topic sets no period of its own (the provider's pull API promises 7)." }),
   k({ path: "inbound.channels", env: "FAXLINE_INBOUND_CHANNELS", type: "integer", min: 1, max: 1000, default: 30, description: "Faxes this node receives at once over its inbound trunks (docs/trunks.md: inbound); a call beyond it is refused with 486 Busy Here so the carrier can try another node." }),
+  k({ path: "inbound.spoolDir", env: "FAXLINE_INBOUND_SPOOL_DIR", type: "string", default: "", description: "Where this node receives faxes before they are stored (docs/adr/0020-durable-reception.md): a directory per reception with its record, progress and pages, each page fsynced before the caller is told it arrived (MCF); removed once stored, and stored at the next start when the node stopped or died first. Empty: <store.dataDir>/receptions. Local to the node: another node cannot finish what is left here." }),
   k({ path: "inbound.lockTimeout", env: "FAXLINE_INBOUND_LOCK_TIMEOUT", type: "duration", default: "60s", description: "How long a received fax handed out by the pull API is hidden from other pollers when the request names no timeout; unacknowledged, it is then offered again." }),
   k({ path: "console.enabled", env: "FAXLINE_CONSOLE_ENABLED", type: "boolean", default: true, description: "Serve the web console at /console/ (and redirect / there). Off: both answer 404; the REST API is unaffected." }),
   k({ path: "console.sessionIdle", env: "FAXLINE_CONSOLE_SESSION_IDLE", type: "duration", default: "30m", description: "A console session ends after this long without a request; each request moves the end forward." }),
@@ -229,7 +230,7 @@ export interface FaxlineConfig {
   testLine: { timeScale: string };
   auth: { maxFailures: number; lockout: number; cacheTtl: number };
   console: { enabled: boolean; sessionIdle: number; sessionMax: number; chartInterval: number; chartWindow: number };
-  inbound: { retentionDays: number; lockTimeout: number; channels: number };
+  inbound: { retentionDays: number; lockTimeout: number; channels: number; spoolDir: string };
   retention: { defaultDays: number; interval: number; batchSize: number };
   reporting: {
     enabled: boolean;

@@ -50,6 +50,26 @@ export const FtpDeliverySchema = Type.Object({
   target: Type.Optional(Type.String({ description: "Read-only: sftp://user@host:port/directory" })),
 });
 
+/** `ftp` in a change: fields left out keep their values (a new delivery needs host, username, hostKeys and a login); empty secrets are "not given". */
+export const FtpDeliveryChangeSchema = Type.Object({
+  protocol: Type.Optional(Type.String({ maxLength: 8 })),
+  host: Type.Optional(Type.String({ maxLength: 255 })),
+  port: Type.Optional(Type.Integer({ minimum: 1, maximum: 65535 })),
+  username: Type.Optional(Type.String({ maxLength: 100 })),
+  hostKeys: Type.Optional(Type.Array(Type.String({ maxLength: 100 }), { maxItems: 5 })),
+  directory: Type.Optional(Type.String({ maxLength: 1024 })),
+  filePattern: Type.Optional(Type.String({ maxLength: 200 })),
+  documentFormat: Type.Optional(Type.String({ maxLength: 8 })),
+  metadataFormat: Type.Optional(Type.String({ maxLength: 8 })),
+  password: Type.Optional(Type.String({ maxLength: 1024 })),
+  privateKey: Type.Optional(Type.String({ maxLength: 16384 })),
+  keyPassphrase: Type.Optional(Type.String({ maxLength: 1024 })),
+  generateKey: Type.Optional(Type.Boolean()),
+  authMethod: Type.Optional(Type.String({ maxLength: 16, description: "key or password: refused when the change does not make the login so" })),
+  publicKey: Type.Optional(Nullable(Type.String(), "Read-only, ignored")),
+  target: Type.Optional(Type.String({ description: "Read-only, ignored" })),
+});
+
 const NumberFields = {
   displayNumber: Optional(Type.String({ maxLength: 32 }), "Shown to users and in reporting instead of the number; null: the number"),
   comments: Optional(Type.String({ maxLength: 1000 })),
@@ -89,13 +109,13 @@ const ProfileFields = {
   active: Optional(Type.Boolean(), "An inactive profile deactivates its numbers"),
   retentionDays: Optional(Type.Integer({ minimum: 1, maximum: 365 }), "Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays"),
   email: Optional(EmailDeliverySchema),
-  ftp: Optional(FtpDeliverySchema),
   webservice: Optional(WebserviceDeliverySchema),
 };
 
 export const InboundProfileSchema = Type.Object({
   name: Type.String({ description: "The profile's name (Faxline: the topic's)" }),
   ...ProfileFields,
+  ftp: Optional(FtpDeliverySchema),
   numbers: Type.Array(Type.String(), { description: "Read-only: the numbers assigned to it" }),
 });
 export type InboundProfileView = Static<typeof InboundProfileSchema>;
@@ -104,6 +124,7 @@ export const InboundProfileChangeSchema = Type.Object(
   {
     name: Type.Optional(Type.String({ maxLength: 64, description: "Ignored when it is the name in the path; refused when it is another" })),
     ...ProfileFields,
+    ftp: Optional(FtpDeliveryChangeSchema, "Fax-to-SFTP; null removes it. Fields left out keep their values; secrets are write-only"),
     numbers: Type.Optional(Type.Unknown({ description: "Read-only: assign numbers on the number" })),
   },
   { additionalProperties: false },

@@ -148,9 +148,10 @@ function sftpChange(ftp: Record<string, unknown>): SftpDeliveryChange {
   if (str("filePattern") !== undefined) out.filePattern = str("filePattern")!;
   if (str("documentFormat") !== undefined) out.documentFormat = str("documentFormat")!;
   if (str("metadataFormat") !== undefined) out.metadataFormat = str("metadataFormat")!;
-  if (str("password") !== undefined) out.password = str("password")!;
-  if (str("privateKey") !== undefined) out.privateKey = str("privateKey")!;
-  if (str("keyPassphrase") !== undefined) out.keyPassphrase = str("keyPassphrase")!;
+  // Write-only secrets: an empty one (a form's untouched field) is "not given", the stored one stays.
+  if (str("password")) out.password = str("password")!;
+  if (str("privateKey")?.trim()) out.privateKey = str("privateKey")!;
+  if (str("keyPassphrase")) out.keyPassphrase = str("keyPassphrase")!;
   if (ftp.generateKey === true) out.generateKey = true;
   if (str("authMethod") !== undefined) out.authMethod = str("authMethod")!;
   return out;
@@ -159,7 +160,7 @@ function sftpChange(ftp: Record<string, unknown>): SftpDeliveryChange {
 /** Whether a change writes an SFTP secret (the audit log records that it did, never the value). */
 export function writesSecret(change: InboundProfileChange): boolean {
   const ftp = change.ftp as Record<string, unknown> | null | undefined;
-  return ftp !== null && ftp !== undefined && (ftp.password !== undefined || ftp.privateKey !== undefined || ftp.generateKey === true);
+  return ftp !== null && ftp !== undefined && (Boolean(ftp.password) || (typeof ftp.privateKey === "string" && ftp.privateKey.trim() !== "") || ftp.generateKey === true);
 }
 
 /** Creates (PUT of a new name) or changes a profile: a topic with its settings and deliveries. */

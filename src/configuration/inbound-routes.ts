@@ -282,16 +282,19 @@ export function registerInboundConfigRoutes(root: FastifyInstance, deps: ConfigR
         params: ProfileParams,
         querystring: Type.Object(CustomerQuery),
         body: InboundProfileChangeSchema,
-        response: { 200: InboundProfileSchema, ...CHANGE_ERRORS },
+        response: { 200: InboundProfileSchema, ...CHANGE_ERRORS, ...(mode === "replace" ? { 412: ApiErrorBodySchema } : {}) },
       },
       handler: async (request) => {
         const actor = await configActor(db, request);
         const { name } = request.params as { name: string };
         const body = request.body as Parameters<typeof changeProfile>[3];
         if (mode === "merge") await profileAnswer(actor.custNr, name, false);
+        // Create only (RFC 9110 If-None-Match: *): a form that makes a new profile must not replace one.
+        const createOnly = mode === "replace" && request.headers["if-none-match"]?.trim() === "*";
         await settingChange(() =>
           auditedChange(db, actor, { resource: "inbound/profiles", key: name }, deps.clock.now(), async (trx) => {
             const before = auditedProfile(await loadInboundTree(trx, actor.custNr), name);
+            if (createOnly && before !== null) throw new ApiError("resource_exists", `Customer ${actor.custNr} has a profile "${name}" already`);
             await changeProfile(trx, actor.custNr, name, body, mode, deps.clock.now());
             const after = auditedProfile(await loadInboundTree(trx, actor.custNr), name);
             // Secrets are never shown, not even in the log: that one was written is.

@@ -74,6 +74,7 @@ export const ApiErrors = {
   customer_not_found: def("customer_not_found", 404, "No such customer"),
   number_not_found: def("number_not_found", 404, "The customer has no such inbound number"),
   number_taken: def("number_taken", 409, "The number belongs to another customer"),
+  resource_exists: def("resource_exists", 412, "If-None-Match: * asked to create it only, and it exists already"),
   profile_not_found: def("profile_not_found", 404, "The customer has no such profile"),
   user_not_found: def("user_not_found", 404, "The customer has no such mail-to-fax user"),
   user_taken: def("user_taken", 409, "The address is a mail-to-fax user of another customer"),

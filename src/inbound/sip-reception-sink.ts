@@ -3,13 +3,15 @@
  * called number is looked up among the inbound numbers (inbound-settings.ts `inboundNumberState`:
  * only an active number of a profile answers, with its fax id as the CSID), and what arrived is stored as a received
  * fax with its deliveries in one transaction (enqueue-reception.ts). The line calls `store` once
- * per call and again only after a failure; the received fax's id is chosen once per call, so a
+ * per call and again only after a failure; the received fax's id is chosen once per call (by the
+ * line, before it answers, when it spools the reception: the same id after a restart), so a
  * retry after a commit whose answer was lost stores nothing twice.
  *
  * What is kept of a reception (docs/inbound-api.md): pages as received, `pages_announced` only
  * when the fax ended normally (T.30 announces no page count: a broken-off fax's total is not
  * known), the T.30 completion code as `reason_code` when the fax is not OK (or `call_ended` when
- * the call ended before the engine's phase E), and its text or the way the call ended as
+ * the call ended before the engine's phase E, `spool_failed` when a page could not be kept on the
+ * node's disk, `node_stopped` when it was stored from the spool after a restart), and its text or the way the call ended as
  * `raw_cause`.
  */
 import type { Kysely } from "kysely";
@@ -35,7 +37,7 @@ export function sipReceptionSink(deps: SipReceptionSinkDeps): InboundSink {
       return number.state === "active" ? { custNr: number.custNr, topic: number.topic, csid: number.faxId } : null;
     },
     async store(call) {
-      let id = ids.get(call);
+      let id = call.id ?? ids.get(call);
       if (id === undefined) {
         id = newReceivedFaxId(call.endedAt);
         ids.set(call, id);
@@ -56,7 +58,7 @@ export function sipReceptionSink(deps: SipReceptionSinkDeps): InboundSink {
         bit_rate: r.bitRate > 0 ? r.bitRate : null,
         duration_secs: r.durationSecs,
         status: r.status,
-        reason_code: r.status === "OK" ? null : (r.completion ?? "call_ended"),
+        reason_code: r.status === "OK" ? null : (r.reasonCode ?? r.completion ?? "call_ended"),
         raw_cause: r.rawCause,
         received_at: call.endedAt,
         image: call.image,

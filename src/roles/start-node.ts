@@ -137,8 +137,13 @@ export function buildSipLine(
     inbound:
       inbound === null
         ? null
-        : { sink: inbound, channels: config.inbound.channels, defaultCsid: config.sender.csid, spoolDir: join(resolve(config.store.dataDir), "unstored-receptions") },
+        : { sink: inbound, channels: config.inbound.channels, defaultCsid: config.sender.csid, spoolDir: receptionSpoolDir(config) },
   });
+}
+
+/** Where the node receives faxes before they are stored: inbound.spoolDir, else <store.dataDir>/receptions. */
+export function receptionSpoolDir(config: FaxlineConfig): string {
+  return config.inbound.spoolDir !== "" ? resolve(config.inbound.spoolDir) : join(resolve(config.store.dataDir), "receptions");
 }
 
 /** lines.mediaProcesses, or when 0 one per 75 calls the node may run at once, at most the cores but one (1 to 8). */

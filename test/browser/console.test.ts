@@ -12,6 +12,7 @@ import { readFile } from "node:fs/promises";
 import type { Browser, BrowserContext, Page } from "playwright-core";
 import { accessibilityViolations, describeViolations, launchBrowser, wordsBrokenAcrossLines } from "../support/browser.ts";
 import { PushReceiver } from "../support/push-receiver.ts";
+import { inboundNumberState } from "../../src/inbound/inbound-settings.ts";
 import { addTopicNumber } from "../../src/inbound/topics.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
 import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport, type TestNode } from "../support/test-node.ts";
@@ -234,6 +235,36 @@ describe("web console in Chromium", () => {
     assert.match(await publicKey.inputValue(), /^ssh-ed25519 AAAA\S+$/);
     assert.match((await sftp.textContent()) ?? "", /sftp:\/\/fax@192\.0\.2\.7:22\//);
     await expectAccessible(page, "settings page with a topic");
+    // The page changed them through the configuration API: each change is in its audit log.
+    const audit = await node.node.context.store.db.selectFrom("config_audit").select(["actor_login", "resource", "resource_key", "action", "after_json"]).where("cust_nr", "=", erin.custNr).orderBy("at").orderBy("id").execute();
+    assert.deepEqual(
+      audit.map((a) => [a.actor_login, a.resource, a.resource_key, a.action]),
+      [
+        [erin.login, "inbound/profiles", "front-desk", "create"],
+        [erin.login, "inbound/profiles", "front-desk", "update"],
+        [erin.login, "inbound/profiles", "front-desk", "update"],
+      ],
+    );
+    assert.match(audit[2]!.after_json ?? "", /"ftpCredentials":"\(set\)"/);
+    // Creating a topic of a name in use replaces nothing.
+    await page.getByLabel("New topic").fill("front-desk");
+    await page.getByRole("button", { name: "Create topic" }).click();
+    await page.getByText('has a profile "front-desk" already').waitFor();
+    assert.equal(await page.locator('[data-topic="front-desk"]').getByLabel("Mail each fax to (addresses, comma-separated)").inputValue(), "desk@example.com");
+    // The number's own settings, through the configuration API: inactive, it answers no call.
+    const numberRow = page.locator('[data-number="+493098765430"]');
+    assert.equal(await numberRow.getByLabel("Topic of +493098765430").inputValue(), "front-desk");
+    await numberRow.getByLabel("Fax id of +493098765430").fill("ERIN DESK");
+    await numberRow.getByLabel("+493098765430 answers calls").uncheck();
+    await numberRow.getByRole("button", { name: "Save +493098765430" }).click();
+    await numberRow.getByText("+493098765430 saved.").waitFor();
+    const db = node.node.context.store.db;
+    assert.deepEqual(await inboundNumberState(db, "+493098765430"), { state: "inactive", custNr: erin.custNr, topic: "front-desk", inactiveAt: "number" });
+    await expectAccessible(page, "settings page with a topic and its numbers");
+    await numberRow.getByLabel("+493098765430 answers calls").check();
+    await numberRow.getByRole("button", { name: "Save +493098765430" }).click();
+    await eventually(async () => ((await inboundNumberState(db, "+493098765430")).state === "active" ? true : undefined), 10_000, "the number active again");
+    assert.deepEqual(await inboundNumberState(db, "+493098765430"), { state: "active", custNr: erin.custNr, topic: "front-desk", faxId: "ERIN DESK", costCenter: null });
 
     // The test account faxes its own number: the fax arrives on the topic.
     const client = api(node.url, erin);

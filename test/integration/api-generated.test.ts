@@ -69,6 +69,10 @@ describe("generated API input over every route of /openapi.json", () => {
   const A = { custNr: "20001", login: "fuzz-a", password: "fuzz-a-password" };
   const B = { custNr: "20002", login: "fuzz-b", password: "fuzz-b-password" };
   const WRONG = { custNr: "20003", login: "fuzz-wrong", password: "fuzz-wrong-password" };
+  // The configuration API's operations, as a login that manages customer A (an operator gives A a number).
+  const MANAGER = { custNr: "20001", login: "fuzz-manager", password: "fuzz-manager-password" };
+  const OPERATOR = { custNr: "20009", login: "fuzz-operator", password: "fuzz-operator-password" };
+  let configOperations: OpenApiOperation[];
   let knownA: Known;
   let knownB: Known;
 
@@ -96,7 +100,17 @@ describe("generated API input over every route of /openapi.json", () => {
   before(async () => {
     node = await startTestNode({ "auth.maxFailures": 1000 });
     for (const c of [A, B, WRONG]) await createTestLogin(node, c);
-    operations = operationsOf((await (await fetch(`${node.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, any>> }, "/rest/v1/");
+    const doc = (await (await fetch(`${node.url}/openapi.json`)).json()) as { paths: Record<string, Record<string, any>> };
+    operations = operationsOf(doc, "/rest/v1/");
+    configOperations = operationsOf(doc, "/config/v2/");
+    await createTestLogin(node, { ...MANAGER, isManager: true });
+    await createTestLogin(node, { ...OPERATOR, isAdmin: true });
+    const given = await fetch(`${node.url}/config/v2/inbound/numbers/%2B4940555070?customer=${MANAGER.custNr}`, {
+      method: "PUT",
+      headers: { "content-type": "application/json", authorization: `Basic ${Buffer.from(`${OPERATOR.login}:${OPERATOR.password}`).toString("base64")}` },
+      body: "{}",
+    });
+    assert.equal(given.status, 200, await given.text());
     knownA = await seedJob(A);
     knownB = await seedJob(B);
   });
@@ -110,15 +124,16 @@ describe("generated API input over every route of /openapi.json", () => {
     assert.ok(operations.length >= 12, `${operations.length} operations`);
   });
 
-  it(`answers generated requests to every operation with a documented status and body (${RUNS} runs each, seed ${SEED})`, async () => {
-    for (const op of operations) {
+  /** Generated requests to each operation, as `login`, with `known` ids in most paths; every answer documented and in the catalogue. */
+  const fuzz = async (ops: OpenApiOperation[], login: { login: string; password: string }, known: Record<string, string>) => {
+    for (const op of ops) {
       const pathNames = [...op.path.matchAll(/\{(\w+)\}/g)].map((m) => m[1]!);
       const pathValues = fc.record(
         Object.fromEntries(
           pathNames.map((name) => [
             name,
             fc.oneof(
-              { weight: 4, arbitrary: fc.constant(String((knownA as unknown as Record<string, string>)[name] ?? "x")) },
+              { weight: 4, arbitrary: fc.constant(String(known[name] ?? "x")) },
               { weight: 1, arbitrary: fc.oneof(edgeStrings, fc.string({ maxLength: 30 })) },
             ),
           ]),
@@ -147,7 +162,7 @@ describe("generated API input over every route of /openapi.json", () => {
           const url = new URL(`${node.url}${fillPath(op, r.path as Record<string, string>, r.raw)}`);
           for (const [k, v] of Object.entries(r.query as Record<string, unknown>)) if (v !== undefined) url.searchParams.set(k, typeof v === "string" ? v : JSON.stringify(v));
           const headers: Record<string, string> = { "content-type": r.contentType };
-          if (r.auth === "valid") headers.authorization = `Basic ${Buffer.from(`${A.login}:${A.password}`).toString("base64")}`;
+          if (r.auth === "valid") headers.authorization = `Basic ${Buffer.from(`${login.login}:${login.password}`).toString("base64")}`;
           if (r.auth === "wrong") headers.authorization = `Basic ${Buffer.from(`${WRONG.login}:not-the-password`).toString("base64")}`;
           if (r.idempotencyKey !== undefined) headers["idempotency-key"] = r.idempotencyKey;
           const withBody = op.method !== "GET" && op.method !== "DELETE" && r.body !== undefined;
@@ -158,6 +173,18 @@ describe("generated API input over every route of /openapi.json", () => {
         { numRuns: RUNS, seed: SEED, endOnFailure: true },
       );
     }
+  };
+
+  it(`answers generated requests to every operation with a documented status and body (${RUNS} runs each, seed ${SEED})`, async () => {
+    await fuzz(operations, A, knownA as unknown as Record<string, string>);
+    const health = await fetch(`${node.url}/health`);
+    assert.equal(health.status, 200, "the node is healthy after the generated requests");
+  });
+
+  it(`answers generated requests to every operation of the configuration API (/config/v2) the same way (${RUNS} runs each)`, async () => {
+    const ids = configOperations.map((o) => o.operationId);
+    for (const id of ["listInboundNumbers", "putInboundProfile", "listConfigAudit"]) assert.ok(ids.includes(id), `${id} in ${ids.join(", ")}`);
+    await fuzz(configOperations, MANAGER, { number: "+4940555070", name: "fuzz" });
     const health = await fetch(`${node.url}/health`);
     assert.equal(health.status, 200, "the node is healthy after the generated requests");
   });

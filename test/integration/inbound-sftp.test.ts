@@ -32,7 +32,9 @@ async function consoleSession(base: string, login: string, password: string) {
   return async (method: string, path: string, body?: unknown) => {
     const headers: Record<string, string> = { cookie, "x-csrf-token": csrf };
     if (body !== undefined) headers["content-type"] = "application/json";
-    const res = await fetch(`${base}/console/api${path}`, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
+    // The console's own routes, or the configuration API the page uses with the session.
+    const url = path.startsWith("/config/v2/") ? `${base}${path}` : `${base}/console/api${path}`;
+    const res = await fetch(url, { method, headers, body: body === undefined ? undefined : JSON.stringify(body) });
     const text = await res.text();
     return { status: res.status, text, body: text === "" ? null : (JSON.parse(text) as any) };
   };
@@ -286,30 +288,35 @@ for (const dialect of DIALECTS) {
       assert.match(guarded.body.message, /does not connect to 10\.0\.0\.1: .*sftp\.allowTargets/);
 
       const settings = { host: "127.0.0.1", port: s.port, username: "root", hostKeys: [read.body.fingerprint], authMethod: "key", privateKey, directory: s.incoming, documentFormat: "PDF", metadataFormat: "XML" };
-      assert.equal((await clerk("PUT", `/topics/${topic}/sftp`, settings)).status, 403, "only managers change it");
-      const noPassphrase = await boss("PUT", `/topics/${topic}/sftp`, settings);
+      // The page sets it through the configuration API (the profile's ftp) with the session.
+      const profile = `/config/v2/inbound/profiles/${topic}`;
+      const clerkSet = await clerk("PATCH", profile, { ftp: settings });
+      assert.equal(clerkSet.status, 403, "only managers change it");
+      assert.equal(clerkSet.body.error, "config_access_denied");
+      const noPassphrase = await boss("PATCH", profile, { ftp: settings });
       assert.equal(noPassphrase.status, 400);
       assert.match(noPassphrase.body.message, /The private key is encrypted; give its passphrase/);
-      const badFingerprint = await boss("PUT", `/topics/${topic}/sftp`, { ...settings, keyPassphrase: "console-pass", hostKeys: ["MD5:00:11"] });
+      const badFingerprint = await boss("PATCH", profile, { ftp: { ...settings, keyPassphrase: "console-pass", hostKeys: ["MD5:00:11"] } });
       assert.equal(badFingerprint.status, 400);
       assert.match(badFingerprint.body.message, /is not a SHA-256 host key fingerprint/);
-      const badPattern = await boss("PUT", `/topics/${topic}/sftp`, { ...settings, keyPassphrase: "console-pass", filePattern: "../{id}" });
+      const badPattern = await boss("PATCH", profile, { ftp: { ...settings, keyPassphrase: "console-pass", filePattern: "../{id}" } });
       assert.equal(badPattern.status, 400);
       assert.match(badPattern.body.message, /only letters, digits, "\.", "_", "-" and placeholders in braces, not "\/"/);
 
-      const saved = await boss("PUT", `/topics/${topic}/sftp`, { ...settings, keyPassphrase: "console-pass" });
+      const saved = await boss("PATCH", profile, { ftp: { ...settings, keyPassphrase: "console-pass" } });
       assert.equal(saved.status, 200, saved.text);
-      assert.equal(saved.body.publicKey, publicKey, "the public key to authorise, derived from the stored key");
+      assert.equal(saved.body.ftp.publicKey, publicKey, "the public key to authorise, derived from the stored key");
       const listed = await clerk("GET", "/topics");
       const shown = listed.body.topics.find((t: { name: string }) => t.name === topic);
       assert.equal(shown.sftp.target, `sftp://root@127.0.0.1:${s.port}${s.incoming}`);
+      const audit = await boss("GET", `/config/v2/audit?resource=inbound/profiles&key=${topic}`);
       for (const secret of ["console-pass", privateKey.split("\n")[1]!]) {
-        assert.ok(!listed.text.includes(secret) && !saved.text.includes(secret), "no secret is ever sent back");
+        assert.ok(!listed.text.includes(secret) && !saved.text.includes(secret) && !audit.text.includes(secret), "no secret is ever sent back, nor written in the audit log");
       }
 
       // A change that gives no key keeps the stored one; switching to a password needs the password.
-      assert.equal((await boss("PUT", `/topics/${topic}/sftp`, { directory: s.incoming, metadataFormat: "XML", authMethod: "key", privateKey: "" })).status, 200);
-      const noPassword = await boss("PUT", `/topics/${topic}/sftp`, { authMethod: "password", password: "" });
+      assert.equal((await boss("PATCH", profile, { ftp: { directory: s.incoming, metadataFormat: "XML", authMethod: "key", privateKey: "" } })).status, 200);
+      const noPassword = await boss("PATCH", profile, { ftp: { authMethod: "password", password: "" } });
       assert.equal(noPassword.status, 400);
       assert.match(noPassword.body.message, /To log in with a password, give the password/);
 
@@ -328,7 +335,7 @@ for (const dialect of DIALECTS) {
       await redelivered(fax.id, entry.id);
       assert.deepEqual(readdirSync(s.incoming).map((f) => f.split(".").at(-1)).sort(), ["pdf", "xml"]);
 
-      assert.equal((await boss("DELETE", `/topics/${topic}/sftp`)).status, 204);
+      assert.equal((await boss("PATCH", profile, { ftp: null })).status, 200);
       assert.equal((await clerk("GET", "/topics")).body.topics.find((t: { name: string }) => t.name === topic).sftp, null);
     });
   });

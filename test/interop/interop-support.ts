@@ -48,6 +48,24 @@ export async function renderTwoPageLetter(resolution: Resolution, paperFormat: "
   return image.tiff;
 }
 
+/** Faxline's rendering of a text letter of `lines` numbered lines (about 60 to an A4 page), with its page count. */
+export async function renderLetter(lines: number, resolution: Resolution): Promise<{ tiff: Buffer; pages: number }> {
+  const text = Array.from({ length: lines }, (_, i) => `Line ${i + 1}: The quick brown fox jumps over the lazy dog; page after page.`).join("\n") + "\n";
+  const result = await renderFaxJob({
+    documents: [{ name: "letter.txt", bytes: Buffer.from(text) }],
+    paperFormat: "A4",
+    resolution,
+    header: null,
+    cover: null,
+    overlay: null,
+    recipients: [{ id: "r1", number: "+4989123456", properties: {} }],
+    limits: { maxPages: 50, maxSourcePixels: 50_000_000, converterTimeoutMs: 30_000 },
+  });
+  if (!result.ok) throw new Error(`the test letter did not render: ${result.reasonCode}: ${result.message}`);
+  const image = result.images[0]!;
+  return { tiff: image.tiff, pages: image.pageSizes.length };
+}
+
 /** One attempt of a job to +49 30 123456 with the two-page LOW letter (`renderTwoPageLetter("LOW")`) as its image. */
 export function twoPageLowCallRequest(image: Uint8Array): CallRequest {
   return {

@@ -188,6 +188,8 @@ export interface ReceiverRun {
   step(sent: number): Promise<number | null>;
   /** Lockstep only: our side is done; the harness runs on alone to its end. */
   endLockstep(): void;
+  /** As a sender (-t): `listener` gets the page count each time the receiver confirms a page (MCF). */
+  onConfirmed(listener: (pagesTx: number) => void): void;
 }
 
 /**
@@ -323,6 +325,7 @@ async function startReceiverGroup(binary: string, extraArgs: string[], count: nu
   let listening: (line: string | undefined) => void = () => {};
   const firstLine = new Promise<string | undefined>((resolve) => (listening = resolve));
   const calls = Array.from({ length: count }, () => ({
+    confirmed: [] as ((pagesTx: number) => void)[],
     resultLine: undefined as string | undefined,
     stepped: [] as ((sent: number | null) => void)[],
     ended: false,
@@ -341,6 +344,9 @@ async function startReceiverGroup(binary: string, extraArgs: string[], count: nu
       const parts = line.slice("STEPPED ".length).split(" ").map(Number);
       const [index, sent] = count > 1 ? [parts[0]!, parts[1]!] : [0, parts[0]!];
       calls[index]?.stepped.shift()?.(sent);
+    } else if (line.startsWith("CONFIRMED ")) {
+      const [index, pages] = line.slice("CONFIRMED ".length).split(" ").map(Number);
+      for (const listener of calls[index!]?.confirmed ?? []) listener(pages!);
     } else if (line.startsWith("RESULT ")) {
       const index = count > 1 ? (JSON.parse(line.slice("RESULT ".length)) as { session: number }).session : 0;
       const call = calls[index];
@@ -386,6 +392,7 @@ async function startReceiverGroup(binary: string, extraArgs: string[], count: nu
           child.stdin.write(count > 1 ? `STEP ${i} ${sent}\n` : `STEP ${sent}\n`);
         });
       },
+      onConfirmed: (listener) => void call.confirmed.push(listener),
       endLockstep: () => {
         if (!lockstep) return;
         if (count > 1) {

@@ -10,7 +10,7 @@
  */
 import assert from "node:assert/strict";
 import { before, describe, it } from "node:test";
-import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { mkdtempSync, readdirSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import type { InboundSink, ReceivedCall } from "../../src/line/sip-fax-line/inbound-calls.ts";
@@ -171,7 +171,7 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
     }
   });
 
-  it("a reception the store refuses every time is kept in the spool directory, record and image, not dropped", { timeout: 60_000 }, async () => {
+  it("a reception the store refuses every time stays in the spool, record, pages and report, and the next start stores it once", { timeout: 60_000 }, async () => {
     const spoolDir = mkdtempSync(path.join(tmpdir(), "faxline-spool-"));
     let tries = 0;
     const failing: InboundSink = {
@@ -187,26 +187,70 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
     try {
       const outcome = await tx.call({ ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" }, new AbortController().signal);
       assert.equal(outcome.result, "delivered", "the caller's fax went through: keeping it is our side's job");
-      const files = await (async () => {
+      const dirs = await (async () => {
         for (let i = 0; i < 200; i++) {
           const found = readdirSync(spoolDir);
-          if (found.length === 2) return found;
+          if (found.length === 1 && readdirSync(path.join(spoolDir, found[0]!)).includes("ended.json")) return found;
           await new Promise((r) => setTimeout(r, 25));
         }
         return readdirSync(spoolDir);
       })();
+      assert.equal(dirs.length, 1, "one reception directory in the spool");
       assert.equal(tries, 3, "the first try and two retries");
-      const json = files.find((f) => f.endsWith(".json"))!;
-      const tif = files.find((f) => f.endsWith(".tif"))!;
-      const meta = JSON.parse(readFileSync(path.join(spoolDir, json), "utf8"));
-      assert.equal(meta.toNumber, DID);
-      assert.equal(meta.report.status, "OK");
-      assert.equal(meta.report.pages, 2);
-      assert.ok(identical(await comparePages(image, readFileSync(path.join(spoolDir, tif)), 2)));
+      const dir = path.join(spoolDir, dirs[0]!);
+      assert.deepEqual(readdirSync(dir).sort(), ["ended.json", "progress.json", "received.tif", "reception.json"]);
+      const record = JSON.parse(readFileSync(path.join(dir, "reception.json"), "utf8"));
+      assert.equal(record.toNumber, DID);
+      assert.equal(record.id, dirs[0]);
+      const ended = JSON.parse(readFileSync(path.join(dir, "ended.json"), "utf8"));
+      assert.equal(ended.report.status, "OK");
+      assert.equal(ended.report.pages, 2);
+      assert.equal(JSON.parse(readFileSync(path.join(dir, "progress.json"), "utf8")).completion, "T30_ERR_OK");
+      assert.ok(identical(await comparePages(image, readFileSync(path.join(dir, "received.tif")), 2)));
     } finally {
       await tx.close();
       await rx.close();
+    }
+    // The next start of a line on this spool stores it, once, with the call's own report and id.
+    const sink = new CollectingSink();
+    const again = receivingLine(sink, {}, 4, { spoolDir });
+    try {
+      const stored = sink.next();
+      await again.start();
+      const call = await stored;
+      assert.equal(call.report.status, "OK");
+      assert.equal(call.report.pages, 2);
+      assert.equal(call.report.transport, "t38");
+      assert.equal(call.id?.startsWith("FI"), true);
+      assert.ok(identical(await comparePages(image, call.image!, 2)));
+      for (let i = 0; i < 200 && readdirSync(spoolDir).length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.deepEqual(readdirSync(spoolDir), [], "stored: its directory is gone");
+      assert.equal(sink.received.length, 1);
+    } finally {
+      await again.close();
       rmSync(spoolDir, { recursive: true, force: true });
+    }
+  });
+
+  it("a spool that cannot take the reception's record (a full or broken disk) refuses the call with 503 before answering, and nothing is stored", { timeout: 30_000 }, async () => {
+    const blocked = mkdtempSync(path.join(tmpdir(), "faxline-spool-"));
+    // The spool's path is a file: its directory cannot be made (the same path as ENOSPC: the record is not written).
+    const spoolDir = path.join(blocked, "spool");
+    writeFileSync(spoolDir, "");
+    const sink = new CollectingSink();
+    const rx = receivingLine(sink, {}, 4, { spoolDir });
+    await rx.start();
+    const tx = sendingLine(rx.sipLocal!.port);
+    try {
+      const outcome = await tx.call({ ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" }, new AbortController().signal);
+      assert.equal(outcome.result, "failed");
+      if (outcome.result !== "failed") return;
+      assert.match(outcome.rawCause ?? "", /503/);
+      assert.equal(sink.received.length, 0);
+    } finally {
+      await tx.close();
+      await rx.close();
+      rmSync(blocked, { recursive: true, force: true });
     }
   });
 

@@ -113,6 +113,11 @@ export interface ChildNodeOptions {
    * the node's death ends the namespace and the unshare process.
    */
   pidNamespace?: boolean;
+  /**
+   * A command the node runs under: its argv goes after these words (which must exec it, so that
+   * the node keeps the child's pid), e.g. unshare with a small tmpfs mounted for a disk-full test.
+   */
+  wrap?: readonly string[];
 }
 
 /** Retry schedules of milliseconds, as the in-process FAST_ENGINE uses. */
@@ -310,6 +315,7 @@ function spawnServe(options: ChildNodeOptions, port: number, cli: string): Child
   });
   const argv = [process.execPath, ...COMPILED_NODE_OPTIONS, cli, "serve"];
   if (options.pidNamespace) argv.unshift("unshare", "--pid", "--fork", "--kill-child", "--mount-proc");
+  if (options.wrap !== undefined) argv.unshift(...options.wrap);
   const child = spawn(argv[0]!, argv.slice(1), {
     cwd: REPO_ROOT,
     env,

@@ -155,6 +155,11 @@ export class PostgresCluster {
   }
 
   /** Stops the server and deletes its files. */
+  /** Leaves the cluster running, and its directory, after this process exits (a benchmark's kept store). */
+  detach(): void {
+    clusters.delete(this);
+  }
+
   remove(): void {
     this.stop("immediate");
     rmSync(this.root, { recursive: true, force: true });

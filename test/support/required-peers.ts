@@ -34,6 +34,11 @@ export const PEERS = {
   openssl: { what: "openssl, which makes the TLS tests' certificate", debianPackage: "openssl", present: () => runs("openssl", ["version"]) },
   kamailio: { what: "Kamailio with its dispatcher module, the SIP load balancer", debianPackage: "kamailio", present: () => runs("kamailio", ["-v"], "kamailio") },
   tiffinfo: { what: "tiffinfo, which checks fax images", debianPackage: "libtiff-tools", present: () => runs("tiffinfo", [], "LIBTIFF") },
+  unshare: {
+    what: "unshare with user and mount namespaces, which gives a node a small tmpfs of its own for the disk-full tests (the kernel must allow unprivileged user namespaces, or run the tests as root)",
+    debianPackage: "util-linux",
+    present: () => runs("unshare", ["--user", "--map-root-user", "--mount", "true"]),
+  },
   "spandsp-headers": { what: "SpanDSP's headers (/usr/include/spandsp/t30.h)", debianPackage: "libspandsp-dev", present: () => existsSync("/usr/include/spandsp/t30.h") },
 } satisfies Record<string, Peer>;
 

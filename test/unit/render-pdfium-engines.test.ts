@@ -1,6 +1,7 @@
 /**
  * The two PDFium engines (src/render/pdfium/): the native one gives every thread a PDFium of its
- * own and draws the same pixels as the WebAssembly one; threads that end give theirs back for the
+ * own (an in-memory copy of the library, or a copy in the temporary directory where the kernel
+ * refuses executable memfds) and draws the same pixels as the WebAssembly one; threads that end give theirs back for the
  * next to reuse, also in a process whose main thread never loads the addon (as in a node); a raised
  * cancel flag gives up a native render, also one in a render worker that FaxImageWorker ends at its
  * time limit or as the process exits. The other render tests loop over both engines
@@ -10,6 +11,9 @@
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
 import { spawn } from "node:child_process";
+import { mkdtempSync, readdirSync, readFileSync, rmSync } from "node:fs";
+import { tmpdir } from "node:os";
+import { join } from "node:path";
 import { createHash } from "node:crypto";
 import { pathToFileURL } from "node:url";
 import { Worker } from "node:worker_threads";
@@ -55,10 +59,35 @@ async function mainEngine(): Promise<NativePdfiumEngine> {
   return (await pdfiumEngine()) as NativePdfiumEngine;
 }
 
-/** Runs test/support/pdfium-process.ts MODE in a process of its own (its main thread loads no PDFium). */
-function runProcess(mode: string, onOutput?: (text: string) => void): Promise<{ code: number | null; stdout: string; stderr: string }> {
+/**
+ * Where this process's threads get their copies of PDFium from: in-memory copies, unless the
+ * kernel refuses executable memfds (vm.memfd_noexec=2, Linux 6.3+), then copies in the temporary
+ * directory.
+ */
+function copyOrigin(): "memfd" | "copy" {
+  try {
+    return readFileSync("/proc/sys/vm/memfd_noexec", "utf8").trim() === "2" ? "copy" : "memfd";
+  } catch {
+    return "memfd"; // before Linux 6.3: no such setting, memfds are executable
+  }
+}
+
+/**
+ * Runs test/support/pdfium-process.ts MODE in a process of its own (its main thread loads no
+ * PDFium). `noexecMemfd`: in a PID namespace of its own whose vm.memfd_noexec is 2, so that the
+ * kernel refuses it executable memfds, as a hardened host does (needs root and Linux 6.3+).
+ */
+function runProcess(
+  mode: string,
+  onOutput?: (text: string) => void,
+  options: { noexecMemfd?: boolean; env?: NodeJS.ProcessEnv } = {},
+): Promise<{ code: number | null; stdout: string; stderr: string }> {
   const script = new URL("../support/pdfium-process.ts", import.meta.url).pathname;
-  const child = spawn(process.execPath, ["--import", "tsx", script, mode], { stdio: ["ignore", "pipe", "pipe"] });
+  const node = [process.execPath, "--import", "tsx", script, mode];
+  const [command, ...args] = options.noexecMemfd
+    ? ["unshare", "--pid", "--fork", "--mount-proc", "sh", "-c", 'echo 2 > /proc/sys/vm/memfd_noexec && exec "$0" "$@"', ...node]
+    : node;
+  const child = spawn(command!, args, { stdio: ["ignore", "pipe", "pipe"], env: { ...process.env, ...options.env } });
   let stdout = "";
   let stderr = "";
   child.stdout.on("data", (chunk: Buffer) => {
@@ -98,7 +127,8 @@ describe("the native PDFium", { skip }, () => {
       const main = await mainEngine();
       // This thread holds the library file's; the others each a copy of their own.
       assert.equal(main.origin, "file");
-      assert.deepEqual(answers.map((answer) => answer.origin).sort(), ["memfd", "memfd", "memfd"]);
+      const origin = copyOrigin();
+      assert.deepEqual(answers.map((answer) => answer.origin), [origin, origin, origin]);
       assert.equal(main.loadedPdfiums().inUse, 4);
     } finally {
       await Promise.all(workers.map((worker) => worker.terminate()));
@@ -107,10 +137,12 @@ describe("the native PDFium", { skip }, () => {
 
   it("threads that end give their PDFium back, and new threads take those rather than load more", async () => {
     const main = await mainEngine();
-    const round = async (): Promise<ThreadAnswer[]> => {
+    // The counts while the round's three threads hold their PDFiums (all have drawn).
+    const round = async (): Promise<ThreadAnswer["loaded"]> => {
       const workers = [startThread(), startThread(), startThread()];
       try {
-        return await Promise.all(workers.map((worker) => ask(worker, mixed)));
+        await Promise.all(workers.map((worker) => ask(worker, mixed)));
+        return main.loadedPdfiums();
       } finally {
         await Promise.all(workers.map((worker) => worker.terminate()));
       }
@@ -120,8 +152,7 @@ describe("the native PDFium", { skip }, () => {
     assert.equal(loaded.inUse, 1, "only this thread holds one now");
     const total = loaded.file + loaded.memfd + loaded.copy;
     assert.ok(total >= 4, `the three ended threads' PDFiums are still loaded (${total})`);
-    const answers = await round();
-    const now = answers[2]!.loaded;
+    const now = await round();
     assert.equal(now.file + now.memfd + now.copy, total, "no new copy loaded");
     assert.equal(now.inUse, 4);
   });
@@ -131,6 +162,31 @@ describe("the native PDFium", { skip }, () => {
     assert.equal(run.code, 0, run.stderr);
     // The render worker holds the library file; its two helpers hold a copy each, the same ones every time.
     assert.deepEqual(JSON.parse(run.stdout.trim().split("\n").at(-1)!), [2, 2, 2, 2]);
+  });
+
+  it("where the kernel refuses executable memfds, each thread's PDFium is a copy in the temporary directory, removed once mapped, and reused", async () => {
+    if (process.getuid?.() !== 0) assert.fail("this test sets vm.memfd_noexec in a PID namespace of its own (unshare), which needs root: run the tests as root, as scripts/install.sh sets up");
+    const expected = await digestsWith("native", mixed);
+    const dir = mkdtempSync(join(tmpdir(), "faxline-pdfium-tmp-"));
+    try {
+      const env = { TMPDIR: dir };
+      const threads = await runProcess("threads", undefined, { noexecMemfd: true, env });
+      assert.equal(threads.code, 0, threads.stderr);
+      const answer = JSON.parse(threads.stdout.trim().split("\n").at(-1)!) as { origins: string[]; digests: string[][]; loaded: ThreadAnswer["loaded"][]; copies: number; left: string[] };
+      // The first thread takes the library file; the kernel refuses the others an executable memfd.
+      assert.deepEqual([...answer.origins].sort(), ["copy", "copy", "file"]);
+      for (const digests of answer.digests) assert.deepEqual(digests, expected, "the same pixels as this process draws");
+      for (const loaded of answer.loaded) assert.equal(loaded.memfd, 0, "no in-memory copy");
+      assert.equal(answer.copies, 2, "two copies mapped once all three have drawn");
+      assert.deepEqual(answer.left, [], "no copy left in the temporary directory");
+      const recycle = await runProcess("recycle", undefined, { noexecMemfd: true, env });
+      assert.equal(recycle.code, 0, recycle.stderr);
+      // The render worker holds the library file; its two helpers a copy each, the same ones every time.
+      assert.deepEqual(JSON.parse(recycle.stdout.trim().split("\n").at(-1)!), [2, 2, 2, 2]);
+      assert.deepEqual(readdirSync(dir).filter((name) => name.startsWith("faxline-pdfium-")), [], "no copy left in the temporary directory");
+    } finally {
+      rmSync(dir, { recursive: true, force: true });
+    }
   });
 
   it("a cancel flag raised by another thread during a render gives it up at PDFium's next pause point; lowered, the page renders", async () => {

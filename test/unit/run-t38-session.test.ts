@@ -149,3 +149,68 @@ describe("runT38Session with received IFPs off the loop", () => {
     assert.ok(log.includes("receiveIfp") && !log.includes("receiveIfpAsync"), log.join(","));
   });
 });
+
+/**
+ * A session that answers the IFP [9] (a sender's post-page command) with a phase D event and the
+ * packet [9] in the same step, and sends [7] on every tick after that: what a receiving SpanDSP
+ * does with its MCF.
+ */
+function pageEndingSession(): T38Session {
+  let samples = 0;
+  let pageEnded = false;
+  return {
+    advance(n) {
+      samples += n;
+      return { packets: pageEnded ? [{ ifp: Uint8Array.of(7), count: 1 }] : [], events: [], finished: false, samples };
+    },
+    receiveIfp(ifp) {
+      if (ifp[0] !== 9) return { packets: [], events: [], finished: false, samples };
+      pageEnded = true;
+      return { packets: [{ ifp: Uint8Array.of(9), count: 1 }], events: [{ type: "phaseD", atSample: samples, fcf: 0x4e, name: "MPS" }], finished: false, samples };
+    },
+    statistics: () => STATS,
+    close() {},
+  };
+}
+
+describe("runT38Session holding its answer after phase D (holdAfterPhaseD)", () => {
+  it("sends nothing while the hold is pending, though its clock runs on; then everything held, in order", async () => {
+    const sent: number[] = [];
+    const network = transport((ifp) => sent.push(ifp[0]!));
+    let release: () => void = () => {};
+    let asked = 0;
+    const run = runT38Session(pageEndingSession(), network, {
+      speed: 50,
+      maxSeconds: 2,
+      offloadReceive: false,
+      holdAfterPhaseD: (event) => {
+        asked++;
+        assert.equal(event.name, "MPS");
+        return new Promise<void>((resolve) => (release = resolve));
+      },
+    });
+    network.deliver(Uint8Array.of(9));
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(asked, 1);
+    assert.deepEqual(sent, [], "nothing went out while the page was being kept");
+    release();
+    await new Promise((r) => setTimeout(r, 30));
+    assert.equal(sent[0], 9, "the answer to the page first");
+    assert.ok(sent.length > 3 && sent.slice(1).every((b) => b === 7), `then the ticks' packets held meanwhile and those after: ${sent.join(",")}`);
+    await run;
+  });
+
+  it("a hold that fails ends the run with its error, and the held answer is never sent", async () => {
+    const sent: number[] = [];
+    const network = transport((ifp) => sent.push(ifp[0]!));
+    const run = runT38Session(pageEndingSession(), network, {
+      speed: 50,
+      maxSeconds: 2,
+      offloadReceive: false,
+      holdAfterPhaseD: () => new Promise<void>((_, reject) => setTimeout(() => reject(new Error("ENOSPC: no space left on device")), 20)),
+    });
+    network.deliver(Uint8Array.of(9));
+    await assert.rejects(run, /ENOSPC/);
+    assert.deepEqual(sent, []);
+  });
+});

@@ -2653,6 +2653,10 @@ export interface operations {
                             /** @description PDF (default), TIFF or NONE */
                             attachment?: string;
                         } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        } | null;
                         ftp?: {
                             /** @description SFTP (the only one; read-only) */
                             protocol?: string;
@@ -2683,10 +2687,6 @@ export interface operations {
                             publicKey?: string | null;
                             /** @description Read-only: sftp://user@host:port/directory */
                             target?: string;
-                        } | null;
-                        webservice?: {
-                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
-                            url: string;
                         } | null;
                         /** @description Read-only: the numbers assigned to it */
                         numbers: string[];
@@ -2797,6 +2797,10 @@ export interface operations {
                             /** @description PDF (default), TIFF or NONE */
                             attachment?: string;
                         } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
+                        } | null;
                         ftp?: {
                             /** @description SFTP (the only one; read-only) */
                             protocol?: string;
@@ -2827,10 +2831,6 @@ export interface operations {
                             publicKey?: string | null;
                             /** @description Read-only: sftp://user@host:port/directory */
                             target?: string;
-                        } | null;
-                        webservice?: {
-                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
-                            url: string;
                         } | null;
                         /** @description Read-only: the numbers assigned to it */
                         numbers: string[];
@@ -2934,40 +2934,31 @@ export interface operations {
                         /** @description PDF (default), TIFF or NONE */
                         attachment?: string;
                     } | null;
-                    ftp?: {
-                        /** @description SFTP (the only one; read-only) */
-                        protocol?: string;
-                        host: string;
-                        /** @description Default 22 */
-                        port?: number;
-                        username: string;
-                        /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
-                        hostKeys: string[];
-                        /** @description Remote directory; empty: the login's */
-                        directory?: string;
-                        filePattern?: string;
-                        /** @description PDF (default) or TIFF */
-                        documentFormat?: string;
-                        /** @description JSON (default) or XML */
-                        metadataFormat?: string;
-                        /** @description Write-only: log in with this password */
-                        password?: string;
-                        /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
-                        privateKey?: string;
-                        /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
-                        keyPassphrase?: string;
-                        /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
-                        generateKey?: boolean;
-                        /** @description Read-only: key or password */
-                        authMethod?: string;
-                        /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
-                        publicKey?: string | null;
-                        /** @description Read-only: sftp://user@host:port/directory */
-                        target?: string;
-                    } | null;
                     webservice?: {
                         /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
                         url: string;
+                    } | null;
+                    /** @description Fax-to-SFTP; null removes it. Fields left out keep their values; secrets are write-only */
+                    ftp?: {
+                        protocol?: string;
+                        host?: string;
+                        port?: number;
+                        username?: string;
+                        hostKeys?: string[];
+                        directory?: string;
+                        filePattern?: string;
+                        documentFormat?: string;
+                        metadataFormat?: string;
+                        password?: string;
+                        privateKey?: string;
+                        keyPassphrase?: string;
+                        generateKey?: boolean;
+                        /** @description key or password: refused when the change does not make the login so */
+                        authMethod?: string;
+                        /** @description Read-only, ignored */
+                        publicKey?: string | null;
+                        /** @description Read-only, ignored */
+                        target?: string;
                     } | null;
                     /** @description Read-only: assign numbers on the number */
                     numbers?: unknown;
@@ -2997,6 +2988,10 @@ export interface operations {
                             recipients: string[];
                             /** @description PDF (default), TIFF or NONE */
                             attachment?: string;
+                        } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
                         } | null;
                         ftp?: {
                             /** @description SFTP (the only one; read-only) */
@@ -3028,10 +3023,6 @@ export interface operations {
                             publicKey?: string | null;
                             /** @description Read-only: sftp://user@host:port/directory */
                             target?: string;
-                        } | null;
-                        webservice?: {
-                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
-                            url: string;
                         } | null;
                         /** @description Read-only: the numbers assigned to it */
                         numbers: string[];
@@ -3104,6 +3095,22 @@ export interface operations {
             };
             /** @description Default Response */
             409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            412: {
                 headers: {
                     [name: string]: unknown;
                 };
@@ -3238,40 +3245,31 @@ export interface operations {
                         /** @description PDF (default), TIFF or NONE */
                         attachment?: string;
                     } | null;
-                    ftp?: {
-                        /** @description SFTP (the only one; read-only) */
-                        protocol?: string;
-                        host: string;
-                        /** @description Default 22 */
-                        port?: number;
-                        username: string;
-                        /** @description Pinned SHA-256 host key fingerprints (SHA256:…, as ssh-keygen -lf prints them) */
-                        hostKeys: string[];
-                        /** @description Remote directory; empty: the login's */
-                        directory?: string;
-                        filePattern?: string;
-                        /** @description PDF (default) or TIFF */
-                        documentFormat?: string;
-                        /** @description JSON (default) or XML */
-                        metadataFormat?: string;
-                        /** @description Write-only: log in with this password */
-                        password?: string;
-                        /** @description Write-only: log in with this private key (OpenSSH, PEM or PuTTY) */
-                        privateKey?: string;
-                        /** @description Write-only: the passphrase of an encrypted privateKey (used once to decrypt it, not kept) */
-                        keyPassphrase?: string;
-                        /** @description Write-only: make a new Ed25519 key and log in with it (its publicKey is in the answer) */
-                        generateKey?: boolean;
-                        /** @description Read-only: key or password */
-                        authMethod?: string;
-                        /** @description Read-only: the public key line for the server's authorized_keys (key logins) */
-                        publicKey?: string | null;
-                        /** @description Read-only: sftp://user@host:port/directory */
-                        target?: string;
-                    } | null;
                     webservice?: {
                         /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
                         url: string;
+                    } | null;
+                    /** @description Fax-to-SFTP; null removes it. Fields left out keep their values; secrets are write-only */
+                    ftp?: {
+                        protocol?: string;
+                        host?: string;
+                        port?: number;
+                        username?: string;
+                        hostKeys?: string[];
+                        directory?: string;
+                        filePattern?: string;
+                        documentFormat?: string;
+                        metadataFormat?: string;
+                        password?: string;
+                        privateKey?: string;
+                        keyPassphrase?: string;
+                        generateKey?: boolean;
+                        /** @description key or password: refused when the change does not make the login so */
+                        authMethod?: string;
+                        /** @description Read-only, ignored */
+                        publicKey?: string | null;
+                        /** @description Read-only, ignored */
+                        target?: string;
                     } | null;
                     /** @description Read-only: assign numbers on the number */
                     numbers?: unknown;
@@ -3301,6 +3299,10 @@ export interface operations {
                             recipients: string[];
                             /** @description PDF (default), TIFF or NONE */
                             attachment?: string;
+                        } | null;
+                        webservice?: {
+                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
+                            url: string;
                         } | null;
                         ftp?: {
                             /** @description SFTP (the only one; read-only) */
@@ -3332,10 +3334,6 @@ export interface operations {
                             publicKey?: string | null;
                             /** @description Read-only: sftp://user@host:port/directory */
                             target?: string;
-                        } | null;
-                        webservice?: {
-                            /** @description http:// or https:// URL; shown without user info (a URL sent back as shown keeps it) */
-                            url: string;
                         } | null;
                         /** @description Read-only: the numbers assigned to it */
                         numbers: string[];

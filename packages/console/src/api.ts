@@ -1,4 +1,4 @@
-/** The console's calls to its node: /console/api and /rest/v1, with the session cookie and CSRF header. */
+/** The console's calls to its node: /console/api, /rest/v1 and /config/v2, with the session cookie and CSRF header. */
 
 export class ApiFailure extends Error {
   constructor(
@@ -22,8 +22,8 @@ export function whenSessionEnds(handler: (message: string) => void): void {
   onSessionEnded = handler;
 }
 
-export async function call<T>(method: string, path: string, body?: unknown, options: { signIn?: boolean } = {}): Promise<T> {
-  const headers: Record<string, string> = { accept: "application/json" };
+export async function call<T>(method: string, path: string, body?: unknown, options: { signIn?: boolean; headers?: Record<string, string> } = {}): Promise<T> {
+  const headers: Record<string, string> = { accept: "application/json", ...options.headers };
   if (body !== undefined) headers["content-type"] = "application/json";
   if (method !== "GET" && csrfToken) headers["x-csrf-token"] = csrfToken;
   let response: Response;
@@ -68,3 +68,6 @@ export interface Account {
 }
 
 export const rest = (account: Account, path: string) => `/rest/v1/${encodeURIComponent(account.custNr)}${path}`;
+
+/** A profile (topic) of the configuration API (docs/config-api.md), which the console's topic settings change. */
+export const inboundProfile = (name: string) => `/config/v2/inbound/profiles/${encodeURIComponent(name)}`;

@@ -8,20 +8,19 @@
  *  - GET    /console/api/received/{id}/pages/{n}                page n as PNG
  *  - GET    /console/api/received/{id}/document.pdf|.tif         the pages to download
  *  - POST   /console/api/received/{id}/deliveries/{nid}/redeliver send a fax-to-email or -webservice delivery again
- *  - GET    /console/api/topics                                 topics with numbers and deliveries
- *  - POST   /console/api/topics                                 {name}                         (manager)
- *  - PUT    /console/api/topics/{name}/deliveries               {mailTo, mailAttachment, pushUrl} (manager)
- *  - PUT    /console/api/topics/{name}/sftp                     fax-to-SFTP settings; secrets are written, never read (manager)
- *  - DELETE /console/api/topics/{name}/sftp                     removes it (manager)
+ *  - GET    /console/api/topics                                 topics with numbers and deliveries (every login reads them)
  *  - POST   /console/api/sftp-host-key                          {host, port}: the host key the server presents (manager)
  *
- * Numbers are assigned by operators (`faxline inbound number add`): a number is the carrier's, and
- * a customer could otherwise claim another's.
+ * Creating topics and changing their deliveries (e-mail, web service, SFTP) the page does through
+ * the configuration API with the session (`/config/v2/inbound/profiles/{name}`,
+ * src/configuration/), so the console, `faxline config` and any client change them one way, and
+ * every change is in its audit log. Numbers are given to customers by operators: a number is the
+ * carrier's, and a customer could otherwise claim another's.
  */
 import type { FastifyInstance } from "fastify";
 import { ApiError } from "../../errors/api-errors.ts";
-import { createTopic, listTopics, setTopicDeliveries } from "../../inbound/topics.ts";
-import { checkSftpHost, removeTopicSftpDelivery, setTopicSftpDelivery } from "../../inbound/sftp-delivery-settings.ts";
+import { listTopics } from "../../inbound/topics.ts";
+import { checkSftpHost } from "../../inbound/sftp-delivery-settings.ts";
 import { readServerHostKey } from "../../notifications/sftp/sftp-host-key.ts";
 import { pushAddressGuard } from "../../notifications/push/push-address-guard.ts";
 import { systemLookup } from "../../net/pinned-lookup.ts";
@@ -134,95 +133,6 @@ export function registerReceivedRoutes(app: FastifyInstance, deps: ConsoleDeps):
     const session = await deps.sessions.require(request);
     const topics = (await listTopics(db, session.custNr)).map((t) => ({ ...t, pushUrl: shownUrl(t.pushUrl) }));
     return { topics, canManage: session.isManager, defaultRetentionDays: deps.config.inbound.retentionDays };
-  });
-
-  app.post("/topics", async (request, reply) => {
-    const session = await requireManager(deps, request);
-    const name = (request.body as { name?: unknown } | null)?.name;
-    if (typeof name !== "string") throw new ApiError("invalid_request", "name is required");
-    await accountChange(() => createTopic(db, { custNr: session.custNr, name: name.trim() }, deps.clock.now()));
-    return reply.code(201).send({ name: name.trim() });
-  });
-
-  app.put("/topics/:name/deliveries", async (request) => {
-    const session = await requireManager(deps, request);
-    const { name } = request.params as { name: string };
-    const b = (request.body ?? {}) as { mailTo?: unknown; mailAttachment?: unknown; pushUrl?: unknown };
-    if (b.mailTo !== undefined && (!Array.isArray(b.mailTo) || b.mailTo.some((a) => typeof a !== "string") || b.mailTo.length > 20)) {
-      throw new ApiError("invalid_request", "mailTo must be a list of at most 20 addresses");
-    }
-    if (b.mailAttachment !== undefined && typeof b.mailAttachment !== "string") throw new ApiError("invalid_request", "mailAttachment must be PDF, TIFF or NONE");
-    if (b.pushUrl !== undefined && b.pushUrl !== null && typeof b.pushUrl !== "string") throw new ApiError("invalid_request", "pushUrl must be a URL or null");
-    // The form shows the URL without its credentials: the same URL sent back keeps them.
-    const current = (await listTopics(db, session.custNr)).find((t) => t.name === name);
-    const pushUrl = b.pushUrl as string | null | undefined;
-    const keep = typeof pushUrl === "string" && current?.pushUrl && pushUrl.trim() === shownUrl(current.pushUrl);
-    await accountChange(() =>
-      setTopicDeliveries(db, session.custNr, name, {
-        mailTo: b.mailTo as string[] | undefined,
-        mailAttachment: b.mailAttachment as string | undefined,
-        pushUrl: keep ? undefined : pushUrl,
-      }),
-    );
-    const updated = (await listTopics(db, session.custNr)).find((t) => t.name === name);
-    return updated ? { ...updated, pushUrl: shownUrl(updated.pushUrl) } : undefined;
-  });
-
-  // Fax-to-SFTP: the same function as `faxline inbound topic set-sftp`. Secrets (key, passphrase,
-  // password) are taken when given and otherwise kept; no answer carries them.
-  app.put("/topics/:name/sftp", async (request) => {
-    const session = await requireManager(deps, request);
-    const { name } = request.params as { name: string };
-    const b = (request.body ?? {}) as Record<string, unknown>;
-    const text = (key: string): string | undefined => {
-      const v = b[key];
-      if (v === undefined || v === null) return undefined;
-      if (typeof v !== "string") throw new ApiError("invalid_request", `${key} must be text`);
-      return v;
-    };
-    const secret = (key: string): string | undefined => {
-      const v = text(key);
-      return v === undefined || v === "" ? undefined : v;
-    };
-    const port = b.port === undefined || b.port === null || b.port === "" ? undefined : Number(b.port);
-    if (b.hostKeys !== undefined && (!Array.isArray(b.hostKeys) || b.hostKeys.some((k) => typeof k !== "string") || b.hostKeys.length > 5)) {
-      throw new ApiError("invalid_request", "hostKeys must be a list of at most 5 fingerprints");
-    }
-    const authMethod = text("authMethod");
-    const privateKey = secret("privateKey");
-    const password = secret("password");
-    if (authMethod === "password" && privateKey !== undefined) throw new ApiError("invalid_request", "A password login takes no private key");
-    const view = await accountChange(() =>
-      setTopicSftpDelivery(
-        db,
-        session.custNr,
-        name,
-        {
-          host: text("host"),
-          port,
-          username: text("username"),
-          hostKeys: b.hostKeys as string[] | undefined,
-          privateKey: authMethod === "password" ? undefined : privateKey,
-          keyPassphrase: authMethod === "password" || privateKey === undefined ? undefined : (secret("keyPassphrase") ?? null),
-          generateKey: b.generateKey === true,
-          password: authMethod === "key" ? undefined : password,
-          authMethod,
-          directory: text("directory"),
-          filePattern: text("filePattern"),
-          documentFormat: text("documentFormat"),
-          metadataFormat: text("metadataFormat"),
-        },
-        deps.clock.now(),
-      ),
-    );
-    return view;
-  });
-
-  app.delete("/topics/:name/sftp", async (request, reply) => {
-    const session = await requireManager(deps, request);
-    const { name } = request.params as { name: string };
-    await accountChange(() => removeTopicSftpDelivery(db, session.custNr, name));
-    return reply.code(204).send();
   });
 
   // Reads the host key a server presents, for the manager to confirm before pinning it. The

@@ -15,7 +15,7 @@
  * resolves with `phaseE: null`; aborting `signal` rejects with its reason; an engine or transport
  * exception rejects with it.
  */
-import { SAMPLES_PER_SECOND, type AudioSession, type AudioStep, type EngineEvent, type PhaseEEvent } from "./engine.ts";
+import { SAMPLES_PER_SECOND, type AudioSession, type AudioStep, type EngineEvent, type PhaseDEvent, type PhaseEEvent } from "./engine.ts";
 import { RtpPlayout, type RtpPlayoutStats } from "../media/rtp.ts";
 import { TICK_SAMPLES, type T38SessionResult } from "./run-t38-session.ts";
 
@@ -45,6 +45,14 @@ export interface RunAudioSessionOptions {
    * result's `wallMs` counts from it. (Default: now())
    */
   startAt?: number;
+  /**
+   * Asked at every phase D event; while a promise it returned is pending, the engine's audio is
+   * held back and silence sent instead (the clock and the received audio go on); once it resolves
+   * the held audio follows, catching up by leaving out held frames of silence (T.30's 75 ms gap
+   * before a response). A rejection ends the run with its error and the held audio is never sent.
+   * Used to make a received page durable before it is confirmed (reception-spool/page-spool.ts).
+   */
+  holdAfterPhaseD?: (event: PhaseDEvent) => Promise<void> | null;
 }
 
 export interface AudioSessionResult extends T38SessionResult {
@@ -101,13 +109,39 @@ export function runAudioSession(session: AudioSession, transport: AudioFrameTran
     };
     const onAbort = (): void => finish(signal?.reason ?? new Error("aborted"));
 
+    /** Holds pending (holdAfterPhaseD) and the audio held back, oldest first. */
+    let holds = 0;
+    const held: Int16Array[] = [];
+    const hold = (pending: Promise<void>): void => {
+      holds++;
+      pending.then(
+        () => void holds--,
+        (error: unknown) => {
+          holds--;
+          held.length = 0;
+          finish(error);
+        },
+      );
+    };
+
     const handle = (step: AudioStep): void => {
-      transport.sendFrame(step.audio);
       for (const event of step.events) {
         events.push(event);
         options.onEvent?.(event);
         if (event.type === "phaseE" && phaseE === null) phaseE = event;
+        if (event.type === "phaseD" && options.holdAfterPhaseD !== undefined) {
+          const pending = options.holdAfterPhaseD(event);
+          if (pending !== null) hold(pending);
+        }
       }
+      if (holds > 0) {
+        held.push(step.audio);
+        transport.sendFrame(new Int16Array(step.audio.length));
+      } else if (held.length > 0) {
+        held.push(step.audio);
+        while (held.length > 1 && isSilent(held[0]!)) held.shift();
+        transport.sendFrame(held.shift()!);
+      } else transport.sendFrame(step.audio);
       samples = step.samples;
     };
 
@@ -133,4 +167,9 @@ export function runAudioSession(session: AudioSession, transport: AudioFrameTran
     });
     tick();
   });
+}
+
+function isSilent(frame: Int16Array): boolean {
+  for (let i = 0; i < frame.length; i++) if (frame[i] !== 0) return false;
+  return true;
 }

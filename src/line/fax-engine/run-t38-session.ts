@@ -32,7 +32,7 @@
  * Aborting `signal` rejects with its reason. An exception from the engine or the transport
  * rejects with it.
  */
-import { SAMPLES_PER_SECOND, type EngineEvent, type PhaseEEvent, type T38Session, type T38Step, type TransferStatistics } from "./engine.ts";
+import { SAMPLES_PER_SECOND, type EngineEvent, type PhaseDEvent, type PhaseEEvent, type T38Session, type T38Step, type TransferStatistics } from "./engine.ts";
 
 /** What the runner needs from the network: UdptlSocket fits. */
 export interface IfpTransport {
@@ -77,6 +77,13 @@ export interface RunT38SessionOptions {
    * free is handled on the loop. (Default: the process's, OFFLOAD_SLOTS)
    */
   offloadSlots?: OffloadSlots;
+  /**
+   * Asked at every phase D event; a promise it returns holds every packet the session would send
+   * (the receiver's MCF among them) until it resolves, while the clock and the received IFPs go on.
+   * A rejection ends the run with its error and the held packets are never sent. Used to make a
+   * received page durable before it is confirmed (reception-spool/page-spool.ts).
+   */
+  holdAfterPhaseD?: (event: PhaseDEvent) => Promise<void> | null;
 }
 
 /**
@@ -179,13 +186,37 @@ export function runT38Session(session: T38Session, transport: IfpTransport, opti
     };
     const onAbort = (): void => finish(signal?.reason ?? new Error("aborted"));
 
+    /** Holds pending (holdAfterPhaseD) and the packets they hold back, in order. */
+    let holds = 0;
+    const held: T38Step["packets"] = [];
+    const hold = (pending: Promise<void>): void => {
+      holds++;
+      pending.then(
+        () => {
+          holds--;
+          if (holds > 0 || done) return;
+          for (const packet of held.splice(0)) transport.sendIfp(packet.ifp, packet.count);
+        },
+        (error: unknown) => {
+          held.length = 0;
+          holds--;
+          finish(error);
+        },
+      );
+    };
+
     const handle = (step: T38Step): void => {
-      for (const packet of step.packets) transport.sendIfp(packet.ifp, packet.count);
       for (const event of step.events) {
         events.push(event);
         options.onEvent?.(event);
         if (event.type === "phaseE" && phaseE === null) phaseE = event;
+        if (event.type === "phaseD" && options.holdAfterPhaseD !== undefined) {
+          const pending = options.holdAfterPhaseD(event);
+          if (pending !== null) hold(pending);
+        }
       }
+      if (holds > 0) held.push(...step.packets);
+      else for (const packet of step.packets) transport.sendIfp(packet.ifp, packet.count);
       samples = step.samples;
     };
 

@@ -21,6 +21,7 @@ import type { AudioSession, AudioSessionOptions, Engine, EngineEvent, PhaseEEven
 import { runAudioSession } from "../fax-engine/run-audio-session.ts";
 import { runT38Session } from "../fax-engine/run-t38-session.ts";
 import { TickSlots } from "../fax-engine/tick-slots.ts";
+import { PageSpool, PageSpoolError } from "../reception-spool/page-spool.ts";
 import type { AudioCodec } from "../sip/sdp.ts";
 import { RtcpSession, type RtcpStats } from "../media/rtcp.ts";
 import { RtpSocket, type RtpPlayoutStats, type RtpSocketStats } from "../media/rtp.ts";
@@ -29,8 +30,16 @@ import { UdptlSocket, type UdpEndpoint, type UdptlSocketStats } from "../media/u
 /** Where the far end takes a stream; for audio also its RTCP when its SDP names a place (`a=rtcp`). */
 export type MediaRemote = UdpEndpoint & { rtcp?: UdpEndpoint };
 
+/**
+ * A receiving session whose pages are made durable one by one before their MCF (reception-spool/
+ * page-spool.ts): the session's `tiffPath` is the spool's image, `progressPath` its progress file.
+ */
+export interface DurablePages {
+  progressPath: string;
+}
+
 /** What to run: the engine session's options and the far end's media from the SDP. */
-export type FaxMediaSpec =
+export type FaxMediaSpec = (
   | {
       kind: "t38";
       session: T38SessionOptions;
@@ -46,7 +55,8 @@ export type FaxMediaSpec =
       remote: MediaRemote;
       codec: AudioCodec;
       payloadType: number;
-    };
+    }
+) & { durable?: DurablePages };
 
 export interface FaxMediaClock {
   /** Engine clock speed: 1 for real far ends (lines.clockSpeed). */
@@ -70,6 +80,11 @@ export interface FaxMediaResult {
   /** Engine time of the session, seconds. */
   engineSeconds: number;
   media: { udptl?: UdptlSocketStats; rtp?: RtpSocketStats; rtcp?: RtcpStats; playout?: RtpPlayoutStats };
+  /**
+   * A durable reception's pages (spec.durable): those made durable before their MCF, and why the
+   * session was ended when one could not be (the disk full …); then `stopped` is true.
+   */
+  durable?: { pages: number; fault: string | null };
 }
 
 export interface FaxMediaRun {
@@ -144,11 +159,27 @@ export class InlineMediaRunner implements FaxMediaRunner {
     };
     const result = (async (): Promise<FaxMediaResult> => {
       let session: T38Session | AudioSession | null = null;
-      const withStatistics = (event: EngineEvent): void => onEvent(event, event.type === "phaseB" || event.type === "phaseD" ? (session?.statistics() ?? null) : null);
+      const pageSpool = spec.durable === undefined ? null : new PageSpool({ tiffPath: spec.session.tiffPath, progressPath: spec.durable.progressPath, transport: spec.kind === "t38" ? "t38" : "g711" });
+      let phaseEWritten: Promise<void> | null = null;
+      const withStatistics = (event: EngineEvent): void => {
+        if (event.type === "phaseE" && pageSpool !== null && session !== null) phaseEWritten = pageSpool.phaseE(event, session.statistics()).catch(() => undefined);
+        onEvent(event, event.type === "phaseB" || event.type === "phaseD" ? (session?.statistics() ?? null) : null);
+      };
+      /** Holds the engine's answer to a page until the page is durable; a page that cannot be ends the session. */
+      const holdAfterPhaseD =
+        pageSpool === null
+          ? undefined
+          : (): Promise<void> | null => {
+              const pending = pageSpool.pageEnded(session!.statistics());
+              return pending === null ? null : pending.catch((error: unknown) => {
+                if (!stop.signal.aborted) stop.abort(new Stopped());
+                throw error;
+              });
+            };
       let releaseTickSlot = (): void => {};
       /** The run's options, made as it starts: a real-time session's engine clock starts in the tick phase it is given (a virtual clock, in tests, at once, as its peer expects). */
       const optionsNow = () => {
-        const options = { speed: clock.speed, maxSeconds: clock.maxSeconds, signal: stop.signal, onEvent: withStatistics };
+        const options = { speed: clock.speed, maxSeconds: clock.maxSeconds, signal: stop.signal, onEvent: withStatistics, ...(holdAfterPhaseD !== undefined ? { holdAfterPhaseD } : {}) };
         if (clock.speed !== 1) return options;
         const slot = this.#tickSlots.take(performance.now());
         releaseTickSlot = slot.release;
@@ -173,7 +204,7 @@ export class InlineMediaRunner implements FaxMediaRunner {
           ran = await runAudioSession(session, rtp, optionsNow());
         }
       } catch (error) {
-        if (!(stop.signal.aborted && (error === stop.signal.reason || error instanceof Stopped))) {
+        if (!(stop.signal.aborted && (error === stop.signal.reason || error instanceof Stopped || error instanceof PageSpoolError))) {
           session?.close();
           throw error;
         }
@@ -187,6 +218,10 @@ export class InlineMediaRunner implements FaxMediaRunner {
       const statistics = session!.statistics();
       // Closing the session closes the TIFF file: a receiver's pages are on disk after this.
       session!.close();
+      if (pageSpool !== null) {
+        await pageSpool.settled();
+        if (phaseEWritten !== null) await phaseEWritten;
+      }
       const media: FaxMediaResult["media"] = {
         ...(udptl !== null ? { udptl: (udptl as UdptlSocket).stats } : {}),
         ...(rtp !== null ? { rtp: (rtp as RtpSocket).stats } : {}),
@@ -194,6 +229,7 @@ export class InlineMediaRunner implements FaxMediaRunner {
         ...(ran?.playout !== undefined ? { playout: ran.playout } : {}),
       };
       return {
+        ...(pageSpool !== null ? { durable: { pages: pageSpool.confirmed, fault: pageSpool.failure?.message ?? null } } : {}),
         stopped: ran === null,
         phaseE: ran?.phaseE ?? null,
         statistics,

@@ -30,7 +30,7 @@
 import type { EngineEvent, PhaseEEvent, T30SessionOptions, TransferStatistics } from "../fax-engine/engine.ts";
 import { bitRateCap, SAMPLES_PER_SECOND } from "../fax-engine/engine.ts";
 import type { AttemptOutcome } from "../line.ts";
-import { MediaHostLostError, type FaxMediaEventHandler, type FaxMediaResult, type FaxMediaRun, type FaxMediaRunner } from "../media-host/fax-media.ts";
+import { MediaHostLostError, type DurablePages, type FaxMediaEventHandler, type FaxMediaResult, type FaxMediaRun, type FaxMediaRunner } from "../media-host/fax-media.ts";
 import {
   describeSipResponse,
   outcomeOfCall,
@@ -386,8 +386,10 @@ export function startFaxMedia(
   session: T30SessionOptions,
   maxSeconds: number,
   onEvent: FaxMediaEventHandler,
+  durable?: DurablePages,
 ): FaxMediaRun {
   const clock = { speed: setup.speed, maxSeconds };
+  const spool = durable !== undefined ? { durable } : {};
   if (faxMedia.kind === "t38") {
     const { media } = faxMedia;
     const maxDatagram = media.params.maxDatagram ?? 400;
@@ -398,6 +400,7 @@ export function startFaxMedia(
         remote: media.remote,
         maxDatagram,
         redundancy: media.params.errorCorrection === "none" ? 0 : setup.redundancy,
+        ...spool,
       },
       { t38: ports.take("t38") },
       clock,
@@ -406,7 +409,7 @@ export function startFaxMedia(
   }
   const { media } = faxMedia;
   return setup.media.run(
-    { kind: "audio", session, remote: media.remote, codec: media.codec, payloadType: media.payloadType },
+    { kind: "audio", session, remote: media.remote, codec: media.codec, payloadType: media.payloadType, ...spool },
     { audio: ports.take("audio"), rtcp: ports.take("rtcp") },
     clock,
     onEvent,

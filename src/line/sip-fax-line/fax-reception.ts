@@ -26,6 +26,8 @@ import { describeT30Completion } from "../fax-engine/t30-completion-codes.ts";
 import type { FaxMediaResult } from "../media-host/fax-media.ts";
 import type { RtcpStats } from "../media/rtcp.ts";
 import { DEFAULT_WATCHDOG_LIMITS } from "../outcomes/call-watchdog.ts";
+import type { DurablePages } from "../media-host/fax-media.ts";
+import { readJson, type ReceptionProgress } from "../reception-spool/reception-spool.ts";
 import { followCall, startFaxMedia, waitForT38, type FaxCallSetup } from "./fax-call.ts";
 
 export interface ReceptionInput {
@@ -38,6 +40,11 @@ export interface ReceptionInput {
   csid: string;
   /** Where the engine writes the pages. */
   tiffPath: string;
+  /**
+   * Receive durably (reception-spool/): each page is fsynced with the spool's progress file before
+   * its MCF goes out, and the report counts only such pages (a page that cannot be kept ends the call).
+   */
+  durable?: DurablePages;
   /** 180 Ringing this long before the 200, ms. */
   answerDelayMs: number;
   /** Whole-call limit, ms of the call's own time. */
@@ -53,7 +60,7 @@ export interface ReceptionReport {
   answered: boolean;
   /** OK: phase E with T30_ERR_OK after at least one page; PARTIAL: pages arrived but the fax broke off; FAILED: no page. */
   status: ReceptionStatus;
-  /** Pages kept in `tiffPath`. */
+  /** Pages kept in `tiffPath` (receiving durably: the first this many, each whole and fsynced; more may follow in the file). */
   pages: number;
   /** The sender's TSI, trimmed; null when none came. */
   remoteCsid: string | null;
@@ -67,6 +74,11 @@ export interface ReceptionReport {
   encoding: string | null;
   /** `T30_ERR_*` at phase E; null when the engine never got there. */
   completion: string | null;
+  /**
+   * Why it is not OK when Faxline itself ended it: `spool_failed` (a page could not be kept on the
+   * node's disk), `node_stopped` (stored from the spool after the node restarted). Else absent.
+   */
+  reasonCode?: "spool_failed" | "node_stopped";
   /** Why it is not OK, for people: the T.30 completion, or how the call ended. Null when OK. */
   rawCause: string | null;
   /** Answer to hang-up in the call's own time, whole seconds; 0 when not answered. */
@@ -136,11 +148,19 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
     let engineSeconds = 0;
     let faultAfterAnswer: string | null = null;
     const sessionOptions = { mode: "receive" as const, calling: false, tiffPath: input.tiffPath, localIdent: input.csid, ecm: input.ecm };
-    const run = startFaxMedia(setup, ports, faxMedia, sessionOptions, Math.ceil(input.maxCallMs / 1000), (event, statistics) => {
-      if (statistics !== null) lastStatistics = statistics;
-      if (event.type === "phaseE") phaseE = event;
-      input.onEngineEvent?.(event);
-    });
+    const run = startFaxMedia(
+      setup,
+      ports,
+      faxMedia,
+      sessionOptions,
+      Math.ceil(input.maxCallMs / 1000),
+      (event, statistics) => {
+        if (statistics !== null) lastStatistics = statistics;
+        if (event.type === "phaseE") phaseE = event;
+        input.onEngineEvent?.(event);
+      },
+      input.durable,
+    );
     const stopListening = followCall(answeredCall, run, () => run.stop());
     if (answeredCall.state === "terminated") run.stop();
     // The line's own abort (the node stopping): the fax ends here, and what arrived is kept.
@@ -163,13 +183,20 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
     // the pages it finished (each written at its end of page); its statistics are the last known.
     const statistics: TransferStatistics | null = result?.statistics ?? lastStatistics;
     const sip = await answeredCall.hangup();
-    const pages = statistics?.pagesRx ?? 0;
+    let pages = statistics?.pagesRx ?? 0;
+    let spoolFault: string | null = null;
+    if (input.durable !== undefined) {
+      // Only the pages made durable count; a lost media process's are in its progress file.
+      if (result?.durable !== undefined) ({ pages, fault: spoolFault } = result.durable);
+      else pages = (await readJson<ReceptionProgress>(input.durable.progressPath).catch(() => null))?.pages ?? 0;
+    }
     const ended = phaseE as PhaseEEvent | null;
-    const ok = ended !== null && ended.name === "T30_ERR_OK" && pages > 0;
+    const ok = ended !== null && ended.name === "T30_ERR_OK" && pages > 0 && spoolFault === null;
     const status: ReceptionStatus = ok ? "OK" : pages > 0 ? "PARTIAL" : "FAILED";
     let rawCause: string | null = null;
     if (!ok) {
-      if (faultAfterAnswer !== null) rawCause = `Faxline could not run the fax after answering: ${faultAfterAnswer}; ${pages} page${pages === 1 ? "" : "s"} received`;
+      if (spoolFault !== null) rawCause = `Faxline ended the call: ${spoolFault}; ${pages} page${pages === 1 ? "" : "s"} kept`;
+      else if (faultAfterAnswer !== null) rawCause = `Faxline could not run the fax after answering: ${faultAfterAnswer}; ${pages} page${pages === 1 ? "" : "s"} received`;
       else if (ended !== null) rawCause = describeT30Completion(ended.completionCode);
       else if (sip.result === "completed" && sip.endedBy === "remote") rawCause = `The caller hung up (BYE) before the fax ended; ${pages} page${pages === 1 ? "" : "s"} received`;
       else rawCause = `The call ended before the fax did (${sip.result === "failed" ? sip.reasonPhrase : `whole-call limit ${Math.round(input.maxCallMs / 1000)} s`}); ${pages} page${pages === 1 ? "" : "s"} received`;
@@ -190,6 +217,7 @@ export async function receiveFaxCall(setup: FaxCallSetup, input: ReceptionInput)
       durationSecs: Math.max(1, Math.round(durationMs / 1000)),
       sip,
       ...(result?.media.rtcp !== undefined ? { rtcp: result.media.rtcp } : {}),
+      ...(spoolFault !== null ? { reasonCode: "spool_failed" as const } : {}),
     };
   } catch (error) {
     if (call !== null && call.state !== "terminated") await call.hangup().catch(() => undefined);

@@ -29,7 +29,8 @@
  * 30 s); a reception that still cannot be stored is left in the spool directory (its record as
  * JSON, its image as TIFF) and logged with its path, never dropped silently.
  */
-import { mkdir, mkdtemp, readFile, rename, rm, writeFile } from "node:fs/promises";
+import { existsSync } from "node:fs";
+import { readFile, rm } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import net from "node:net";
 import path from "node:path";
@@ -45,6 +46,18 @@ import { parseAddressBlock, type TrunkConfig } from "../trunks/trunk-config.ts";
 import { faxIdent, type FaxCallSetup } from "./fax-call.ts";
 import { receiveFaxCall, type ReceptionReport } from "./fax-reception.ts";
 import { NoFreeMediaPortError } from "./media-ports.ts";
+import { newReceivedFaxId } from "../../lib/ids.ts";
+import {
+  createReceptionDir,
+  ENDED_FILE,
+  IMAGE_FILE,
+  PROGRESS_FILE,
+  spooledReceptions,
+  writeJsonDurably,
+  type ReceptionRecord,
+  type SpooledReception,
+} from "../reception-spool/reception-spool.ts";
+import { keepFirstPages, wholePages } from "../reception-spool/tiff-pages.ts";
 
 /** A number that receives: whose it is and which topic. */
 export interface InboundNumber {
@@ -56,6 +69,8 @@ export interface InboundNumber {
 
 /** One reception, as the line hands it to the sink. */
 export interface ReceivedCall {
+  /** The received fax's id, chosen when the call came in (the spool's directory name); absent: the sink picks one. */
+  id?: string;
   number: InboundNumber;
   trunk: string;
   /** The called number, E.164. */
@@ -96,7 +111,11 @@ export interface InboundCallsOptions {
   /** Whole-call limit, ms. (Default: 1 h) */
   maxCallMs?: number;
   tmpDir?: string;
-  /** Where receptions that cannot be stored are left (.json and .tif). (Default: `<tmpDir>/faxline-unstored`) */
+  /**
+   * The reception spool (reception-spool/reception-spool.ts): every reception is received into a
+   * directory of its own here, page by page durably, and removed once stored; what a previous run
+   * left is stored at start. (Default: `<tmpDir>/faxline-receptions`)
+   */
   spoolDir?: string;
   logger?: Logger;
   /** Wall clock, ms since the epoch. */
@@ -118,8 +137,11 @@ export class InboundCalls {
   #active = 0;
   #closed = false;
 
+  readonly #spoolDir: string;
+
   constructor(options: InboundCallsOptions) {
     this.#options = options;
+    this.#spoolDir = options.spoolDir ?? path.join(options.tmpDir ?? tmpdir(), "faxline-receptions");
     this.#challenger = new SipDigestChallenger({ realm: options.realm ?? "faxline", now: () => options.clock.now() });
   }
 
@@ -128,8 +150,12 @@ export class InboundCalls {
     return this.#active;
   }
 
-  /** Builds each inbound trunk's list of allowed sources (resolving proxy and registrar names). */
+  /**
+   * Builds each inbound trunk's list of allowed sources (resolving proxy and registrar names), and
+   * stores what a previous run left in the reception spool.
+   */
   async start(): Promise<void> {
+    await this.#recoverUnfinished();
     for (const trunk of this.#options.trunks) {
       if (!trunk.inbound) continue;
       const list = new net.BlockList();
@@ -264,10 +290,19 @@ export class InboundCalls {
     this.#active++;
     const release = o.takeSlot(trunk.name);
     let dir: string | null = null;
-    let keepDir = false;
+    /** Kept until the reception is stored (or was never answered): a node that dies meanwhile stores it at its next start. */
+    let keepDir = true;
     try {
-      dir = await mkdtemp(path.join(o.tmpDir ?? tmpdir(), "faxline-rx-"));
-      const tiffPath = path.join(dir, "received.tif");
+      const startedAt = o.clock.now();
+      const record: ReceptionRecord = { id: newReceivedFaxId(startedAt), custNr: number.custNr, topic: number.topic, trunk: trunk.name, toNumber: e164, fromNumber, startedAt };
+      try {
+        dir = await createReceptionDir(this.#spoolDir, record);
+      } catch (error) {
+        // Nothing was answered: the carrier may try another node (or again later).
+        log?.error({ err: error, spool: this.#spoolDir, to: e164 }, "cannot write a reception's record into the spool (is the node's disk full?): refused (503)");
+        return this.#refuse(invite, 503);
+      }
+      const tiffPath = path.join(dir, IMAGE_FILE);
       let report: ReceptionReport;
       try {
         report = await receiveFaxCall(o.setup(), {
@@ -276,10 +311,13 @@ export class InboundCalls {
           ecm: trunk.ecm,
           csid: faxIdent(number.csid ?? trunk.csid ?? o.defaultCsid),
           tiffPath,
+          durable: { progressPath: path.join(dir, PROGRESS_FILE) },
           answerDelayMs: trunk.answerDelayMs,
           maxCallMs: o.maxCallMs ?? DEFAULT_MAX_CALL_MS,
         });
       } catch (error) {
+        // It throws before the answer, or for a fault of its own: the spool keeps only a reception with confirmed pages.
+        keepDir = existsSync(path.join(dir, PROGRESS_FILE));
         if (error instanceof NoFreeMediaPortError) {
           log?.error({ err: error }, "incoming call without a free media port: refused (503)");
           return this.#refuse(invite, 503);
@@ -290,29 +328,69 @@ export class InboundCalls {
         { trunk: trunk.name, to: e164, from: fromNumber, status: report.status, pages: report.pages, transport: report.transport, completion: report.completion, rawCause: report.rawCause },
         "fax reception ended",
       );
-      if (!report.answered) return;
-      const image = report.pages > 0 ? await readFile(tiffPath) : null;
-      const call: ReceivedCall = { number, trunk: trunk.name, toNumber: e164, fromNumber, report, image, endedAt: o.clock.now() };
-      if (await this.#store(call, log)) return;
-      // Not stored after every try: keep it where an operator finds it, with what is known of it.
-      keepDir = true;
-      try {
-        const spool = o.spoolDir ?? path.join(o.tmpDir ?? tmpdir(), "faxline-unstored");
-        await mkdir(spool, { recursive: true });
-        const base = path.join(spool, `${new Date(call.endedAt).toISOString().replace(/[:.]/g, "-")}-${path.basename(dir)}`);
-        const { image: _image, ...meta } = call;
-        await writeFile(`${base}.json`, `${JSON.stringify(meta, null, 2)}\n`, { mode: 0o600 });
-        if (image !== null) await rename(tiffPath, `${base}.tif`);
+      if (!report.answered) {
         keepDir = false;
-        log?.error({ spooled: base, to: e164, from: fromNumber, pages: report.pages }, "a received fax could not be stored: it is kept in the spool directory (.json and .tif)");
+        return;
+      }
+      const image = report.pages > 0 ? await keepFirstPages(await readFile(tiffPath), report.pages) : null;
+      const call: ReceivedCall = { id: record.id, number, trunk: trunk.name, toNumber: e164, fromNumber, report, image, endedAt: o.clock.now() };
+      if (await this.#store(call, log)) {
+        keepDir = false;
+        return;
+      }
+      // Not stored after every try: its directory stays in the spool with the call's report, and
+      // the node stores it at its next start.
+      try {
+        const { image: _image, ...ended } = call;
+        await writeJsonDurably(path.join(dir, ENDED_FILE), ended);
+        log?.error({ spooled: dir, to: e164, from: fromNumber, pages: report.pages }, "a received fax could not be stored: it stays in the reception spool and is stored when the node starts again");
       } catch (error) {
-        log?.error({ err: error, kept: dir, to: e164, from: fromNumber, pages: report.pages }, "a received fax could not be stored nor spooled: its image stays in the temporary directory named here");
+        log?.error({ err: error, spooled: dir, to: e164, from: fromNumber, pages: report.pages }, "a received fax could not be stored: it stays in the reception spool (without its final report) and is stored, as cut off, when the node starts again");
       }
     } finally {
       release();
       this.#active--;
       if (dir !== null && !keepDir) await rm(dir, { recursive: true, force: true });
     }
+  }
+
+  /**
+   * Stores the receptions a previous run of this node left in its spool (it stopped or died
+   * during them, or could not store them): each with the pages it had confirmed, as PARTIAL
+   * ("the node stopped during the reception"), OK when its phase E had come with T30_ERR_OK, or
+   * as the call reported when it ended but the store could not take it. The listing is taken
+   * now, before any call is answered; the storing goes on in the background (close() waits).
+   */
+  async #recoverUnfinished(): Promise<void> {
+    const o = this.#options;
+    let found: SpooledReception[];
+    try {
+      found = await spooledReceptions(this.#spoolDir);
+    } catch (error) {
+      o.logger?.error({ err: error, spool: this.#spoolDir }, "cannot read the reception spool: receptions a previous run left there are not stored until the node starts again");
+      return;
+    }
+    if (found.length === 0) return;
+    const run = (async () => {
+      for (const entry of found) {
+        const log = o.logger?.child({ spooled: entry.dir });
+        try {
+          const call = await recoveredCall(entry);
+          if (call === null) {
+            // Its record was never written: the call was not answered.
+            await rm(entry.dir, { recursive: true, force: true });
+            continue;
+          }
+          log?.warn({ id: call.id, to: call.toNumber, from: call.fromNumber, status: call.report.status, pages: call.report.pages }, "storing a reception a previous run of this node left unfinished");
+          if (await this.#store(call, log)) await rm(entry.dir, { recursive: true, force: true });
+          else log?.error({ id: call.id }, "a reception left in the spool could not be stored: it stays there until the node starts again");
+        } catch (error) {
+          log?.error({ err: error }, "a reception left in the spool cannot be read: it stays there for an operator");
+        }
+      }
+    })();
+    this.#running.add(run);
+    void run.finally(() => this.#running.delete(run));
   }
 
   async #store(call: ReceivedCall, log: Logger | undefined): Promise<boolean> {
@@ -362,4 +440,57 @@ export function callingNumber(from: string | undefined): string | null {
   } catch {
     return null;
   }
+}
+
+/**
+ * What to store of a reception found in the spool: the call's own report when it ended (and
+ * could not be stored), else the pages its progress file confirmed, OK when phase E came with
+ * T30_ERR_OK, else PARTIAL (FAILED without pages) as stopped by the node. Null without a record.
+ */
+export async function recoveredCall(entry: SpooledReception): Promise<ReceivedCall | null> {
+  const record = entry.record;
+  if (record === null) return null;
+  const imageOf = async (pages: number): Promise<{ pages: number; image: Uint8Array | null }> => {
+    if (pages <= 0) return { pages: 0, image: null };
+    let bytes: Buffer;
+    try {
+      bytes = await readFile(path.join(entry.dir, IMAGE_FILE));
+    } catch (error) {
+      if ((error as NodeJS.ErrnoException).code === "ENOENT") return { pages: 0, image: null };
+      throw error;
+    }
+    // Confirmed pages were fsynced whole before their MCF; should the file hold fewer, what it holds is kept.
+    const whole = (await wholePages(bytes, pages)).pages;
+    return whole === 0 ? { pages: 0, image: null } : { pages: whole, image: await keepFirstPages(bytes, whole) };
+  };
+  const ended = entry.ended as Omit<ReceivedCall, "image"> | null;
+  if (ended !== null && typeof ended === "object" && ended.report !== undefined) {
+    const { pages, image } = await imageOf(ended.report.pages);
+    const report: ReceptionReport = pages === ended.report.pages ? ended.report : { ...ended.report, pages, status: pages > 0 ? "PARTIAL" : "FAILED" };
+    return { ...ended, id: record.id, report, image };
+  }
+  const progress = entry.progress;
+  const { pages, image } = await imageOf(progress?.pages ?? 0);
+  const completion = progress?.completion ?? null;
+  const ok = completion === "T30_ERR_OK" && pages > 0 && pages === progress?.pages;
+  const endedAt = Math.max(record.startedAt, progress?.updatedAt ?? record.startedAt);
+  const report: ReceptionReport = {
+    answered: true,
+    status: ok ? "OK" : pages > 0 ? "PARTIAL" : "FAILED",
+    pages,
+    remoteCsid: progress?.remoteCsid ?? null,
+    resolution: pages > 0 && progress !== null ? (progress.yDpi >= 150 ? "HIGH" : "LOW") : null,
+    transport: progress?.transport ?? null,
+    bitRate: progress?.bitRate ?? 0,
+    ecm: progress?.ecm ?? false,
+    encoding: pages > 0 ? (progress?.encoding ?? null) : null,
+    completion,
+    ...(ok ? {} : { reasonCode: "node_stopped" as const }),
+    rawCause: ok
+      ? null
+      : `The node stopped during the reception${completion !== null ? ` (after phase E: ${completion})` : ""}; ${pages} page${pages === 1 ? "" : "s"} received and confirmed`,
+    durationSecs: Math.max(1, Math.round((endedAt - record.startedAt) / 1000)),
+    sip: null,
+  };
+  return { id: record.id, number: { custNr: record.custNr, topic: record.topic }, trunk: record.trunk, toNumber: record.toNumber, fromNumber: record.fromNumber, report, image, endedAt };
 }

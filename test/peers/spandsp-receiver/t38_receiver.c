@@ -46,7 +46,8 @@
  * With -t it is a T.38 SENDER instead (the calling terminal: CNG, then DCS, pages, EOP), for the
  * tests where Faxline receives (test/interop/sip-reception-sipp.test.ts): it still waits for the
  * first datagram (Faxline, the answering side, sends its CED and DIS first) and starts its clock
- * with it. The RESULT line then also carries "pages_tx". It sends its file's pages in the size and
+ * with it. The RESULT line then also carries "pages_tx", and each page the receiver confirms
+ * (MCF) prints "CONFIRMED <session> <pages_tx>" the moment the MCF arrives. It sends its file's pages in the size and
  * resolution they have (A4, B4 or A3 wide; standard, fine, superfine, 300 or 400 dpi) when the
  * receiver's DIS allows them, and fails with the T.30 code that says why when not.
  *
@@ -444,6 +445,12 @@ static int phase_d_handler(t30_state_t *t30, void *user_data, int result)
     log_prefix(s);
     fprintf(stderr, "Phase D: %s pages_rx=%d rate=%d ecm=%d enc=%s size=%dx%d res=%dx%d bad_rows=%d\n", t30_frametype((uint8_t) result), t.pages_rx,
             t.bit_rate, t.error_correcting_mode, encoding_name(t.encoding), t.width, t.length, t.x_resolution, t.y_resolution, t.bad_rows);
+    /* A sender's phase D carries the receiver's answer to a page: "CONFIRMED <session> <pages_tx>"
+       on stdout when it is MCF, so that a test can act the moment the far end has confirmed a page. */
+    if (opt.tx_file != NULL && result == T30_MCF) {
+        printf("CONFIRMED %d %d\n", s->index, t.pages_tx);
+        fflush(stdout);
+    }
     return T30_ERR_OK;
 }
 

@@ -1,5 +1,5 @@
 import { useEffect, useState } from "preact/hooks";
-import { ApiFailure, call } from "../api.ts";
+import { ApiFailure, call, inboundProfile } from "../api.ts";
 import { Notice } from "../components.tsx";
 import { t, useLanguage } from "../i18n.ts";
 
@@ -29,7 +29,7 @@ interface Topic {
 
 type Status = { tone: "success" | "error"; text: string } | null;
 
-/** Fax-to-SFTP of one topic: the same settings as faxline inbound topic set-sftp. */
+/** Fax-to-SFTP of one topic, changed through the configuration API (the profile's `ftp`). */
 function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: boolean; reload: () => Promise<void>; id: string }) {
   const d = topic.sftp;
   const [host, setHost] = useState(d?.host ?? "");
@@ -49,7 +49,6 @@ function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: b
   const [status, setStatus] = useState<Status>(null);
   const value = (set: (v: string) => void) => (e: Event) => set((e.target as HTMLInputElement).value);
   const fail = (err: unknown) => setStatus({ tone: "error", text: err instanceof ApiFailure ? err.message : String(err) });
-  const base = `/console/api/topics/${encodeURIComponent(topic.name)}/sftp`;
   return (
     <section class="stack" aria-labelledby={`${id}-sftp`} data-sftp={topic.name}>
       <h4 id={`${id}-sftp`}>{t("sftp.title")}</h4>
@@ -58,20 +57,24 @@ function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: b
         class="stack"
         onSubmit={(e) => {
           e.preventDefault();
-          call<SftpDelivery>("PUT", base, {
-            host,
-            port: Number(port),
-            username: user,
-            hostKeys: hostKeys.split(/\s+/).filter(Boolean),
-            authMethod: method,
-            privateKey: method === "key" && !generateKey ? privateKey : undefined,
-            keyPassphrase: method === "key" && !generateKey ? passphrase : undefined,
-            generateKey: method === "key" && generateKey,
-            password: method === "password" ? password : undefined,
-            directory,
-            filePattern: pattern,
-            documentFormat,
-            metadataFormat,
+          // Secrets left empty are not sent: the stored ones stay.
+          const secret = (text: string) => (text === "" ? undefined : text);
+          call("PATCH", inboundProfile(topic.name), {
+            ftp: {
+              host,
+              port: Number(port),
+              username: user,
+              hostKeys: hostKeys.split(/\s+/).filter(Boolean),
+              authMethod: method,
+              privateKey: method === "key" && !generateKey ? secret(privateKey) : undefined,
+              keyPassphrase: method === "key" && !generateKey ? secret(passphrase) : undefined,
+              generateKey: method === "key" && generateKey,
+              password: method === "password" ? secret(password) : undefined,
+              directory,
+              filePattern: pattern,
+              documentFormat,
+              metadataFormat,
+            },
           })
             .then(async () => {
               setPrivateKey("");
@@ -195,7 +198,7 @@ function SftpForm({ topic, canManage, reload, id }: { topic: Topic; canManage: b
                 type="button"
                 class="button-quiet"
                 onClick={() =>
-                  call("DELETE", base)
+                  call("PATCH", inboundProfile(topic.name), { ftp: null })
                     .then(async () => {
                       setStatus({ tone: "success", text: t("sftp.removed") });
                       await reload();
@@ -247,10 +250,9 @@ function TopicCard({ topic, canManage, reload }: { topic: Topic; canManage: bool
           e.preventDefault();
           void run(
             () =>
-              call("PUT", `/console/api/topics/${encodeURIComponent(topic.name)}/deliveries`, {
-                mailTo: mailTo.split(/[,\s]+/).filter(Boolean),
-                mailAttachment: attach,
-                pushUrl: pushUrl.trim() || null,
+              call("PATCH", inboundProfile(topic.name), {
+                email: mailTo.split(/[,\s]+/).filter(Boolean).length > 0 ? { recipients: mailTo.split(/[,\s]+/).filter(Boolean), attachment: attach } : null,
+                webservice: pushUrl.trim() ? { url: pushUrl.trim() } : null,
               }),
             t("common.saved"),
           );
@@ -288,14 +290,114 @@ function TopicCard({ topic, canManage, reload }: { topic: Topic; canManage: bool
   );
 }
 
+/** A number as the configuration API shows it (its own settings). */
+interface InboundNumber {
+  number: string;
+  profile: string | null;
+  faxId: string | null;
+  active: boolean | null;
+}
+
+function NumberRow({ number, topics, saved }: { number: InboundNumber; topics: string[]; saved: () => Promise<void> }) {
+  const [profile, setProfile] = useState(number.profile ?? "");
+  const [faxId, setFaxId] = useState(number.faxId ?? "");
+  const [active, setActive] = useState(number.active !== false);
+  const [status, setStatus] = useState<Status>(null);
+  const vars = { number: number.number };
+  return (
+    <tr data-number={number.number}>
+      <th scope="row" class="mono">
+        {number.number}
+      </th>
+      <td>
+        <select aria-label={t("numbers.topicFor", vars)} value={profile} onChange={(e) => setProfile((e.target as HTMLSelectElement).value)}>
+          <option value="">{t("numbers.noTopic")}</option>
+          {topics.map((name) => (
+            <option value={name}>{name}</option>
+          ))}
+        </select>
+      </td>
+      <td>
+        <input aria-label={t("numbers.faxIdFor", vars)} value={faxId} maxLength={20} onInput={(e) => setFaxId((e.target as HTMLInputElement).value)} />
+      </td>
+      <td>
+        <input type="checkbox" aria-label={t("numbers.activeFor", vars)} checked={active} onChange={(e) => setActive((e.target as HTMLInputElement).checked)} />
+      </td>
+      <td>
+        <button
+          type="button"
+          class="button-quiet"
+          aria-label={t("numbers.saveFor", vars)}
+          onClick={() =>
+            call("PATCH", `/config/v2/inbound/numbers/${encodeURIComponent(number.number)}`, { profile: profile === "" ? null : profile, faxId: faxId.trim() === "" ? null : faxId.trim(), active })
+              .then(async () => {
+                setStatus({ tone: "success", text: t("numbers.saved", vars) });
+                // The topics above show their numbers: read them again.
+                await saved();
+              })
+              .catch((err: unknown) => setStatus({ tone: "error", text: err instanceof ApiFailure ? err.message : String(err) }))
+          }
+        >
+          {t("common.save")}
+        </button>
+        {status ? <Notice tone={status.tone}>{status.text}</Notice> : null}
+      </td>
+    </tr>
+  );
+}
+
+/** The customer's numbers, changed through the configuration API (managers: docs/config-api.md). */
+function NumbersSection({ topics, version, saved }: { topics: string[]; version: number; saved: () => Promise<void> }) {
+  const [numbers, setNumbers] = useState<InboundNumber[] | null>(null);
+  const [error, setError] = useState<string | null>(null);
+  useEffect(() => {
+    call<InboundNumber[]>("GET", "/config/v2/inbound/numbers?limit=1000")
+      .then(setNumbers)
+      .catch((err: unknown) => setError(err instanceof ApiFailure ? err.message : String(err)));
+  }, [version]);
+  return (
+    <section class="stack" aria-labelledby="settings-numbers">
+      <h3 id="settings-numbers">{t("numbers.title")}</h3>
+      <p class="muted small">{t("numbers.intro")}</p>
+      {error ? <Notice tone="error">{error}</Notice> : null}
+      {numbers === null ? null : numbers.length === 0 ? (
+        <p class="muted">{t("numbers.none")}</p>
+      ) : (
+        <div class="table-card" tabIndex={0} role="region" aria-label={t("numbers.title")}>
+          <table>
+            <thead>
+              <tr>
+                <th scope="col">{t("numbers.number")}</th>
+                <th scope="col">{t("numbers.topic")}</th>
+                <th scope="col">{t("numbers.faxId")}</th>
+                <th scope="col">{t("numbers.active")}</th>
+                <th scope="col">
+                  <span class="visually-hidden">{t("common.save")}</span>
+                </th>
+              </tr>
+            </thead>
+            <tbody>
+              {numbers.map((n) => (
+                <NumberRow key={n.number} number={n} topics={topics} saved={saved} />
+              ))}
+            </tbody>
+          </table>
+        </div>
+      )}
+    </section>
+  );
+}
+
 export function TopicsSection() {
   useLanguage();
   const [data, setData] = useState<{ topics: Topic[]; canManage: boolean; defaultRetentionDays: number } | null>(null);
   const [name, setName] = useState("");
   const [error, setError] = useState<string | null>(null);
+  const [version, setVersion] = useState(0);
   const load = async () => {
     try {
       setData(await call("GET", "/console/api/topics"));
+      setVersion((v) => v + 1);
     } catch (err) {
       setError(err instanceof ApiFailure ? err.message : String(err));
     }
@@ -310,13 +412,15 @@ export function TopicsSection() {
       {data.topics.map((topic) => (
         <TopicCard key={topic.name} topic={topic} canManage={data.canManage} reload={load} />
       ))}
+      {data.canManage ? <NumbersSection topics={data.topics.map((topic) => topic.name)} version={version} saved={load} /> : null}
       {data.canManage ? (
         <form
           class="inline-form"
           onSubmit={async (e) => {
             e.preventDefault();
             try {
-              await call("POST", "/console/api/topics", { name });
+              // Through the configuration API; If-None-Match: * creates it only, never replaces one.
+              await call("PUT", inboundProfile(name.trim()), {}, { headers: { "if-none-match": "*" } });
               setName("");
               setError(null);
               await load();
