@@ -70,7 +70,7 @@ const GROUPS = ["general", "fax", "dialing", "reportEmail", "coverSheet", "perso
 const EMAIL = /^[^\s@]+@[^\s@]+\.[^\s@]+$/;
 const DOMAIN = /^[a-z0-9]([a-z0-9-]*[a-z0-9])?(\.[a-z0-9]([a-z0-9-]*[a-z0-9])?)+$/;
 const PROFILE_NAME = /^[A-Za-z0-9._-]{1,64}$/;
-const PIN = /^[0-9]{4,12}$/;
+const PIN = /^[0-9]{6,12}$/;
 
 /** The settings groups of a body, checked; 400 setting_invalid naming the first wrong field. */
 function settingsOf(body: Record<string, unknown>): MailToFaxSettings {
@@ -219,7 +219,7 @@ export function registerOutboundConfigRoutes(root: FastifyInstance, deps: Config
       if (profile !== null && (await getMailToFaxProfile(db, actor.custNr, profile)) === null) {
         throw new ApiError("profile_not_found", `Customer ${actor.custNr} has no mail-to-fax profile "${profile}"; create it first (PUT /outbound/profiles/${profile})`);
       }
-      if (body.pin !== undefined && body.pin !== null && !PIN.test(body.pin)) throw new ApiError("setting_invalid", "pin must be 4 to 12 digits");
+      if (body.pin !== undefined && body.pin !== null && !PIN.test(body.pin)) throw new ApiError("setting_invalid", "pin must be 6 to 12 digits");
       const holder = await getMailToFaxUser(db, email);
       if (holder !== null && holder.custNr !== actor.custNr) throw new ApiError("user_taken", `${email} is a mail-to-fax user of another customer; an address sends for one customer`);
       const pinHash = body.pin === undefined ? undefined : body.pin === null ? null : await hashPassword(body.pin);
@@ -440,7 +440,7 @@ export function registerOutboundConfigRoutes(root: FastifyInstance, deps: Config
       const domain = request.params.domain.trim().toLowerCase().replace(/\.$/, "");
       if (!DOMAIN.test(domain)) throw new ApiError("setting_invalid", `"${request.params.domain}" is not a domain name such as example.com`);
       const pin = request.body.pin;
-      if (pin !== undefined && pin !== null && !PIN.test(pin)) throw new ApiError("setting_invalid", "pin must be 4 to 12 digits");
+      if (pin !== undefined && pin !== null && !PIN.test(pin)) throw new ApiError("setting_invalid", "pin must be 6 to 12 digits");
       const pinHash = typeof pin === "string" ? await hashPassword(pin) : null;
       const now = deps.clock.now();
       await auditedChange(db, actor, { resource: "outbound/domains", key: domain }, now, async (trx) => {

@@ -70,7 +70,7 @@ export const OutboundUserChangeSchema = Type.Object(
     email: Type.Optional(Type.String({ maxLength: 320, description: "Ignored when it is the address in the path; refused when it is another" })),
     general: UserGeneral,
     ...SettingsGroups,
-    pin: Opt(Type.String({ maxLength: 12 }), "Write-only (Faxline): 4 to 12 digits the subject must carry as PIN=…; null removes it; absent keeps it"),
+    pin: Opt(Type.String({ maxLength: 12 }), "Write-only (Faxline): 6 to 12 digits the subject must carry as PIN=…; null removes it; absent keeps it"),
     hasPin: Type.Optional(Type.Unknown({ description: "Read-only" })),
   },
   { additionalProperties: false },
@@ -119,6 +119,6 @@ export type OutboundSettingsChange = Static<typeof OutboundSettingsChangeSchema>
 
 export const OutboundDomainSchema = Type.Object({ domain: Type.String(), hasPin: Type.Boolean() });
 export const OutboundDomainChangeSchema = Type.Object(
-  { pin: Opt(Type.String({ maxLength: 12 }), "Write-only: 4 to 12 digits a sender of the domain may write into the subject (PIN=…) instead of the relay's confirmation; null: none") },
+  { pin: Opt(Type.String({ maxLength: 12 }), "Write-only: 6 to 12 digits a sender of the domain may write into the subject (PIN=…) instead of the relay's confirmation; null: none") },
   { additionalProperties: false },
 );

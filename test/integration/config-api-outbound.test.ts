@@ -52,6 +52,8 @@ for (const dialect of DIALECTS) {
         "mailToFax.domains": FAX_DOMAIN,
         "mailToFax.tlsCertFile": tls.cert,
         "mailToFax.tlsKeyFile": tls.key,
+        // A listener only the organisation's server reaches (docs/mail-to-fax.md "Who may send").
+        "mailToFax.usersWithoutProof": true,
       });
       await createTestLogin(node, { ...acmeAdmin, isManager: true });
       await createTestLogin(node, { ...acmeJobs, isTest: true });
@@ -117,7 +119,7 @@ for (const dialect of DIALECTS) {
       await refused(acme.putOutboundUser("carol@example.org", { general: { profile: "nope" } }), "profile_not_found", /create it first/);
       await refused(acme.putOutboundUser("carol@example.org", { general: { client: "berlin" } }), "setting_invalid", /no clients below the customer/);
       await refused(acme.putOutboundUser("carol@example.org", { email: "dave@example.org" }), "setting_invalid", /not the address in the path/);
-      await refused(acme.putOutboundUser("carol@example.org", { pin: "12" }), "setting_invalid", /4 to 12 digits/);
+      await refused(acme.putOutboundUser("carol@example.org", { pin: "12" }), "setting_invalid", /6 to 12 digits/);
       await refused(acme.putOutboundUser("not-an-address", {}), "setting_invalid");
       await refused(acme.request("PUT", "/outbound/users/carol@example.org", {}, { fax: { colour: true } }), "invalid_request");
       await refused(acme.getOutboundUser("nobody@example.org"), "user_not_found");
@@ -138,7 +140,7 @@ for (const dialect of DIALECTS) {
       await refused(client(acmeClerk).listOutboundUsers(), "config_access_denied");
 
       const acme = client(acmeAdmin);
-      assert.deepEqual(await acme.putOutboundDomain("Example.NET", { pin: "4711" }), { domain: "example.net", hasPin: true });
+      assert.deepEqual(await acme.putOutboundDomain("Example.NET", { pin: "471147" }), { domain: "example.net", hasPin: true });
       await refused(globex.putOutboundDomain("example.net"), "domain_taken");
       await refused(globex.deleteOutboundDomain("example.net"), "domain_not_found");
       assert.deepEqual((await acme.getOutboundSettings()).domains, [{ domain: "example.net", hasPin: true }]);
@@ -161,7 +163,7 @@ for (const dialect of DIALECTS) {
       assert.equal((created.after as { pin: string }).pin, "(set)");
       assert.ok(!JSON.stringify(entries).includes("987654"), "the PIN itself is never in the log");
       const domains = await acme.audit({ resource: "outbound/domains" });
-      assert.ok(!JSON.stringify(domains).includes("4711"));
+      assert.ok(!JSON.stringify(domains).includes("471147"));
       const settings = await acme.audit({ resource: "outbound/settings" });
       assert.equal(settings.entries[0]?.action, "create");
       // A PUT that changes nothing writes nothing.
