@@ -209,6 +209,12 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     assert.equal(forged.responseCode, 550);
     assert.equal(forged.command, "DATA");
     assert.match(forged.response, /5\.7\.23 .*no SPF, DKIM or DMARC results of a trusted relay for example\.org/);
+    // From an address that is none of mailToFax.trustedRelays (127.0.0.1): not even taken, with
+    // or without a header that looks like the relay's.
+    const outsider = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "x", text: "x", headers: relayed("alice@example.org") }, "127.0.0.2");
+    assert.equal(outsider.responseCode, 550);
+    assert.equal(outsider.command, "RCPT TO");
+    assert.match(outsider.response, /5\.7\.1 This server takes mail only from the organisation's mail servers: 127\.0\.0\.2 is none of/);
     const otherDomain = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "x", text: "x", headers: { "Authentication-Results": `${RELAY_ID}; dmarc=pass header.from=evil.test` } });
     assert.equal(otherDomain.responseCode, 550, "a DMARC pass for another domain confirms nothing");
   });

@@ -38,9 +38,9 @@ interface SmtpOutcome {
   command: string | null;
 }
 
-/** Sends one mail over SMTP with STARTTLS required; the server's final answer, or its refusal. */
-export async function sendMail(port: number, ca: Buffer, mail: SendMailOptions): Promise<SmtpOutcome> {
-  const transport = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, requireTLS: true, tls: { ca, servername: "localhost" }, connectionTimeout: 10_000, socketTimeout: 60_000 });
+/** Sends one mail over SMTP with STARTTLS required (from `localAddress`, if given); the server's final answer, or its refusal. */
+export async function sendMail(port: number, ca: Buffer, mail: SendMailOptions, localAddress?: string): Promise<SmtpOutcome> {
+  const transport = nodemailer.createTransport({ host: "127.0.0.1", port, ...(localAddress ? { localAddress } : {}), secure: false, requireTLS: true, tls: { ca, servername: "localhost" }, connectionTimeout: 10_000, socketTimeout: 60_000 });
   try {
     const info = await transport.sendMail(mail);
     return { ok: true, responseCode: 250, response: info.response, command: null };
