@@ -160,8 +160,11 @@ export const CONFIG_KEYS: readonly ConfigKeySpec[] = [
   k({ path: "mailToFax.maxConnections", env: "FAXLINE_MAIL_TO_FAX_MAX_CONNECTIONS", type: "integer", min: 1, max: 100000, default: 100, description: "SMTP connections the listener holds at once; more are answered 421 and closed." }),
   k({ path: "mailToFax.maxConnectionsPerAddress", env: "FAXLINE_MAIL_TO_FAX_MAX_CONNECTIONS_PER_ADDRESS", type: "integer", min: 1, max: 10000, default: 10, description: "SMTP connections from one client address at once; more are answered 421 and closed." }),
   k({ path: "mailToFax.socketTimeout", env: "FAXLINE_MAIL_TO_FAX_SOCKET_TIMEOUT", type: "duration", default: "60s", description: "An SMTP connection on which the client sends nothing for this long is closed." }),
-  k({ path: "mailToFax.trustedRelays", env: "FAXLINE_MAIL_TO_FAX_TRUSTED_RELAYS", type: "list", default: [], description: "Addresses or CIDR blocks of the mail servers in front of the listener whose Authentication-Results header (SPF, DKIM, DMARC) is believed, for senders authorised by domain (docs/mail-to-fax.md). Empty: no results are believed; such senders need their domain's PIN." }),
+  k({ path: "mailToFax.trustedRelays", env: "FAXLINE_MAIL_TO_FAX_TRUSTED_RELAYS", type: "list", default: [], description: "Addresses or CIDR blocks of the mail servers in front of the listener whose Authentication-Results header (SPF, DKIM, DMARC) is believed (docs/mail-to-fax.md \"Who may send\"). When set, the listener takes mail only from them (others: 550 5.7.1). Empty: no results are believed; senders need a PIN (or mailToFax.usersWithoutProof)." }),
   k({ path: "mailToFax.authservId", env: "FAXLINE_MAIL_TO_FAX_AUTHSERV_ID", type: "string", default: "", description: "The authserv-id the trusted relays write into Authentication-Results (usually their host name, e.g. mx.example.com); only headers with this id are read." }),
+  k({ path: "mailToFax.usersWithoutProof", env: "FAXLINE_MAIL_TO_FAX_USERS_WITHOUT_PROOF", type: "boolean", default: false, description: "Take mail of a mail-to-fax user without PIN on its address alone, without the trusted relay's SPF/DKIM/DMARC confirmation. Only for a listener that nothing but the organisation's own mail server can reach: a sender address is forged in one line." }),
+  k({ path: "mailToFax.pinMaxFailures", env: "FAXLINE_MAIL_TO_FAX_PIN_MAX_FAILURES", type: "integer", min: 1, max: 1000, default: 5, description: "Wrong PINs from one client address for one sender before its mails are answered 450 4.7.1 for mailToFax.pinLockout (each wrong PIN is logged at warn)." }),
+  k({ path: "mailToFax.pinLockout", env: "FAXLINE_MAIL_TO_FAX_PIN_LOCKOUT", type: "duration", default: "15m", description: "How long a sender is refused from an address after mailToFax.pinMaxFailures wrong PINs." }),
   k({ path: "mail.host", env: "FAXLINE_MAIL_HOST", type: "string", default: "", description: "SMTP server for e-mail status reports. Empty: e-mail reports are not sent, and each one is logged on its job as failed." }),
   k({ path: "mail.port", env: "FAXLINE_MAIL_PORT", type: "integer", min: 1, max: 65535, default: 25, description: "SMTP port (25, 587 for submission with STARTTLS, 465 for TLS)." }),
   k({ path: "mail.security", env: "FAXLINE_MAIL_SECURITY", type: "enum", values: ["opportunistic", "starttls", "tls", "none"], default: "opportunistic", description: "opportunistic: STARTTLS when the server offers it; starttls: require STARTTLS; tls: TLS from the first byte (port 465); none: never encrypt." }),
@@ -273,6 +276,9 @@ export interface FaxlineConfig {
     socketTimeout: number;
     trustedRelays: string[];
     authservId: string;
+    usersWithoutProof: boolean;
+    pinMaxFailures: number;
+    pinLockout: number;
   };
   mail: {
     host: string;

@@ -81,13 +81,13 @@ export function trustedVerdicts(headerValues: readonly string[], authservId: str
 
 /**
  * Whether the verdicts confirm that the mail comes from `domain` (the sender's): DMARC passed
- * for it, or DKIM passed with its signature, or SPF passed for it. A DMARC fail outweighs the
+ * for it (its header.from naming that domain; a pass without it confirms nothing), or DKIM passed with its signature, or SPF passed for it. A DMARC fail outweighs the
  * rest (the domain's owner says such mail is not his).
  */
 export function confirmsDomain(verdicts: AuthVerdicts, domain: string): { confirmed: boolean; why: string } {
   const d = domain.toLowerCase();
   if (verdicts.dmarc !== null && verdicts.dmarc.result === "fail") return { confirmed: false, why: `the relay's DMARC check failed for ${verdicts.dmarc.domain ?? d}` };
-  if (verdicts.dmarc?.result === "pass" && (verdicts.dmarc.domain === null || verdicts.dmarc.domain === d)) return { confirmed: true, why: "DMARC passed" };
+  if (verdicts.dmarc?.result === "pass" && verdicts.dmarc.domain === d) return { confirmed: true, why: "DMARC passed" };
   if (verdicts.dkim.some((v) => v.result === "pass" && v.domain === d)) return { confirmed: true, why: "DKIM passed" };
   if (verdicts.spf?.result === "pass" && verdicts.spf.domain === d) return { confirmed: true, why: "SPF passed" };
   const seen = [verdicts.spf && `spf=${verdicts.spf.result}`, ...verdicts.dkim.map((v) => `dkim=${v.result}${v.domain ? ` (${v.domain})` : ""}`), verdicts.dmarc && `dmarc=${verdicts.dmarc.result}`].filter(Boolean);

@@ -11,8 +11,10 @@
  *  - when the connection came from a trusted relay whose Authentication-Results are present,
  *    a DMARC fail for the sender's domain refuses the mail, users included;
  *  - a user with a PIN must give it in the subject;
- *  - a sender authorised by domain needs the relay's confirmation that the mail is from that
- *    domain (DMARC, DKIM or SPF pass) or the domain's PIN in the subject.
+ *  - anyone else (a user without PIN, a sender authorised by domain) needs the relay's
+ *    confirmation that the mail is from the sender's domain (DMARC, DKIM or SPF pass for it),
+ *    or the domain's PIN in the subject; users without PIN are taken on their address alone only
+ *    with mailToFax.usersWithoutProof.
  */
 import { confirmsDomain, type AuthVerdicts } from "./authentication-results.ts";
 import { refusal, type SmtpRefusal } from "./smtp-replies.ts";
@@ -50,6 +52,8 @@ export interface MailFacts {
   verdicts: AuthVerdicts | null;
   /** Whether the subject carried a PIN, and whether it was the right one (checked by the caller). */
   pin: "none" | "right" | "wrong";
+  /** mailToFax.usersWithoutProof: a user without PIN may send on its address alone. */
+  usersWithoutProof: boolean;
 }
 
 export function authorizeMail(sender: SenderRecord, facts: MailFacts): Authorization {
@@ -63,13 +67,16 @@ export function authorizeMail(sender: SenderRecord, facts: MailFacts): Authoriza
     return { ok: false, refusal: refusal("not_authenticated", `${check.why}; the mail may not be from ${facts.envelopeSender}`) };
   }
   if (facts.pin === "wrong" || (sender.via === "user" && sender.hasPin && facts.pin !== "right")) {
-    return { ok: false, refusal: refusal("pin_wrong", 'write the PIN into the subject as "PIN=1234"') };
+    return { ok: false, refusal: refusal("pin_wrong", 'write the PIN into the subject as "PIN=123456"') };
   }
-  if (sender.via === "domain" && facts.pin !== "right") {
-    if (check?.confirmed) return { ok: true, sender };
-    const why = check === null ? `the mail carries no SPF, DKIM or DMARC results of a trusted relay for ${domain}` : check.why;
-    const hint = sender.hasPin ? ', or write the domain\'s PIN into the subject as "PIN=1234"' : "";
-    return { ok: false, refusal: refusal("not_authenticated", `${why}; send through your organisation's mail server${hint}`) };
-  }
-  return { ok: true, sender };
+  if (facts.pin === "right") return { ok: true, sender };
+  // A user with its PIN passed above. Anyone else needs the relay's confirmation that the mail
+  // is from the sender's domain: an address alone is forged in one line. Only a node told so
+  // (usersWithoutProof, for a listener that only the organisation's own server can reach)
+  // takes users without PIN on their address.
+  if (sender.via === "user" && facts.usersWithoutProof) return { ok: true, sender };
+  if (check?.confirmed) return { ok: true, sender };
+  const why = check === null ? `the mail carries no SPF, DKIM or DMARC results of a trusted relay for ${domain}` : check.why;
+  const hint = sender.hasPin ? (sender.via === "domain" ? ', or write the domain\'s PIN into the subject as "PIN=123456"' : ', or write your PIN into the subject as "PIN=123456"') : "";
+  return { ok: false, refusal: refusal("not_authenticated", `${why}; send through your organisation's mail server${hint}`) };
 }

@@ -10,7 +10,7 @@
  *    SubjectText, the sender's name FromName, personalization the rest;
  *  - the options of the effective settings (CSID, header, paper, resolution, cost center as
  *    billing code, the report mail to the sender or reportEmail.address).
- * Options in the subject: "PIN=1234" (removed before the subject is used anywhere). Pure.
+ * Options in the subject: "PIN=123456" (removed before the subject is used anywhere). Pure.
  */
 import type { FaxJobRequest } from "../api/schemas/fax-job-request.ts";
 import { MAX_PROPERTY_VALUE_LENGTH } from "../api/schemas/fax-job-request.ts";
@@ -65,7 +65,7 @@ const SIGNATURE_TYPES = new Set(["application/pkcs7-signature", "application/x-p
 
 const PIN_IN_SUBJECT = /(?:^|\s)PIN\s*[=:]\s*(\d{4,12})(?=\s|$)/i;
 
-/** The PIN written in a subject ("PIN=1234", "pin: 1234"), and the subject without it. */
+/** The PIN written in a subject ("PIN=123456", "pin: 123456"), and the subject without it. */
 export function extractPin(subject: string): { pin: string | null; subject: string } {
   const m = PIN_IN_SUBJECT.exec(subject);
   if (!m) return { pin: null, subject: subject.trim() };

@@ -30,9 +30,13 @@ function structureProblem(raw: Buffer): string | null {
   if (!/^[!-9;-~]+:/.test(head)) return "it does not start with mail headers (Name: value)";
   const contentType = /^content-type:[ \t]*([^\r\n]*(?:\r?\n[ \t][^\r\n]*)*)/im.exec(head)?.[1]?.replace(/\r?\n[ \t]+/g, " ") ?? "";
   if (/^\s*multipart\//i.test(contentType) && !/boundary\s*=/i.test(contentType)) return "its Content-Type is multipart but names no boundary, so its parts cannot be told apart";
-  for (const m of text.matchAll(BOUNDARY_PARAM)) {
-    const boundary = m[1] ?? m[2]!;
-    if (!text.includes(`\n--${boundary}`)) return `the MIME boundary "${boundary.slice(0, 70)}" never occurs, so the parts of the mail (and its attachments) cannot be found`;
+  // The boundaries declared in Content-Type headers (of the mail and of its parts), never
+  // "boundary=" written anywhere else in the text.
+  for (const header of text.matchAll(/^content-type:[ \t]*([^\r\n]*(?:\r?\n[ \t][^\r\n]*)*)/gim)) {
+    for (const m of header[1]!.matchAll(BOUNDARY_PARAM)) {
+      const boundary = m[1] ?? m[2]!;
+      if (!text.includes(`\n--${boundary}`)) return `the MIME boundary "${boundary.slice(0, 70)}" never occurs, so the parts of the mail (and its attachments) cannot be found`;
+    }
   }
   return null;
 }

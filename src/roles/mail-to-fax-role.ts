@@ -79,6 +79,8 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
   }
   const numberContext = REGION_NUMBER_CONTEXT[config.node.region];
   const faxDomains = m2f.domains.map((d) => d.toLowerCase());
+  /** Wrong PINs per client address and sender; `until` > 0: locked out until then. */
+  const pinFailures = new Map<string, { count: number; until: number }>();
 
   const storeRefusal = (err: unknown): SmtpRefusal => {
     if (store.faults.isUnavailable(err)) return refusal("store_unavailable");
@@ -95,6 +97,10 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
   }
 
   async function decideSender(session: ListenerSession): Promise<SmtpRefusal | null> {
+    if (trustedRelays.length > 0 && !allowListMatches(trustedRelays, session.remoteAddress)) {
+      log.warn({ remote: session.remoteAddress, sender: session.sender }, "mail-to-fax refused a client that is none of mailToFax.trustedRelays");
+      return refusal("untrusted_client", `${session.remoteAddress} is none of the mail servers this service takes mail from`);
+    }
     const sender = session.sender;
     if (sender === "") return refusal("null_sender");
     const parts = splitAddress(sender);
@@ -148,10 +154,23 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
 
     const { pin } = extractPin(mail.subject);
     let pinState: "none" | "right" | "wrong" = "none";
-    if (pin !== null) pinState = state.lookup.pinHash !== null && (await verifyPassword(pin, state.lookup.pinHash)) ? "right" : "wrong";
+    if (pin !== null) {
+      const key = `${session.remoteAddress}\0${session.sender}`;
+      const lock = pinFailures.get(key);
+      const nowMs = ctx.clock.now();
+      if (lock !== undefined && lock.until > nowMs) return refused(refusal("pin_locked", `wait ${Math.ceil((lock.until - nowMs) / 60_000)} minutes`));
+      pinState = state.lookup.pinHash !== null && (await verifyPassword(pin, state.lookup.pinHash)) ? "right" : "wrong";
+      if (pinState === "wrong") {
+        const count = (lock !== undefined && lock.until > 0 && lock.until <= nowMs ? 0 : (lock?.count ?? 0)) + 1;
+        pinFailures.set(key, { count, until: count >= m2f.pinMaxFailures ? nowMs + m2f.pinLockout : 0 });
+        log.warn({ remote: session.remoteAddress, sender: session.sender, failures: count }, "mail-to-fax: a wrong PIN");
+      } else {
+        pinFailures.delete(key);
+      }
+    }
     const fromRelay = trustedRelays.length > 0 && allowListMatches(trustedRelays, session.remoteAddress);
     const verdicts = fromRelay ? trustedVerdicts(mail.headers.get("authentication-results") ?? [], m2f.authservId) : null;
-    const authorized = authorizeMail(state.record, { envelopeSender: session.sender, fromAddresses: mail.fromAddresses, verdicts, pin: pinState });
+    const authorized = authorizeMail(state.record, { envelopeSender: session.sender, fromAddresses: mail.fromAddresses, verdicts, pin: pinState, usersWithoutProof: m2f.usersWithoutProof });
     if (!authorized.ok) return refused(authorized.refusal);
 
     const numbers = session.recipients.map((address) => {
@@ -168,7 +187,9 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
     const now = ctx.clock.now();
     let job;
     try {
-      job = intakeFaxJob(built.request, intakeLimits(config), now, sha256(raw));
+      // What the job is built from, not the bytes: a copy of the mail that came another way
+      // (other Received headers) is the same request; another mail with the same Message-ID is not.
+      job = intakeFaxJob(built.request, intakeLimits(config), now, sha256(JSON.stringify(built.request)));
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       const code = err.definition.code;
@@ -195,6 +216,9 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
       }
     } catch (err) {
       return refused(storeRefusal(err));
+    }
+    if (!result.inserted && !result.sameRequest) {
+      return refused(refusal("message_id_reused", `job ${result.existingJobId} was made from a mail with Message-ID ${mail.messageId ?? "(none)"}, sender and recipients as this one, but other content; send it with a new Message-ID`));
     }
     if (!result.inserted) {
       log.info({ jobId: result.existingJobId, sender: session.sender }, "mail-to-fax mail delivered again; its job exists already");

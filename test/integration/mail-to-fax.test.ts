@@ -6,63 +6,27 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { spawnSync } from "node:child_process";
 import { readFileSync } from "node:fs";
-import { join } from "node:path";
 import nodemailer, { type SendMailOptions } from "nodemailer";
-import { PDFDocument, StandardFonts } from "pdf-lib";
 import { hashPassword } from "../../src/accounts/passwords.ts";
 import { putMailToFaxCustomer, putMailToFaxDomain, putMailToFaxProfile, putMailToFaxUser } from "../../src/store/queries/mail-to-fax.ts";
 import { SMTP_REPLIES } from "../../src/mail-to-fax/smtp-replies.ts";
 import { api, createTestLogin, eventually, startTestNode, tempDir, waitForFinalReport, type TestNode } from "../support/test-node.ts";
 import { DIALECTS, withDialect } from "../support/dialects.ts";
 import { decodeHeader, parseMime, SmtpSink } from "../support/smtp-sink.ts";
-import { requirePeer } from "../support/required-peers.ts";
 import { GOLDEN_DOCX } from "../fixtures/golden/golden-fax-pages.ts";
+import { makeCertificate, sendMail, twoPagePdf } from "../support/mail-to-fax-client.ts";
 
 const FAX_DOMAIN = "fax.example.test";
 const RELAY_ID = "mx.example.test";
 
-/** A throw-away certificate for localhost, made by openssl in `dir`. */
-export function makeCertificate(dir: string): { key: string; cert: string } {
-  requirePeer("openssl");
-  const key = join(dir, "key.pem");
-  const cert = join(dir, "cert.pem");
-  const made = spawnSync(
-    "openssl",
-    ["req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes", "-days", "1", "-subj", "/CN=localhost", "-addext", "subjectAltName=DNS:localhost", "-keyout", key, "-out", cert],
-    { encoding: "utf8" },
-  );
-  assert.equal(made.status, 0, made.stderr);
-  return { key, cert };
-}
+/** What the trusted relay writes into a mail of `from` whose domain it checked. */
+const relayed = (from: string) => ({ "Authentication-Results": `${RELAY_ID}; spf=pass smtp.mailfrom=${from.split("@")[1]}; dmarc=pass header.from=${from.split("@")[1]}` });
 
-export async function twoPagePdf(): Promise<Buffer> {
-  const doc = await PDFDocument.create();
-  const font = await doc.embedFont(StandardFonts.Helvetica);
-  for (const n of [1, 2]) doc.addPage([595, 842]).drawText(`Order page ${n}`, { x: 72, y: 760, size: 24, font });
-  return Buffer.from(await doc.save());
-}
-
-interface SmtpOutcome {
-  ok: boolean;
-  responseCode: number | null;
-  response: string;
-  command: string | null;
-}
-
-/** Sends one mail over SMTP with STARTTLS required; the server's final answer, or its refusal. */
-export async function sendMail(port: number, ca: Buffer, mail: SendMailOptions): Promise<SmtpOutcome> {
-  const transport = nodemailer.createTransport({ host: "127.0.0.1", port, secure: false, requireTLS: true, tls: { ca, servername: "localhost" }, connectionTimeout: 10_000, socketTimeout: 60_000 });
-  try {
-    const info = await transport.sendMail(mail);
-    return { ok: true, responseCode: 250, response: info.response, command: null };
-  } catch (error) {
-    const e = error as { responseCode?: number; response?: string; command?: string; message: string };
-    return { ok: false, responseCode: e.responseCode ?? null, response: e.response ?? e.message, command: e.command ?? null };
-  } finally {
-    transport.close();
-  }
+/** A mail through the trusted relay, which confirmed the sender's domain (users without PIN need it). */
+function sendRelayed(port: number, ca: Buffer, mail: SendMailOptions): ReturnType<typeof sendMail> {
+  const from = typeof mail.envelope === "object" && mail.envelope?.from ? String(mail.envelope.from) : String(mail.from).replace(/^.*<|>$/g, "");
+  return sendMail(port, ca, mail.raw ? mail : { ...mail, headers: { ...relayed(from), ...(mail.headers as Record<string, string> | undefined) } });
 }
 
 const jobIdOf = (response: string): string => {
@@ -96,6 +60,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
       "mailToFax.requireTls": true,
       "mailToFax.trustedRelays": "127.0.0.1",
       "mailToFax.authservId": RELAY_ID,
+      "mailToFax.pinMaxFailures": 3,
       "mail.host": "127.0.0.1",
       "mail.port": sink.port,
       "mail.security": "none",
@@ -110,7 +75,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     await putMailToFaxUser(db, { email: "Alice@Example.org", custNr: creds.custNr, profile: null, active: true, settings: {} }, now);
     await putMailToFaxUser(db, { email: "bob@example.org", custNr: creds.custNr, profile: "attachments-only", active: true, settings: {} }, now);
     await putMailToFaxUser(db, { email: "dave@example.org", custNr: creds.custNr, profile: null, active: false, settings: {} }, now);
-    await putMailToFaxDomain(db, { custNr: creds.custNr, domain: "example.net", pinHash: await hashPassword("4711") }, now);
+    await putMailToFaxDomain(db, { custNr: creds.custNr, domain: "example.net", pinHash: await hashPassword("471147") }, now);
   });
   after(async () => {
     await node?.stop();
@@ -124,7 +89,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
   it("turns a mail with a PDF and a DOCX into one job that the test line delivers, and reports it to the sender in the mail's thread", async () => {
     const pdf = await twoPagePdf();
     const messageId = `<order-1-${dialect}@example.org>`;
-    const sent = await sendMail(port(), ca, {
+    const sent = await sendRelayed(port(), ca, {
       from: "Alice Example <alice@example.org>",
       to: [`+49 30 1234567@${FAX_DOMAIN}`.replace(/ /g, ""), `0301234568@${FAX_DOMAIN}`],
       subject: "Order 4711",
@@ -154,7 +119,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     assert.deepEqual(report.recipientStatus.map((r: { number: string; status: string }) => [r.number, r.status]), [["+49301234567", "OK"], ["0301234568", "OK"]]);
     assert.equal(report.pages, 4, "the mail's text, the PDF's two pages and the one-page letter");
 
-    const mail = await eventually(async () => sink.mails.find((m) => m.raw.includes(jobId)), 30_000, "the report mail");
+    const mail = await eventually(async () => sink.mails.find((m) => m.raw.includes(jobId)), 90_000, "the report mail");
     assert.deepEqual(mail.to, ["alice@example.org"]);
     const headers = parseMime(mail.raw).headers;
     assert.equal(headers.get("x-faxline-report"), "success");
@@ -164,20 +129,20 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
 
   it("faxes a mail without attachments as its text, and refuses one with nothing to fax", async () => {
     // Written in German (Content-Language): the report is German too.
-    const textOnly = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Notiz", text: "Bitte zurückrufen.", headers: { "Content-Language": "de-DE" } });
+    const textOnly = await sendRelayed(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Notiz", text: "Bitte zurückrufen.", headers: { "Content-Language": "de-DE" } });
     assert.ok(textOnly.ok, textOnly.response);
     const jobId = jobIdOf(textOnly.response);
     const docs = await node.node.context.store.db.selectFrom("job_documents").select("name").where("job_id", "=", jobId).execute();
     assert.deepEqual(docs.map((d) => d.name), ["mail.txt"]);
-    const report = await eventually(async () => sink.mails.find((m) => m.raw.includes(jobId)), 30_000, "the German report mail");
+    const report = await eventually(async () => sink.mails.find((m) => m.raw.includes(jobId)), 90_000, "the German report mail");
     assert.equal(decodeHeader(parseMime(report.raw).headers.get("subject")!), `Fax zugestellt: Auftrag ${jobId}`);
 
-    const empty = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Nothing", text: "" });
+    const empty = await sendRelayed(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Nothing", text: "" });
     assert.equal(empty.responseCode, 554);
     assert.match(empty.response, /5\.6\.0 The mail has nothing to fax: it has no attachment and no text/);
 
     // bob's profile faxes attachments only: his text is not faxed, so his mail has nothing to fax.
-    const bob = await sendMail(port(), ca, { from: "bob@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Text", text: "Only text." });
+    const bob = await sendRelayed(port(), ca, { from: "bob@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Text", text: "Only text." });
     assert.equal(bob.responseCode, 554);
     assert.match(bob.response, /your settings fax only attachments/);
   });
@@ -188,15 +153,15 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     assert.equal(stranger.command, "RCPT TO");
     assert.match(stranger.response, /5\.7\.1 The sender may not send faxes through this service: mallory@evil\.test is neither a mail-to-fax user/);
 
-    const dave = await sendMail(port(), ca, { from: "dave@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "x", text: "x" });
+    const dave = await sendRelayed(port(), ca, { from: "dave@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "x", text: "x" });
     assert.equal(dave.responseCode, 550);
     assert.match(dave.response, /5\.7\.1 The sender's mail-to-fax access is switched off/);
 
-    const relay = await sendMail(port(), ca, { from: "alice@example.org", to: "someone@example.com", subject: "x", text: "x" });
+    const relay = await sendRelayed(port(), ca, { from: "alice@example.org", to: "someone@example.com", subject: "x", text: "x" });
     assert.equal(relay.responseCode, 550);
     assert.match(relay.response, /5\.7\.1 Relaying denied: this server takes mail only for fax numbers at fax\.example\.test/);
 
-    const notNumber = await sendMail(port(), ca, { from: "alice@example.org", to: `sales@${FAX_DOMAIN}`, subject: "x", text: "x" });
+    const notNumber = await sendRelayed(port(), ca, { from: "alice@example.org", to: `sales@${FAX_DOMAIN}`, subject: "x", text: "x" });
     assert.equal(notNumber.responseCode, 550);
     assert.match(notNumber.response, /5\.1\.1 Not a fax number: "sales" is not a fax number/);
 
@@ -210,7 +175,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     const plain = await sendMail(port(), ca, { from: "carol@example.net", to, subject: "Invoice", text: "x" });
     assert.equal(plain.responseCode, 550);
     assert.equal(plain.command, "DATA");
-    assert.match(plain.response, /5\.7\.23 .*the mail carries no SPF, DKIM or DMARC results of a trusted relay for example\.net.*PIN=1234/);
+    assert.match(plain.response, /5\.7\.23 .*the mail carries no SPF, DKIM or DMARC results of a trusted relay for example\.net.*PIN=123456/);
 
     const dmarc = await sendMail(port(), ca, {
       from: "carol@example.net",
@@ -225,29 +190,64 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     const forged = await sendMail(port(), ca, { from: "carol@example.net", to, subject: "Invoice", text: "x", headers: { "Authentication-Results": "forged.example; dmarc=pass header.from=example.net" } });
     assert.equal(forged.responseCode, 550);
 
-    const failed = await sendMail(port(), ca, { from: "alice@example.org", to, subject: "x", text: "x", headers: { "Authentication-Results": `${RELAY_ID}; dmarc=fail header.from=example.org` } });
+    const failed = await sendRelayed(port(), ca, { from: "alice@example.org", to, subject: "x", text: "x", headers: { "Authentication-Results": `${RELAY_ID}; dmarc=fail header.from=example.org` } });
     assert.equal(failed.responseCode, 550);
     assert.match(failed.response, /5\.7\.23 .*DMARC check failed/);
 
-    const pin = await sendMail(port(), ca, { from: "carol@example.net", to, subject: "Invoice PIN=4711", text: "x" });
+    const pin = await sendMail(port(), ca, { from: "carol@example.net", to, subject: "Invoice PIN=471147", text: "x" });
     assert.ok(pin.ok, pin.response);
     const job = await jobRow(jobIdOf(pin.response));
     assert.equal(job.customer_reference, "Invoice", "the PIN is taken out of the subject");
 
-    const wrong = await sendMail(port(), ca, { from: "carol@example.net", to, subject: "Invoice PIN=1234", text: "x" });
+    const wrong = await sendMail(port(), ca, { from: "carol@example.net", to, subject: "Invoice PIN=123456", text: "x" });
     assert.equal(wrong.responseCode, 550);
     assert.match(wrong.response, /5\.7\.8 The PIN in the subject is wrong or missing/);
   });
 
+  it("refuses a user without PIN whose mail the trusted relay did not confirm: an address alone is forged in one line", async () => {
+    const forged = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Pay this", text: "x" });
+    assert.equal(forged.responseCode, 550);
+    assert.equal(forged.command, "DATA");
+    assert.match(forged.response, /5\.7\.23 .*no SPF, DKIM or DMARC results of a trusted relay for example\.org/);
+    // From an address that is none of mailToFax.trustedRelays (127.0.0.1): not even taken, with
+    // or without a header that looks like the relay's.
+    const outsider = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "x", text: "x", headers: relayed("alice@example.org") }, "127.0.0.2");
+    assert.equal(outsider.responseCode, 550);
+    assert.equal(outsider.command, "RCPT TO");
+    assert.match(outsider.response, /5\.7\.1 This server takes mail only from the organisation's mail servers: 127\.0\.0\.2 is none of/);
+    const otherDomain = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "x", text: "x", headers: { "Authentication-Results": `${RELAY_ID}; dmarc=pass header.from=evil.test` } });
+    assert.equal(otherDomain.responseCode, 550, "a DMARC pass for another domain confirms nothing");
+  });
+
+  it("locks a sender out after mailToFax.pinMaxFailures wrong PINs from one address", async () => {
+    const to = `+4930555003@${FAX_DOMAIN}`;
+    for (let i = 0; i < 3; i++) {
+      const wrong = await sendMail(port(), ca, { from: "erin@example.net", to, subject: `Try PIN=${100000 + i}`, text: "x" });
+      assert.match(wrong.response, /5\.7\.8 The PIN in the subject is wrong/);
+    }
+    const locked = await sendMail(port(), ca, { from: "erin@example.net", to, subject: "Right PIN=471147", text: "x" });
+    assert.equal(locked.responseCode, 450, locked.response);
+    assert.match(locked.response, /4\.7\.1 Too many wrong PINs from this sender; try again later/);
+  });
+
+  it("refuses a different mail that reuses a Message-ID instead of dropping it", async () => {
+    const base = { from: "alice@example.org", to: `+4930555004@${FAX_DOMAIN}`, subject: "Reused", messageId: `<reused-${dialect}@example.org>` };
+    const first = await sendRelayed(port(), ca, { ...base, text: "first letter" });
+    assert.ok(first.ok, first.response);
+    const other = await sendRelayed(port(), ca, { ...base, text: "a different letter" });
+    assert.equal(other.responseCode, 554);
+    assert.match(other.response, /5\.6\.0 A different mail with this Message-ID was already faxed: job FJ\S+ was made from a mail with Message-ID/);
+  });
+
   it("refuses a mail whose From is not its sender", async () => {
-    const sent = await sendMail(port(), ca, { envelope: { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}` }, from: "boss@example.org", subject: "x", text: "x" });
+    const sent = await sendRelayed(port(), ca, { envelope: { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}` }, from: "boss@example.org", subject: "x", text: "x" });
     assert.equal(sent.responseCode, 550);
     assert.match(sent.response, /5\.7\.1 The From address of the mail differs from its sender/);
   });
 
   it("refuses a 30 MB mail with 552 without keeping it", async () => {
     const big = Buffer.alloc(30 * 1024 * 1024, 0x41);
-    const sent = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "big", text: "x", attachments: [{ filename: "big.pdf", content: big, contentType: "application/pdf" }] });
+    const sent = await sendRelayed(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "big", text: "x", attachments: [{ filename: "big.pdf", content: big, contentType: "application/pdf" }] });
     assert.equal(sent.responseCode, 552);
     assert.match(sent.response, /5\.3\.4 The mail is too big to fax/);
   });
@@ -278,7 +278,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     assert.equal(missing.responseCode, 554);
     assert.match(missing.response, /names no boundary/);
 
-    const zip = await sendMail(port(), ca, { from: "alice@example.org", to: envelope.to, subject: "zip", text: "x", attachments: [{ filename: "orders.zip", content: Buffer.from("PK\u0003\u0004"), contentType: "application/zip" }] });
+    const zip = await sendRelayed(port(), ca, { from: "alice@example.org", to: envelope.to, subject: "zip", text: "x", attachments: [{ filename: "orders.zip", content: Buffer.from("PK\u0003\u0004"), contentType: "application/zip" }] });
     assert.equal(zip.responseCode, 554);
     assert.match(zip.response, /5\.6\.1 An attachment cannot be faxed: "orders\.zip" \(application\/zip\)/);
   });
@@ -290,7 +290,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     assert.equal(bounced.responseCode, 550);
     assert.match(bounced.response, /Automatic mail \(a report or an auto-reply\) is not faxed: this is a report of the fax service itself/);
 
-    const auto = await sendMail(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Out of office", text: "away", headers: { "Auto-Submitted": "auto-replied" } });
+    const auto = await sendRelayed(port(), ca, { from: "alice@example.org", to: `+4930555000@${FAX_DOMAIN}`, subject: "Out of office", text: "away", headers: { "Auto-Submitted": "auto-replied" } });
     assert.equal(auto.responseCode, 550);
     assert.match(auto.response, /Auto-Submitted: auto-replied/);
 
@@ -306,8 +306,8 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
 
   it("answers a mail delivered again (its 250 lost) with the job it already made", async () => {
     const mail = { from: "alice@example.org", to: `+4930555002@${FAX_DOMAIN}`, subject: "Twice", text: "once only", messageId: `<twice-${dialect}@example.org>` };
-    const first = await sendMail(port(), ca, mail);
-    const second = await sendMail(port(), ca, mail);
+    const first = await sendRelayed(port(), ca, mail);
+    const second = await sendRelayed(port(), ca, mail);
     assert.ok(first.ok && second.ok, `${first.response} / ${second.response}`);
     assert.match(second.response, /Already accepted as fax job/);
     assert.equal(jobIdOf(second.response), jobIdOf(first.response));

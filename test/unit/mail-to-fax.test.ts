@@ -100,25 +100,30 @@ describe("Authentication-Results", () => {
 describe("who may send", () => {
   const user: SenderRecord = { via: "user", custNr: "C1", profile: null, active: true, hasPin: false };
   const domain: SenderRecord = { via: "domain", custNr: "C1", profile: null, active: true, hasPin: true };
-  const facts = { envelopeSender: "a@example.net", fromAddresses: ["a@example.net"], verdicts: null, pin: "none" as const };
+  const facts = { envelopeSender: "a@example.net", fromAddresses: ["a@example.net"], verdicts: null, pin: "none" as const, usersWithoutProof: false };
+  const dmarcPass = parseAuthenticationResults("r; dmarc=pass header.from=example.net")!.verdicts;
   it("refuses the null sender, strangers and inactive senders at RCPT", () => {
     assert.equal((authorizeEnvelopeSender("", user) as { refusal: { kind: string } }).refusal.kind, "null_sender");
     assert.equal((authorizeEnvelopeSender("x@y.z", null) as { refusal: { kind: string } }).refusal.kind, "sender_unknown");
     assert.equal((authorizeEnvelopeSender("x@y.z", { ...user, active: false }) as { refusal: { kind: string } }).refusal.kind, "sender_inactive");
   });
-  it("lets a user without PIN send, and wants the PIN of a user who has one", () => {
-    assert.ok(authorizeMail(user, facts).ok);
+  it("wants a user without PIN confirmed by the relay (its address alone is forged in one line), and the PIN of a user who has one", () => {
+    assert.equal((authorizeMail(user, facts) as { refusal: { kind: string } }).refusal.kind, "not_authenticated");
+    assert.ok(authorizeMail(user, { ...facts, verdicts: dmarcPass }).ok);
+    assert.ok(authorizeMail(user, { ...facts, usersWithoutProof: true }).ok, "only where the node is told so");
     assert.equal((authorizeMail({ ...user, hasPin: true }, facts) as { refusal: { kind: string } }).refusal.kind, "pin_wrong");
     assert.ok(authorizeMail({ ...user, hasPin: true }, { ...facts, pin: "right" }).ok);
   });
   it("wants a domain sender confirmed by the relay or by the PIN", () => {
     assert.equal((authorizeMail(domain, facts) as { refusal: { kind: string } }).refusal.kind, "not_authenticated");
     assert.ok(authorizeMail(domain, { ...facts, pin: "right" }).ok);
-    assert.ok(authorizeMail(domain, { ...facts, verdicts: parseAuthenticationResults("r; dmarc=pass header.from=example.net")!.verdicts }).ok);
+    assert.ok(authorizeMail(domain, { ...facts, verdicts: dmarcPass }).ok);
+    assert.ok(!authorizeMail(domain, { ...facts, verdicts: parseAuthenticationResults("r; dmarc=pass")!.verdicts }).ok, "a DMARC pass naming no domain confirms none");
+    assert.ok(!authorizeMail(domain, { ...facts, usersWithoutProof: true }).ok, "usersWithoutProof is for users only");
     assert.equal((authorizeMail(domain, { ...facts, pin: "wrong" }) as { refusal: { kind: string } }).refusal.kind, "pin_wrong");
   });
   it("refuses a From that is not the sender, and a DMARC fail even for users", () => {
-    assert.equal((authorizeMail(user, { ...facts, fromAddresses: ["boss@example.net"] }) as { refusal: { kind: string } }).refusal.kind, "from_mismatch");
+    assert.equal((authorizeMail(user, { ...facts, verdicts: dmarcPass, fromAddresses: ["boss@example.net"] }) as { refusal: { kind: string } }).refusal.kind, "from_mismatch");
     const fail = parseAuthenticationResults("r; dmarc=fail header.from=example.net")!.verdicts;
     assert.equal((authorizeMail(user, { ...facts, verdicts: fail }) as { refusal: { kind: string } }).refusal.kind, "not_authenticated");
   });

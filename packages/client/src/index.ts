@@ -380,6 +380,14 @@ export type InboundProfileChange = NonNullable<operations["putInboundProfile"]["
 export type InboundSettings = JsonBody<"getInboundSettings", 200>;
 export type InboundSettingsChange = NonNullable<operations["putInboundSettings"]["requestBody"]>["content"]["application/json"];
 export type ConfigAuditPage = JsonBody<"listConfigAudit", 200>;
+/** A mail-to-fax user (docs/mail-to-fax.md; the provider's Mail to Fax group). */
+export type OutboundUser = JsonBody<"getOutboundUser", 200>;
+export type OutboundUserChange = NonNullable<operations["putOutboundUser"]["requestBody"]>["content"]["application/json"];
+export type OutboundProfile = JsonBody<"getOutboundProfile", 200>;
+export type OutboundProfileChange = NonNullable<operations["putOutboundProfile"]["requestBody"]>["content"]["application/json"];
+export type OutboundSettings = JsonBody<"getOutboundSettings", 200>;
+export type OutboundSettingsChange = NonNullable<operations["putOutboundSettings"]["requestBody"]>["content"]["application/json"];
+export type OutboundDomain = JsonBody<"putOutboundDomain", 200>;
 
 export interface InboundNumberFilters {
   /** Only numbers with (true) or without (false) a profile. */
@@ -489,6 +497,47 @@ export class FaxlineConfiguration {
   }
   patchInboundSettings(change: InboundSettingsChange): Promise<InboundSettings> {
     return this.request("PATCH", "/inbound/settings", {}, change);
+  }
+  listOutboundUsers(options: { inherit?: boolean; limit?: number; offset?: number } = {}): Promise<OutboundUser[]> {
+    return this.request("GET", "/outbound/users", options);
+  }
+  getOutboundUser(email: string, options: { inherit?: boolean } = {}): Promise<OutboundUser> {
+    return this.request("GET", `/outbound/users/${encodeURIComponent(email)}`, options);
+  }
+  /** Creates or replaces a mail-to-fax user (the provider's upsert); `pin` is write-only. */
+  putOutboundUser(email: string, user: OutboundUserChange): Promise<OutboundUser> {
+    return this.request("PUT", `/outbound/users/${encodeURIComponent(email)}`, {}, user);
+  }
+  async deleteOutboundUser(email: string): Promise<void> {
+    await this.request("DELETE", `/outbound/users/${encodeURIComponent(email)}`);
+  }
+  listOutboundProfiles(options: { inherit?: boolean; limit?: number; offset?: number } = {}): Promise<OutboundProfile[]> {
+    return this.request("GET", "/outbound/profiles", options);
+  }
+  getOutboundProfile(name: string, options: { inherit?: boolean } = {}): Promise<OutboundProfile> {
+    return this.request("GET", `/outbound/profiles/${encodeURIComponent(name)}`, options);
+  }
+  putOutboundProfile(name: string, profile: OutboundProfileChange): Promise<OutboundProfile> {
+    return this.request("PUT", `/outbound/profiles/${encodeURIComponent(name)}`, {}, profile);
+  }
+  async deleteOutboundProfile(name: string): Promise<void> {
+    await this.request("DELETE", `/outbound/profiles/${encodeURIComponent(name)}`);
+  }
+  getOutboundSettings(options: { inherit?: boolean } = {}): Promise<OutboundSettings> {
+    return this.request("GET", "/outbound/settings", options);
+  }
+  putOutboundSettings(settings: OutboundSettingsChange): Promise<OutboundSettings> {
+    return this.request("PUT", "/outbound/settings", {}, settings);
+  }
+  listOutboundDomains(): Promise<OutboundDomain[]> {
+    return this.request("GET", "/outbound/domains");
+  }
+  /** Allows a sender domain; `pin` (write-only) lets its senders authorise with PIN=… in the subject. */
+  putOutboundDomain(domain: string, options: { pin?: string | null } = {}): Promise<OutboundDomain> {
+    return this.request("PUT", `/outbound/domains/${encodeURIComponent(domain)}`, {}, options);
+  }
+  async deleteOutboundDomain(domain: string): Promise<void> {
+    await this.request("DELETE", `/outbound/domains/${encodeURIComponent(domain)}`);
   }
   /** The audit log, newest first. */
   audit(options: { limit?: number; offset?: number; resource?: string; key?: string } = {}): Promise<ConfigAuditPage> {

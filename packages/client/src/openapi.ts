@@ -278,6 +278,137 @@ export interface paths {
         patch: operations["patchInboundSettings"];
         trace?: never;
     };
+    "/config/v2/outbound/users": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's mail-to-fax users
+         * @description Sorted by address. inherit=true shows the effective settings of customer → profile → user. (Faxline: the provider's listing is not public.)
+         */
+        get: operations["listOutboundUsers"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config/v2/outbound/users/{email}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One mail-to-fax user */
+        get: operations["getOutboundUser"];
+        /** Create or replace a mail-to-fax user (the provider's upsert; groups left out are not set) */
+        put: operations["putOutboundUser"];
+        post?: never;
+        /** Remove a mail-to-fax user */
+        delete: operations["deleteOutboundUser"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config/v2/outbound/profiles": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /**
+         * The customer's mail-to-fax profiles
+         * @description Sorted by name; limit (default 100) and offset (default 0) as the provider's. inherit=true shows the effective settings of customer → profile.
+         */
+        get: operations["listOutboundProfiles"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config/v2/outbound/profiles/{name}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** One mail-to-fax profile */
+        get: operations["getOutboundProfile"];
+        /** Create or replace a mail-to-fax profile (groups left out are not set) */
+        put: operations["putOutboundProfile"];
+        post?: never;
+        /** Remove a mail-to-fax profile no user has */
+        delete: operations["deleteOutboundProfile"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config/v2/outbound/settings": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The customer's mail-to-fax settings, the top of the hierarchy (with the booking login and allowed domains; Faxline) */
+        get: operations["getOutboundSettings"];
+        /** Set the customer's mail-to-fax settings and the login its mail-to-fax jobs are booked on */
+        put: operations["putOutboundSettings"];
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config/v2/outbound/domains": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        /** The sender domains the customer allows (Faxline) */
+        get: operations["listOutboundDomains"];
+        put?: never;
+        post?: never;
+        delete?: never;
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
+    "/config/v2/outbound/domains/{domain}": {
+        parameters: {
+            query?: never;
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        get?: never;
+        /** Allow a sender domain, with an optional PIN (Faxline; docs/mail-to-fax.md "Who may send") */
+        put: operations["putOutboundDomain"];
+        post?: never;
+        /** Stop allowing a sender domain (Faxline) */
+        delete: operations["deleteOutboundDomain"];
+        options?: never;
+        head?: never;
+        patch?: never;
+        trace?: never;
+    };
     "/config/v2/audit": {
         parameters: {
             query?: never;
@@ -3528,6 +3659,1952 @@ export interface operations {
                         active?: boolean | null;
                     };
                 };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listOutboundUsers: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                /** @description Entries per page (default 100, at most 1000) */
+                limit?: string;
+                /** @description Entries skipped (default 0) */
+                offset?: string;
+                inherit?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The sender's address (lower case) */
+                        email: string;
+                        /** @description General settings, with the user's profile */
+                        general?: {
+                            /** @description false refuses the senders of this level and below */
+                            active?: boolean | null;
+                            /** @description Report mail language when the mail names none: en or de */
+                            language?: string | null;
+                            /** @description The provider's client; Faxline has none below the customer: default (or absent) */
+                            client?: string | null;
+                            /** @description The user's mail-to-fax profile; null: the customer's settings only */
+                            profile?: string | null;
+                        } | null;
+                        /** @description Fax settings */
+                        fax?: {
+                            /** @description Sender fax id (CSID) */
+                            csid?: string | null;
+                            /** @description The job's billingCode */
+                            costCenter?: string | null;
+                            /** @description Header line (docs/rendering.md placeholders) */
+                            header?: string | null;
+                            /** @description A4 or LETTER */
+                            paperFormat?: string | null;
+                            /** @description HIGH or LOW */
+                            resolution?: string | null;
+                            /** @description The mail's text is not faxed */
+                            sendAttachmentsOnly?: boolean | null;
+                            /** @description An empty mail text is not faxed as a blank page */
+                            suppressBlankPages?: boolean | null;
+                            /** @description Check the do-not-fax list */
+                            blocklist?: boolean | null;
+                            isExpress?: boolean | null;
+                        } | null;
+                        /** @description Dialing settings */
+                        dialing?: {
+                            /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                            removePrefix?: string | null;
+                        } | null;
+                        /** @description The report mail */
+                        reportEmail?: {
+                            enabled?: boolean | null;
+                            onSuccess?: boolean | null;
+                            onFailure?: boolean | null;
+                            /** @description Where reports go; empty: the sender */
+                            address?: string | null;
+                            /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                            attachFaxImage?: string | null;
+                            /** @description PDF or TIFF */
+                            imageFormat?: string | null;
+                        } | null;
+                        /** @description The mail's text as a cover page */
+                        coverSheet?: {
+                            /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                            bodyAs?: string | null;
+                            /** @description Installed cover template for COVER_PAGE */
+                            template?: string | null;
+                        } | null;
+                        /** @description Free key/values; they fill the cover page's placeholders */
+                        personalization?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description Read-only (Faxline): the user's mails must carry its PIN in the subject */
+                        hasPin: boolean;
+                    }[];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getOutboundUser: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                inherit?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                /** @description The user's e-mail address */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The sender's address (lower case) */
+                        email: string;
+                        /** @description General settings, with the user's profile */
+                        general?: {
+                            /** @description false refuses the senders of this level and below */
+                            active?: boolean | null;
+                            /** @description Report mail language when the mail names none: en or de */
+                            language?: string | null;
+                            /** @description The provider's client; Faxline has none below the customer: default (or absent) */
+                            client?: string | null;
+                            /** @description The user's mail-to-fax profile; null: the customer's settings only */
+                            profile?: string | null;
+                        } | null;
+                        /** @description Fax settings */
+                        fax?: {
+                            /** @description Sender fax id (CSID) */
+                            csid?: string | null;
+                            /** @description The job's billingCode */
+                            costCenter?: string | null;
+                            /** @description Header line (docs/rendering.md placeholders) */
+                            header?: string | null;
+                            /** @description A4 or LETTER */
+                            paperFormat?: string | null;
+                            /** @description HIGH or LOW */
+                            resolution?: string | null;
+                            /** @description The mail's text is not faxed */
+                            sendAttachmentsOnly?: boolean | null;
+                            /** @description An empty mail text is not faxed as a blank page */
+                            suppressBlankPages?: boolean | null;
+                            /** @description Check the do-not-fax list */
+                            blocklist?: boolean | null;
+                            isExpress?: boolean | null;
+                        } | null;
+                        /** @description Dialing settings */
+                        dialing?: {
+                            /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                            removePrefix?: string | null;
+                        } | null;
+                        /** @description The report mail */
+                        reportEmail?: {
+                            enabled?: boolean | null;
+                            onSuccess?: boolean | null;
+                            onFailure?: boolean | null;
+                            /** @description Where reports go; empty: the sender */
+                            address?: string | null;
+                            /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                            attachFaxImage?: string | null;
+                            /** @description PDF or TIFF */
+                            imageFormat?: string | null;
+                        } | null;
+                        /** @description The mail's text as a cover page */
+                        coverSheet?: {
+                            /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                            bodyAs?: string | null;
+                            /** @description Installed cover template for COVER_PAGE */
+                            template?: string | null;
+                        } | null;
+                        /** @description Free key/values; they fill the cover page's placeholders */
+                        personalization?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description Read-only (Faxline): the user's mails must carry its PIN in the subject */
+                        hasPin: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    putOutboundUser: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The user's e-mail address */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Ignored when it is the address in the path; refused when it is another */
+                    email?: string;
+                    /** @description General settings, with the user's profile */
+                    general?: {
+                        /** @description false refuses the senders of this level and below */
+                        active?: boolean | null;
+                        /** @description Report mail language when the mail names none: en or de */
+                        language?: string | null;
+                        /** @description The provider's client; Faxline has none below the customer: default (or absent) */
+                        client?: string | null;
+                        /** @description The user's mail-to-fax profile; null: the customer's settings only */
+                        profile?: string | null;
+                    } | null;
+                    /** @description Fax settings */
+                    fax?: {
+                        /** @description Sender fax id (CSID) */
+                        csid?: string | null;
+                        /** @description The job's billingCode */
+                        costCenter?: string | null;
+                        /** @description Header line (docs/rendering.md placeholders) */
+                        header?: string | null;
+                        /** @description A4 or LETTER */
+                        paperFormat?: string | null;
+                        /** @description HIGH or LOW */
+                        resolution?: string | null;
+                        /** @description The mail's text is not faxed */
+                        sendAttachmentsOnly?: boolean | null;
+                        /** @description An empty mail text is not faxed as a blank page */
+                        suppressBlankPages?: boolean | null;
+                        /** @description Check the do-not-fax list */
+                        blocklist?: boolean | null;
+                        isExpress?: boolean | null;
+                    } | null;
+                    /** @description Dialing settings */
+                    dialing?: {
+                        /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                        removePrefix?: string | null;
+                    } | null;
+                    /** @description The report mail */
+                    reportEmail?: {
+                        enabled?: boolean | null;
+                        onSuccess?: boolean | null;
+                        onFailure?: boolean | null;
+                        /** @description Where reports go; empty: the sender */
+                        address?: string | null;
+                        /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                        attachFaxImage?: string | null;
+                        /** @description PDF or TIFF */
+                        imageFormat?: string | null;
+                    } | null;
+                    /** @description The mail's text as a cover page */
+                    coverSheet?: {
+                        /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                        bodyAs?: string | null;
+                        /** @description Installed cover template for COVER_PAGE */
+                        template?: string | null;
+                    } | null;
+                    /** @description Free key/values; they fill the cover page's placeholders */
+                    personalization?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description Write-only (Faxline): 4 to 12 digits the subject must carry as PIN=…; null removes it; absent keeps it */
+                    pin?: string | null;
+                    /** @description Read-only */
+                    hasPin?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description The sender's address (lower case) */
+                        email: string;
+                        /** @description General settings, with the user's profile */
+                        general?: {
+                            /** @description false refuses the senders of this level and below */
+                            active?: boolean | null;
+                            /** @description Report mail language when the mail names none: en or de */
+                            language?: string | null;
+                            /** @description The provider's client; Faxline has none below the customer: default (or absent) */
+                            client?: string | null;
+                            /** @description The user's mail-to-fax profile; null: the customer's settings only */
+                            profile?: string | null;
+                        } | null;
+                        /** @description Fax settings */
+                        fax?: {
+                            /** @description Sender fax id (CSID) */
+                            csid?: string | null;
+                            /** @description The job's billingCode */
+                            costCenter?: string | null;
+                            /** @description Header line (docs/rendering.md placeholders) */
+                            header?: string | null;
+                            /** @description A4 or LETTER */
+                            paperFormat?: string | null;
+                            /** @description HIGH or LOW */
+                            resolution?: string | null;
+                            /** @description The mail's text is not faxed */
+                            sendAttachmentsOnly?: boolean | null;
+                            /** @description An empty mail text is not faxed as a blank page */
+                            suppressBlankPages?: boolean | null;
+                            /** @description Check the do-not-fax list */
+                            blocklist?: boolean | null;
+                            isExpress?: boolean | null;
+                        } | null;
+                        /** @description Dialing settings */
+                        dialing?: {
+                            /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                            removePrefix?: string | null;
+                        } | null;
+                        /** @description The report mail */
+                        reportEmail?: {
+                            enabled?: boolean | null;
+                            onSuccess?: boolean | null;
+                            onFailure?: boolean | null;
+                            /** @description Where reports go; empty: the sender */
+                            address?: string | null;
+                            /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                            attachFaxImage?: string | null;
+                            /** @description PDF or TIFF */
+                            imageFormat?: string | null;
+                        } | null;
+                        /** @description The mail's text as a cover page */
+                        coverSheet?: {
+                            /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                            bodyAs?: string | null;
+                            /** @description Installed cover template for COVER_PAGE */
+                            template?: string | null;
+                        } | null;
+                        /** @description Free key/values; they fill the cover page's placeholders */
+                        personalization?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description Read-only (Faxline): the user's mails must carry its PIN in the subject */
+                        hasPin: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteOutboundUser: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                /** @description The user's e-mail address */
+                email: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listOutboundProfiles: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                /** @description Entries per page (default 100, at most 1000) */
+                limit?: string;
+                /** @description Entries skipped (default 0) */
+                offset?: string;
+                inherit?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description General settings */
+                        general?: {
+                            /** @description false refuses the senders of this level and below */
+                            active?: boolean | null;
+                            /** @description Report mail language when the mail names none: en or de */
+                            language?: string | null;
+                        } | null;
+                        /** @description Fax settings */
+                        fax?: {
+                            /** @description Sender fax id (CSID) */
+                            csid?: string | null;
+                            /** @description The job's billingCode */
+                            costCenter?: string | null;
+                            /** @description Header line (docs/rendering.md placeholders) */
+                            header?: string | null;
+                            /** @description A4 or LETTER */
+                            paperFormat?: string | null;
+                            /** @description HIGH or LOW */
+                            resolution?: string | null;
+                            /** @description The mail's text is not faxed */
+                            sendAttachmentsOnly?: boolean | null;
+                            /** @description An empty mail text is not faxed as a blank page */
+                            suppressBlankPages?: boolean | null;
+                            /** @description Check the do-not-fax list */
+                            blocklist?: boolean | null;
+                            isExpress?: boolean | null;
+                        } | null;
+                        /** @description Dialing settings */
+                        dialing?: {
+                            /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                            removePrefix?: string | null;
+                        } | null;
+                        /** @description The report mail */
+                        reportEmail?: {
+                            enabled?: boolean | null;
+                            onSuccess?: boolean | null;
+                            onFailure?: boolean | null;
+                            /** @description Where reports go; empty: the sender */
+                            address?: string | null;
+                            /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                            attachFaxImage?: string | null;
+                            /** @description PDF or TIFF */
+                            imageFormat?: string | null;
+                        } | null;
+                        /** @description The mail's text as a cover page */
+                        coverSheet?: {
+                            /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                            bodyAs?: string | null;
+                            /** @description Installed cover template for COVER_PAGE */
+                            template?: string | null;
+                        } | null;
+                        /** @description Free key/values; they fill the cover page's placeholders */
+                        personalization?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description Read-only (Faxline): how many users have this profile */
+                        users: number;
+                    }[];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getOutboundProfile: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                inherit?: "true" | "false";
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description General settings */
+                        general?: {
+                            /** @description false refuses the senders of this level and below */
+                            active?: boolean | null;
+                            /** @description Report mail language when the mail names none: en or de */
+                            language?: string | null;
+                        } | null;
+                        /** @description Fax settings */
+                        fax?: {
+                            /** @description Sender fax id (CSID) */
+                            csid?: string | null;
+                            /** @description The job's billingCode */
+                            costCenter?: string | null;
+                            /** @description Header line (docs/rendering.md placeholders) */
+                            header?: string | null;
+                            /** @description A4 or LETTER */
+                            paperFormat?: string | null;
+                            /** @description HIGH or LOW */
+                            resolution?: string | null;
+                            /** @description The mail's text is not faxed */
+                            sendAttachmentsOnly?: boolean | null;
+                            /** @description An empty mail text is not faxed as a blank page */
+                            suppressBlankPages?: boolean | null;
+                            /** @description Check the do-not-fax list */
+                            blocklist?: boolean | null;
+                            isExpress?: boolean | null;
+                        } | null;
+                        /** @description Dialing settings */
+                        dialing?: {
+                            /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                            removePrefix?: string | null;
+                        } | null;
+                        /** @description The report mail */
+                        reportEmail?: {
+                            enabled?: boolean | null;
+                            onSuccess?: boolean | null;
+                            onFailure?: boolean | null;
+                            /** @description Where reports go; empty: the sender */
+                            address?: string | null;
+                            /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                            attachFaxImage?: string | null;
+                            /** @description PDF or TIFF */
+                            imageFormat?: string | null;
+                        } | null;
+                        /** @description The mail's text as a cover page */
+                        coverSheet?: {
+                            /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                            bodyAs?: string | null;
+                            /** @description Installed cover template for COVER_PAGE */
+                            template?: string | null;
+                        } | null;
+                        /** @description Free key/values; they fill the cover page's placeholders */
+                        personalization?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description Read-only (Faxline): how many users have this profile */
+                        users: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    putOutboundProfile: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Ignored when it is the name in the path; refused when it is another */
+                    name?: string;
+                    /** @description General settings */
+                    general?: {
+                        /** @description false refuses the senders of this level and below */
+                        active?: boolean | null;
+                        /** @description Report mail language when the mail names none: en or de */
+                        language?: string | null;
+                    } | null;
+                    /** @description Fax settings */
+                    fax?: {
+                        /** @description Sender fax id (CSID) */
+                        csid?: string | null;
+                        /** @description The job's billingCode */
+                        costCenter?: string | null;
+                        /** @description Header line (docs/rendering.md placeholders) */
+                        header?: string | null;
+                        /** @description A4 or LETTER */
+                        paperFormat?: string | null;
+                        /** @description HIGH or LOW */
+                        resolution?: string | null;
+                        /** @description The mail's text is not faxed */
+                        sendAttachmentsOnly?: boolean | null;
+                        /** @description An empty mail text is not faxed as a blank page */
+                        suppressBlankPages?: boolean | null;
+                        /** @description Check the do-not-fax list */
+                        blocklist?: boolean | null;
+                        isExpress?: boolean | null;
+                    } | null;
+                    /** @description Dialing settings */
+                    dialing?: {
+                        /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                        removePrefix?: string | null;
+                    } | null;
+                    /** @description The report mail */
+                    reportEmail?: {
+                        enabled?: boolean | null;
+                        onSuccess?: boolean | null;
+                        onFailure?: boolean | null;
+                        /** @description Where reports go; empty: the sender */
+                        address?: string | null;
+                        /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                        attachFaxImage?: string | null;
+                        /** @description PDF or TIFF */
+                        imageFormat?: string | null;
+                    } | null;
+                    /** @description The mail's text as a cover page */
+                    coverSheet?: {
+                        /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                        bodyAs?: string | null;
+                        /** @description Installed cover template for COVER_PAGE */
+                        template?: string | null;
+                    } | null;
+                    /** @description Free key/values; they fill the cover page's placeholders */
+                    personalization?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description Read-only */
+                    users?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        name: string;
+                        /** @description General settings */
+                        general?: {
+                            /** @description false refuses the senders of this level and below */
+                            active?: boolean | null;
+                            /** @description Report mail language when the mail names none: en or de */
+                            language?: string | null;
+                        } | null;
+                        /** @description Fax settings */
+                        fax?: {
+                            /** @description Sender fax id (CSID) */
+                            csid?: string | null;
+                            /** @description The job's billingCode */
+                            costCenter?: string | null;
+                            /** @description Header line (docs/rendering.md placeholders) */
+                            header?: string | null;
+                            /** @description A4 or LETTER */
+                            paperFormat?: string | null;
+                            /** @description HIGH or LOW */
+                            resolution?: string | null;
+                            /** @description The mail's text is not faxed */
+                            sendAttachmentsOnly?: boolean | null;
+                            /** @description An empty mail text is not faxed as a blank page */
+                            suppressBlankPages?: boolean | null;
+                            /** @description Check the do-not-fax list */
+                            blocklist?: boolean | null;
+                            isExpress?: boolean | null;
+                        } | null;
+                        /** @description Dialing settings */
+                        dialing?: {
+                            /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                            removePrefix?: string | null;
+                        } | null;
+                        /** @description The report mail */
+                        reportEmail?: {
+                            enabled?: boolean | null;
+                            onSuccess?: boolean | null;
+                            onFailure?: boolean | null;
+                            /** @description Where reports go; empty: the sender */
+                            address?: string | null;
+                            /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                            attachFaxImage?: string | null;
+                            /** @description PDF or TIFF */
+                            imageFormat?: string | null;
+                        } | null;
+                        /** @description The mail's text as a cover page */
+                        coverSheet?: {
+                            /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                            bodyAs?: string | null;
+                            /** @description Installed cover template for COVER_PAGE */
+                            template?: string | null;
+                        } | null;
+                        /** @description Free key/values; they fill the cover page's placeholders */
+                        personalization?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description Read-only (Faxline): how many users have this profile */
+                        users: number;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteOutboundProfile: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                name: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    getOutboundSettings: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+                inherit?: "true" | "false";
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        customer: string;
+                        /** @description Faxline: the login mail-to-fax jobs are booked on (its test flag picks the line); null: mail-to-fax not set up */
+                        login: string | null;
+                        /** @description General settings */
+                        general?: {
+                            /** @description false refuses the senders of this level and below */
+                            active?: boolean | null;
+                            /** @description Report mail language when the mail names none: en or de */
+                            language?: string | null;
+                        } | null;
+                        /** @description Fax settings */
+                        fax?: {
+                            /** @description Sender fax id (CSID) */
+                            csid?: string | null;
+                            /** @description The job's billingCode */
+                            costCenter?: string | null;
+                            /** @description Header line (docs/rendering.md placeholders) */
+                            header?: string | null;
+                            /** @description A4 or LETTER */
+                            paperFormat?: string | null;
+                            /** @description HIGH or LOW */
+                            resolution?: string | null;
+                            /** @description The mail's text is not faxed */
+                            sendAttachmentsOnly?: boolean | null;
+                            /** @description An empty mail text is not faxed as a blank page */
+                            suppressBlankPages?: boolean | null;
+                            /** @description Check the do-not-fax list */
+                            blocklist?: boolean | null;
+                            isExpress?: boolean | null;
+                        } | null;
+                        /** @description Dialing settings */
+                        dialing?: {
+                            /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                            removePrefix?: string | null;
+                        } | null;
+                        /** @description The report mail */
+                        reportEmail?: {
+                            enabled?: boolean | null;
+                            onSuccess?: boolean | null;
+                            onFailure?: boolean | null;
+                            /** @description Where reports go; empty: the sender */
+                            address?: string | null;
+                            /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                            attachFaxImage?: string | null;
+                            /** @description PDF or TIFF */
+                            imageFormat?: string | null;
+                        } | null;
+                        /** @description The mail's text as a cover page */
+                        coverSheet?: {
+                            /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                            bodyAs?: string | null;
+                            /** @description Installed cover template for COVER_PAGE */
+                            template?: string | null;
+                        } | null;
+                        /** @description Free key/values; they fill the cover page's placeholders */
+                        personalization?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description Read-only here: the sender domains allowed (PUT /outbound/domains/{domain}) */
+                        domains: {
+                            domain: string;
+                            hasPin: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    putOutboundSettings: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    customer?: string;
+                    /** @description The customer's login mail-to-fax jobs are booked on */
+                    login: string;
+                    /** @description General settings */
+                    general?: {
+                        /** @description false refuses the senders of this level and below */
+                        active?: boolean | null;
+                        /** @description Report mail language when the mail names none: en or de */
+                        language?: string | null;
+                    } | null;
+                    /** @description Fax settings */
+                    fax?: {
+                        /** @description Sender fax id (CSID) */
+                        csid?: string | null;
+                        /** @description The job's billingCode */
+                        costCenter?: string | null;
+                        /** @description Header line (docs/rendering.md placeholders) */
+                        header?: string | null;
+                        /** @description A4 or LETTER */
+                        paperFormat?: string | null;
+                        /** @description HIGH or LOW */
+                        resolution?: string | null;
+                        /** @description The mail's text is not faxed */
+                        sendAttachmentsOnly?: boolean | null;
+                        /** @description An empty mail text is not faxed as a blank page */
+                        suppressBlankPages?: boolean | null;
+                        /** @description Check the do-not-fax list */
+                        blocklist?: boolean | null;
+                        isExpress?: boolean | null;
+                    } | null;
+                    /** @description Dialing settings */
+                    dialing?: {
+                        /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                        removePrefix?: string | null;
+                    } | null;
+                    /** @description The report mail */
+                    reportEmail?: {
+                        enabled?: boolean | null;
+                        onSuccess?: boolean | null;
+                        onFailure?: boolean | null;
+                        /** @description Where reports go; empty: the sender */
+                        address?: string | null;
+                        /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                        attachFaxImage?: string | null;
+                        /** @description PDF or TIFF */
+                        imageFormat?: string | null;
+                    } | null;
+                    /** @description The mail's text as a cover page */
+                    coverSheet?: {
+                        /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                        bodyAs?: string | null;
+                        /** @description Installed cover template for COVER_PAGE */
+                        template?: string | null;
+                    } | null;
+                    /** @description Free key/values; they fill the cover page's placeholders */
+                    personalization?: {
+                        [key: string]: string;
+                    } | null;
+                    /** @description Read-only here */
+                    domains?: unknown;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        customer: string;
+                        /** @description Faxline: the login mail-to-fax jobs are booked on (its test flag picks the line); null: mail-to-fax not set up */
+                        login: string | null;
+                        /** @description General settings */
+                        general?: {
+                            /** @description false refuses the senders of this level and below */
+                            active?: boolean | null;
+                            /** @description Report mail language when the mail names none: en or de */
+                            language?: string | null;
+                        } | null;
+                        /** @description Fax settings */
+                        fax?: {
+                            /** @description Sender fax id (CSID) */
+                            csid?: string | null;
+                            /** @description The job's billingCode */
+                            costCenter?: string | null;
+                            /** @description Header line (docs/rendering.md placeholders) */
+                            header?: string | null;
+                            /** @description A4 or LETTER */
+                            paperFormat?: string | null;
+                            /** @description HIGH or LOW */
+                            resolution?: string | null;
+                            /** @description The mail's text is not faxed */
+                            sendAttachmentsOnly?: boolean | null;
+                            /** @description An empty mail text is not faxed as a blank page */
+                            suppressBlankPages?: boolean | null;
+                            /** @description Check the do-not-fax list */
+                            blocklist?: boolean | null;
+                            isExpress?: boolean | null;
+                        } | null;
+                        /** @description Dialing settings */
+                        dialing?: {
+                            /** @description Digits removed from the start of a number in the address (an outside-line 0) */
+                            removePrefix?: string | null;
+                        } | null;
+                        /** @description The report mail */
+                        reportEmail?: {
+                            enabled?: boolean | null;
+                            onSuccess?: boolean | null;
+                            onFailure?: boolean | null;
+                            /** @description Where reports go; empty: the sender */
+                            address?: string | null;
+                            /** @description NEVER, SUCCESS_ONLY, FAILURE_ONLY or ALWAYS */
+                            attachFaxImage?: string | null;
+                            /** @description PDF or TIFF */
+                            imageFormat?: string | null;
+                        } | null;
+                        /** @description The mail's text as a cover page */
+                        coverSheet?: {
+                            /** @description FIRST_PAGE or COVER_PAGE: where the mail's text goes */
+                            bodyAs?: string | null;
+                            /** @description Installed cover template for COVER_PAGE */
+                            template?: string | null;
+                        } | null;
+                        /** @description Free key/values; they fill the cover page's placeholders */
+                        personalization?: {
+                            [key: string]: string;
+                        } | null;
+                        /** @description Read-only here: the sender domains allowed (PUT /outbound/domains/{domain}) */
+                        domains: {
+                            domain: string;
+                            hasPin: boolean;
+                        }[];
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    listOutboundDomains: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path?: never;
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        domain: string;
+                        hasPin: boolean;
+                    }[];
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    putOutboundDomain: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody: {
+            content: {
+                "application/json": {
+                    /** @description Write-only: 4 to 12 digits a sender of the domain may write into the subject (PIN=…) instead of the relay's confirmation; null: none */
+                    pin?: string | null;
+                };
+            };
+        };
+        responses: {
+            /** @description Default Response */
+            200: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        domain: string;
+                        hasPin: boolean;
+                    };
+                };
+            };
+            /** @description Default Response */
+            400: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            401: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            403: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            404: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+            /** @description Default Response */
+            409: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content: {
+                    "application/json": {
+                        /** @description HTTP status */
+                        code: number;
+                        /** @description Stable error identifier (docs/api-errors.md) */
+                        error: string;
+                        /** @description What went wrong and how to fix it */
+                        message: string;
+                    };
+                };
+            };
+        };
+    };
+    deleteOutboundDomain: {
+        parameters: {
+            query?: {
+                /** @description The customer configured: operators name it in every request; a manager's is its own (Faxline) */
+                customer?: string;
+            };
+            header?: never;
+            path: {
+                domain: string;
+            };
+            cookie?: never;
+        };
+        requestBody?: never;
+        responses: {
+            /** @description Default Response */
+            204: {
+                headers: {
+                    [name: string]: unknown;
+                };
+                content?: never;
             };
             /** @description Default Response */
             400: {
