@@ -4114,7 +4114,7 @@ export interface operations {
                     personalization?: {
                         [key: string]: string;
                     } | null;
-                    /** @description Write-only (Faxline): 4 to 12 digits the subject must carry as PIN=…; null removes it; absent keeps it */
+                    /** @description Write-only (Faxline): 6 to 12 digits the subject must carry as PIN=…; null removes it; absent keeps it */
                     pin?: string | null;
                     /** @description Read-only */
                     hasPin?: unknown;
@@ -5485,7 +5485,7 @@ export interface operations {
         requestBody: {
             content: {
                 "application/json": {
-                    /** @description Write-only: 4 to 12 digits a sender of the domain may write into the subject (PIN=…) instead of the relay's confirmation; null: none */
+                    /** @description Write-only: 6 to 12 digits a sender of the domain may write into the subject (PIN=…) instead of the relay's confirmation; null: none */
                     pin?: string | null;
                 };
             };
