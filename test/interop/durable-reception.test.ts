@@ -182,8 +182,8 @@ for (const dialect of DIALECTS) {
     it("with the disk of its reception spool full, the node ends the call without confirming the page it cannot keep, and hands out only the whole confirmed pages", async () => {
       const spool = join(dir.path, "full-spool");
       mkdirSync(spool, { recursive: true });
-      // A tmpfs that holds the record, the progress file and about two pages: the third cannot be kept.
-      const wrap = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", 'mount -t tmpfs -o size=56k tmpfs "$0" && exec "$@"', spool];
+      // A tmpfs that holds the lock, the record, the progress file and about two pages: the third cannot be kept.
+      const wrap = ["unshare", "--user", "--map-root-user", "--mount", "sh", "-c", 'mount -t tmpfs -o size=72k tmpfs "$0" && exec "$@"', spool];
       const full = await startNode("node, spool full", { wrap, env: { FAXLINE_INBOUND_SPOOL_DIR: spool } });
       const { sender, sipp, confirmed } = await call(FULL.did);
       const sent = await sender.result;
