@@ -39,6 +39,11 @@ class CollectingSink implements InboundSink {
   }
 }
 
+/** The receptions' directories in a spool (not its lock file). */
+function receptionsIn(spoolDir: string): string[] {
+  return readdirSync(spoolDir).filter((name) => !name.startsWith("."));
+}
+
 function receivingLine(sink: InboundSink, trunk: Partial<TrunkConfig> = {}, channels = 4, extra: { spoolDir?: string; storeRetryDelaysMs?: readonly number[] } = {}): SipFaxLine {
   return new SipFaxLine({
     // The receiving side's trunk: the carrier that delivers calls (here the sending line on 127.0.0.1).
@@ -196,11 +201,11 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
       assert.equal(outcome.result, "delivered", "the caller's fax went through: keeping it is our side's job");
       const dirs = await (async () => {
         for (let i = 0; i < 200; i++) {
-          const found = readdirSync(spoolDir);
+          const found = receptionsIn(spoolDir);
           if (found.length === 1 && readdirSync(path.join(spoolDir, found[0]!)).includes("ended.json")) return found;
           await new Promise((r) => setTimeout(r, 25));
         }
-        return readdirSync(spoolDir);
+        return receptionsIn(spoolDir);
       })();
       assert.equal(dirs.length, 1, "one reception directory in the spool");
       assert.equal(tries, 3, "the first try and two retries");
@@ -230,8 +235,9 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
       assert.equal(call.report.transport, "t38");
       assert.equal(call.id?.startsWith("FI"), true);
       assert.ok(identical(await comparePages(image, call.image!, 2)));
-      for (let i = 0; i < 200 && readdirSync(spoolDir).length > 0; i++) await new Promise((r) => setTimeout(r, 25));
-      assert.deepEqual(readdirSync(spoolDir), [], "stored: its directory is gone");
+      for (let i = 0; i < 200 && receptionsIn(spoolDir).length > 0; i++) await new Promise((r) => setTimeout(r, 25));
+      assert.deepEqual(receptionsIn(spoolDir), [], "stored: its directory is gone");
+      assert.deepEqual(readdirSync(spoolDir), [".lock"], "nothing else is left but the running line's lock");
       assert.equal(sink.received.length, 1);
     } finally {
       await again.close();
@@ -241,21 +247,24 @@ describe("receiving faxes over SIP: Faxline to Faxline over loopback", () => {
 
   it("a spool that cannot take the reception's record (a full or broken disk) refuses the call with 503 before answering, and nothing is stored", { timeout: 30_000 }, async () => {
     const blocked = mkdtempSync(path.join(tmpdir(), "faxline-spool-"));
-    // The spool's path is a file: its directory cannot be made (the same path as ENOSPC: the record is not written).
     const spoolDir = path.join(blocked, "spool");
-    writeFileSync(spoolDir, "");
     const sink = new CollectingSink();
     const rx = receivingLine(sink, {}, 4, { spoolDir });
-    await rx.start();
-    const tx = sendingLine(rx.sipLocal!.port);
+    let tx: SipFaxLine | undefined;
     try {
+      await rx.start();
+      // The disk breaks under the running line: the spool's path becomes a file, so no reception's
+      // directory can be made in it (the same path as ENOSPC: the record is not written).
+      rmSync(spoolDir, { recursive: true, force: true });
+      writeFileSync(spoolDir, "");
+      tx = sendingLine(rx.sipLocal!.port);
       const outcome = await tx.call({ ...twoPageLowCallRequest(image), e164: DID, dialString: "004930123456" }, new AbortController().signal);
       assert.equal(outcome.result, "failed");
       if (outcome.result !== "failed") return;
       assert.match(outcome.rawCause ?? "", /503/);
       assert.equal(sink.received.length, 0);
     } finally {
-      await tx.close();
+      await tx?.close();
       await rx.close();
       rmSync(blocked, { recursive: true, force: true });
     }

@@ -262,7 +262,8 @@ export class SipFaxLine implements Line {
 
   /**
    * Loads the fax engine (throws SpandspAddonError when the addon is not built), binds the SIP
-   * socket and registers the trunks that name a registrar. Idempotent.
+   * socket and registers the trunks that name a registrar. Idempotent. A start that fails closes
+   * what it had opened and rejects.
    */
   start(): Promise<void> {
     this.#starting ??= (async () => {
@@ -346,7 +347,14 @@ export class SipFaxLine implements Line {
         { sip: ua.udpLocal, media: this.#options.mediaPorts, trunks: this.#trunks.map((t) => t.name), speed: this.#speed },
         "SIP line started",
       );
-    })();
+    })().catch(async (error: unknown) => {
+      // A start that fails (a spool in use, a port taken) leaves nothing open behind it.
+      await this.#ua?.close().catch(() => undefined);
+      this.#ua = null;
+      await this.#media?.close().catch(() => undefined);
+      this.#media = null;
+      throw error;
+    });
     return this.#starting;
   }
 
