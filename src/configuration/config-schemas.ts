@@ -76,6 +76,7 @@ const NumberFields = {
   faxId: Optional(Type.String({ maxLength: 20 }), "The fax id (CSID) sent to callers, up to 20 printable ASCII characters; null: inherited"),
   costCenter: Optional(Type.String({ maxLength: 64 }), "null: inherited"),
   active: Optional(Type.Boolean(), "An inactive number answers callers as a wrong number (SIP 404); null: inherited"),
+  paused: Optional(Type.Boolean(), "Faxline: a paused number answers callers 480 Temporarily Unavailable, and their fax machines try again later; null: inherited"),
 };
 
 export const InboundNumberSchema = Type.Object({
@@ -107,6 +108,11 @@ const ProfileFields = {
   faxId: Optional(Type.String({ maxLength: 20 }), "The fax id (CSID) sent to callers of the profile's numbers; null: inherited from the customer"),
   costCenter: Optional(Type.String({ maxLength: 64 })),
   active: Optional(Type.Boolean(), "An inactive profile deactivates its numbers"),
+  paused: Optional(Type.Boolean(), "Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later)"),
+  maxWaitingFaxes: Optional(
+    Type.Integer({ minimum: 1, maximum: 1000000 }),
+    "Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit",
+  ),
   retentionDays: Optional(Type.Integer({ minimum: 1, maximum: 365 }), "Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays"),
   email: Optional(EmailDeliverySchema),
   webservice: Optional(WebserviceDeliverySchema),
@@ -135,6 +141,7 @@ const CustomerSettingsFields = {
   faxId: Optional(Type.String({ maxLength: 20 }), "The fax id (CSID) of every number that sets none; null: the trunk's"),
   costCenter: Optional(Type.String({ maxLength: 64 })),
   active: Optional(Type.Boolean(), "false deactivates every profile and number of the customer"),
+  paused: Optional(Type.Boolean(), "Faxline: true pauses every profile and number of the customer (callers get 480 Temporarily Unavailable)"),
 };
 
 export const InboundSettingsSchema = Type.Object({ customer: Type.String(), ...CustomerSettingsFields });

@@ -61,12 +61,13 @@ export async function changeCustomerSettings(trx: Kysely<Database>, custNr: stri
     fax_id: checkFaxId(field<string>(c, "faxId", mode)),
     cost_center: checkText(field<string>(c, "costCenter", mode), "costCenter"),
     active: activeValue(field<boolean>(c, "active", mode)),
+    paused: activeValue(field<boolean>(c, "paused", mode)),
   });
   const current = await trx.selectFrom("inbound_customer_settings").select("cust_nr").where("cust_nr", "=", custNr).executeTakeFirst();
   if (current) {
     if (Object.keys(set).length > 0) await trx.updateTable("inbound_customer_settings").set({ ...set, updated_at: now }).where("cust_nr", "=", custNr).execute();
   } else {
-    await trx.insertInto("inbound_customer_settings").values({ cust_nr: custNr, fax_id: null, cost_center: null, active: null, ...set, updated_at: now }).execute();
+    await trx.insertInto("inbound_customer_settings").values({ cust_nr: custNr, fax_id: null, cost_center: null, active: null, paused: null, ...set, updated_at: now }).execute();
   }
 }
 
@@ -103,6 +104,7 @@ export async function changeNumber(trx: Kysely<Database>, custNr: string, e164: 
     fax_id: checkFaxId(field<string>(c, "faxId", mode)),
     cost_center: checkText(field<string>(c, "costCenter", mode), "costCenter"),
     active: activeValue(field<boolean>(c, "active", mode)),
+    paused: activeValue(field<boolean>(c, "paused", mode)),
   });
   const own = await trx.selectFrom("inbound_number_settings").select("e164").where("e164", "=", e164).executeTakeFirst();
   if (own) {
@@ -111,7 +113,7 @@ export async function changeNumber(trx: Kysely<Database>, custNr: string, e164: 
     // The settings row also keeps the number the customer's when it has no profile.
     await trx
       .insertInto("inbound_number_settings")
-      .values({ e164, cust_nr: custNr, display_number: null, comments: null, fax_id: null, cost_center: null, active: null, ...set, created_at: now, updated_at: now })
+      .values({ e164, cust_nr: custNr, display_number: null, comments: null, fax_id: null, cost_center: null, active: null, paused: null, ...set, created_at: now, updated_at: now })
       .execute();
   }
   const profile = field<string>(c, "profile", mode);
@@ -175,6 +177,8 @@ export async function changeProfile(trx: Kysely<Database>, custNr: string, name:
     fax_id: checkFaxId(field<string>(c, "faxId", mode)),
     cost_center: checkText(field<string>(c, "costCenter", mode), "costCenter"),
     active: activeValue(field<boolean>(c, "active", mode)),
+    paused: activeValue(field<boolean>(c, "paused", mode)),
+    max_waiting: field<number>(c, "maxWaitingFaxes", mode),
     retention_days: existing ? retentionDays : undefined,
   });
   if (Object.keys(set).length > 0) await trx.updateTable("inbound_topics").set(set).where("cust_nr", "=", custNr).where("name", "=", name).execute();
@@ -206,7 +210,7 @@ export async function deleteProfile(trx: Kysely<Database>, custNr: string, name:
   const numbers = await trx.selectFrom("inbound_numbers").select("e164").where("cust_nr", "=", custNr).where("topic", "=", name).execute();
   for (const { e164 } of numbers) {
     const own = await trx.selectFrom("inbound_number_settings").select("e164").where("e164", "=", e164).executeTakeFirst();
-    if (!own) await trx.insertInto("inbound_number_settings").values({ e164, cust_nr: custNr, display_number: null, comments: null, fax_id: null, cost_center: null, active: null, created_at: now, updated_at: now }).execute();
+    if (!own) await trx.insertInto("inbound_number_settings").values({ e164, cust_nr: custNr, display_number: null, comments: null, fax_id: null, cost_center: null, active: null, paused: null, created_at: now, updated_at: now }).execute();
   }
   await trx.deleteFrom("inbound_numbers").where("cust_nr", "=", custNr).where("topic", "=", name).execute();
   await trx.deleteFrom("inbound_sftp_deliveries").where("cust_nr", "=", custNr).where("topic", "=", name).execute();

@@ -81,7 +81,7 @@ export function deliveriesOf(topic: TopicSummary): Deliveries {
 /** A number: its own settings, or with `inherit` the effective ones; deliveries are always its profile's. */
 export function numberView(tree: InboundTree, row: NumberRow, inherit: boolean): InboundNumberView {
   const profile = row.profile === null ? null : (tree.profiles.get(row.profile) ?? null);
-  const view: InboundNumberView = { number: row.e164, displayNumber: row.displayNumber, comments: row.comments, faxId: row.own.faxId, costCenter: row.own.costCenter, active: row.own.active, profile: row.profile };
+  const view: InboundNumberView = { number: row.e164, displayNumber: row.displayNumber, comments: row.comments, faxId: row.own.faxId, costCenter: row.own.costCenter, active: row.own.active, paused: row.own.paused, profile: row.profile };
   if (inherit) {
     const effective = effectiveInboundSettings(tree.customer, profile?.settings ?? null, row.own);
     view.displayNumber = row.displayNumber ?? row.e164;
@@ -89,6 +89,7 @@ export function numberView(tree: InboundTree, row: NumberRow, inherit: boolean):
     view.costCenter = effective.costCenter;
     // A number without a profile answers no call.
     view.active = effective.active && profile !== null;
+    view.paused = effective.paused;
   }
   return profile === null ? view : { ...view, ...deliveriesOf(profile) };
 }
@@ -109,6 +110,8 @@ export function profileView(tree: InboundTree, topic: TopicSummary, inherit: boo
     faxId: shown ? shown.faxId : own.faxId,
     costCenter: shown ? shown.costCenter : own.costCenter,
     active: shown ? shown.active : own.active,
+    paused: shown ? shown.paused : own.paused,
+    maxWaitingFaxes: topic.maxWaiting,
     retentionDays: topic.retentionDays,
     ...deliveriesOf(topic),
     numbers: topic.numbers,
@@ -116,13 +119,13 @@ export function profileView(tree: InboundTree, topic: TopicSummary, inherit: boo
 }
 
 export function settingsView(tree: InboundTree): InboundSettingsView {
-  return { customer: tree.custNr, faxId: tree.customer.faxId, costCenter: tree.customer.costCenter, active: tree.customer.active };
+  return { customer: tree.custNr, faxId: tree.customer.faxId, costCenter: tree.customer.costCenter, active: tree.customer.active, paused: tree.customer.paused };
 }
 
 /** The audit log's view of a number: its own settings and profile (what a change changes). */
 export function auditedNumber(tree: InboundTree, e164: string): Record<string, unknown> | null {
   const row = tree.numbers.find((n) => n.e164 === e164);
-  return row ? { number: row.e164, displayNumber: row.displayNumber, comments: row.comments, faxId: row.own.faxId, costCenter: row.own.costCenter, active: row.own.active, profile: row.profile } : null;
+  return row ? { number: row.e164, displayNumber: row.displayNumber, comments: row.comments, faxId: row.own.faxId, costCenter: row.own.costCenter, active: row.own.active, paused: row.own.paused, profile: row.profile } : null;
 }
 
 /** The audit log's view of a profile: its own settings and deliveries ("(set)" for a written secret is not needed: views hold none). */

@@ -1,7 +1,8 @@
 /**
  * Where the SIP line's receptions go (line/sip-fax-line/inbound-calls.ts `InboundSink`): the
  * called number is looked up among the inbound numbers (inbound-settings.ts `inboundNumberState`:
- * only an active number of a profile answers, with its fax id as the CSID), and what arrived is stored as a received
+ * only an active number of a profile answers, with its fax id as the CSID; a paused one, or one
+ * whose profile holds its most unacknowledged faxes, is refused for now), and what arrived is stored as a received
  * fax with its deliveries in one transaction (enqueue-reception.ts). The line calls `store` once
  * per call and again only after a failure; the received fax's id is chosen once per call (by the
  * line, before it answers, when it spools the reception: the same id after a restart), so a
@@ -32,9 +33,19 @@ export function sipReceptionSink(deps: SipReceptionSinkDeps): InboundSink {
   const ids = new WeakMap<ReceivedCall, string>();
   return {
     async lookup(e164) {
-      // One function says what a number is (inbound-settings.ts); only an active one answers.
+      // One function says what a number is (inbound-settings.ts); only an active one answers,
+      // a paused one or one whose profile is full asks the caller to try again later.
       const number = await inboundNumberState(deps.db, e164);
-      return number.state === "active" ? { custNr: number.custNr, topic: number.topic, csid: number.faxId } : null;
+      switch (number.state) {
+        case "active":
+          return { custNr: number.custNr, topic: number.topic, csid: number.faxId };
+        case "paused":
+          return { refused: "paused", detail: `paused on its ${number.pausedAt}` };
+        case "full":
+          return { refused: "over_quota", detail: `profile ${number.topic} holds ${number.waiting} unacknowledged faxes (maxWaitingFaxes ${number.maxWaiting})` };
+        default:
+          return null;
+      }
     },
     async store(call) {
       let id = call.id ?? ids.get(call);

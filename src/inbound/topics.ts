@@ -136,6 +136,8 @@ export interface TopicSummary {
   sftp: SftpDeliveryView | null;
   /** The profile level of the inbound settings (inbound-settings.ts): fax id, cost center, active; null: not set. */
   settings: InboundLevelSettings;
+  /** The most unacknowledged received faxes it holds before callers get 486; null: no limit. */
+  maxWaiting: number | null;
   comments: string | null;
 }
 
@@ -157,6 +159,7 @@ export async function listTopics(db: Kysely<Database>, custNr?: string): Promise
     numbers: all.filter((n) => n.cust_nr === t.cust_nr && n.topic === t.name).map((n) => n.e164),
     sftp: sftp.get(`${t.cust_nr}\u0000${t.name}`) ?? null,
     settings: levelSettings(t),
+    maxWaiting: t.max_waiting,
     comments: t.comments,
   }));
 }

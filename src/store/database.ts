@@ -382,6 +382,10 @@ export interface InboundTopicsTable {
   cost_center: string | null;
   active: number | null;
   comments: string | null;
+  /** 1 | 0 | null (not set): a paused profile's numbers answer callers 480 (migration 0044). */
+  paused: number | null;
+  /** The most received faxes not yet acknowledged through the pull API; null: no limit (migration 0044). */
+  max_waiting: number | null;
 }
 
 /** A customer's own inbound settings, the top of customer → profile → number (migration 0030). */
@@ -391,6 +395,8 @@ export interface InboundCustomerSettingsTable {
   cost_center: string | null;
   /** 1 | 0 | null (not set: active) */
   active: number | null;
+  /** 1 | 0 | null (not set: not paused; migration 0044) */
+  paused: number | null;
   updated_at: number;
 }
 
@@ -403,6 +409,8 @@ export interface InboundNumberSettingsTable {
   fax_id: string | null;
   cost_center: string | null;
   active: number | null;
+  /** 1 | 0 | null (not set; migration 0044) */
+  paused: number | null;
   created_at: number;
   updated_at: number;
 }

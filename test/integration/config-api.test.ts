@@ -103,13 +103,13 @@ for (const dialect of DIALECTS) {
         listed.body.map((n: any) => n.number),
         ["+494055502001", "+494055502002", "+498955503001"],
       );
-      assert.deepEqual(listed.body[0], { number: "+494055502001", displayNumber: null, comments: null, faxId: null, costCenter: null, active: null, profile: null });
+      assert.deepEqual(listed.body[0], { number: "+494055502001", displayNumber: null, comments: null, faxId: null, costCenter: null, active: null, paused: null, profile: null });
     });
 
     it("profiles and the hierarchy: customer → profile → number, lower levels override, inherit=true shows what a number does", async () => {
       const settings = await acme.put("/inbound/settings", { faxId: "+49 40 5550 ACME", costCenter: "HQ" });
       assert.equal(settings.status, 200, JSON.stringify(settings.body));
-      assert.deepEqual(settings.body, { customer: "93001", faxId: "+49 40 5550 ACME", costCenter: "HQ", active: null });
+      assert.deepEqual(settings.body, { customer: "93001", faxId: "+49 40 5550 ACME", costCenter: "HQ", active: null, paused: null });
 
       const profile = await acme.put("/inbound/profiles/orders", {
         comments: "Order desk",
@@ -124,6 +124,8 @@ for (const dialect of DIALECTS) {
         faxId: "+49 40 5550 2000",
         costCenter: null,
         active: null,
+        paused: null,
+        maxWaitingFaxes: null,
         retentionDays: null,
         email: { recipients: ["orders@example.com", "archive@example.com"], attachment: "TIFF" },
         webservice: { url: "https://hooks.example.com/fax?token=1" },
@@ -162,6 +164,40 @@ for (const dialect of DIALECTS) {
       assert.deepEqual(await inboundNumberState(db, "+494055502001"), { state: "active", custNr: "93001", topic: "orders", faxId: "+49 40 5550 2000", costCenter: "Sales" });
       assert.deepEqual(await inboundNumberState(db, "+498955503001"), { state: "unassigned", custNr: "93001" });
       assert.deepEqual(await inboundNumberState(db, "+491111111111"), { state: "unknown" });
+    });
+
+    it("paused (Faxline): pausing any level pauses the numbers below it, inherit=true shows it, inactive goes before paused; a profile's quota", async () => {
+      const db = node.node.context.store.db;
+      const state = () => inboundNumberState(db, "+494055502001");
+      const inherited = async () => (await acme.get("/inbound/numbers/+494055502001?inherit=true")).body.paused;
+      assert.equal((await state()).state, "active");
+      assert.equal(await inherited(), false);
+      for (const [resource, level] of [
+        ["/inbound/settings", "customer"],
+        ["/inbound/profiles/orders", "profile"],
+        ["/inbound/numbers/+494055502001", "number"],
+      ] as const) {
+        const paused = await acme.patch(resource, { paused: true });
+        assert.equal(paused.status, 200, JSON.stringify(paused.body));
+        assert.equal(paused.body.paused, true);
+        assert.deepEqual(await state(), { state: "paused", custNr: "93001", topic: "orders", pausedAt: level });
+        assert.equal(await inherited(), true, `paused on the ${level}`);
+        assert.equal((await acme.patch(resource, { paused: null })).status, 200);
+        assert.equal((await state()).state, "active");
+      }
+      assert.equal((await acme.patch("/inbound/numbers/+494055502001", { paused: true, active: false })).status, 200);
+      assert.equal((await state()).state, "inactive", "a wrong number, not a busy one");
+      assert.equal((await acme.patch("/inbound/numbers/+494055502001", { paused: null, active: null })).status, 200);
+
+      assertError(await acme.patch("/inbound/profiles/orders", { maxWaitingFaxes: 0 }), "invalid_request", /maxWaitingFaxes/);
+      assertError(await acme.patch("/inbound/profiles/orders", { maxWaitingFaxes: "many" }), "invalid_request", /maxWaitingFaxes/);
+      const limited = await acme.patch("/inbound/profiles/orders", { maxWaitingFaxes: 2 });
+      assert.equal(limited.status, 200, JSON.stringify(limited.body));
+      assert.equal(limited.body.maxWaitingFaxes, 2);
+      assert.equal((await state()).state, "active", "nothing waits: room for two");
+      assert.equal((await acme.patch("/inbound/profiles/orders", { maxWaitingFaxes: null })).status, 200);
+      const audit = (await acme.get("/audit?limit=1")).body;
+      assert.deepEqual([audit.entries[0].before.maxWaitingFaxes, audit.entries[0].after.maxWaitingFaxes], [2, null], "audited like any setting");
     });
 
     it("the provider's filters: assigned, prefix, active, cost-center (on what a number does), with paging", async () => {

@@ -134,10 +134,10 @@ for (const dialect of DIALECTS) {
       assert.match(metrics, /faxline_faxes_received_total\{[^}]*status="OK"[^}]*transport="t38"[^}]*\} 1/);
     });
 
-    it("the configuration API's settings reach the line: the number's faxId is our CSI, an inactive number gets 404", { timeout: 90_000 }, async (t) => {
+    it("the configuration API's settings reach the line: the number's faxId is our CSI, an inactive number gets 404, a paused one 480, a full profile 486", { timeout: 120_000 }, async (t) => {
       const production = node.node.context.lines.production as SipFaxLine;
-      const configure = async (body: unknown) => {
-        const res = await fetch(`${node.url}/config/v2/inbound/numbers/%2B493012345670`, {
+      const configure = async (body: unknown, resource = "numbers/%2B493012345670") => {
+        const res = await fetch(`${node.url}/config/v2/inbound/${resource}`, {
           method: "PATCH",
           headers: { authorization: `Basic ${Buffer.from(`${acme.login}:${acme.password}`).toString("base64")}`, "content-type": "application/json" },
           body: JSON.stringify(body),
@@ -170,9 +170,41 @@ for (const dialect of DIALECTS) {
         assert.equal(refused.result, "failed");
         if (refused.result === "failed") assert.match(refused.rawCause ?? "", /404/);
         assert.equal(await stored(), before + 1, "nothing stored for the inactive number");
+
+        // Paused (Faxline): the caller is asked to try again later, and nothing is stored.
+        await configure({ active: null, paused: true });
+        const paused = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
+        t.diagnostic(JSON.stringify(paused));
+        assert.equal(paused.result, "failed");
+        if (paused.result === "failed") assert.match(paused.rawCause ?? "", /480/);
+        assert.equal(await stored(), before + 1, "nothing stored for the paused number");
+        await configure({ paused: null });
+
+        // The profile's quota of unacknowledged faxes: room for one more, then 486 until one is fetched.
+        const waiting = Number(
+          (await db.selectFrom("received_faxes").select((eb) => eb.fn.countAll().as("n")).where("cust_nr", "=", acme.custNr).where("topic", "=", "main").where("acknowledged_at", "is", null).executeTakeFirstOrThrow()).n,
+        );
+        await configure({ maxWaitingFaxes: waiting + 1 }, "profiles/main");
+        const last = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
+        assert.equal(last.result, "delivered", "one below the quota: answered");
+        await eventually(async () => ((await stored()) === before + 2 ? true : undefined), 10_000, "the reception stored");
+        const full = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
+        t.diagnostic(JSON.stringify(full));
+        assert.equal(full.result, "failed");
+        if (full.result === "failed") assert.match(full.rawCause ?? "", /486/);
+        assert.equal(await stored(), before + 2, "nothing stored while the profile is full");
+        // The customer fetches and acknowledges one: the next call is answered again.
+        const auth = `Basic ${Buffer.from(`${acme.custNr}:${pullPassword}`).toString("base64")}`;
+        const oldest = await db.selectFrom("received_faxes").select("id").where("topic", "=", "main").where("acknowledged_at", "is", null).orderBy("received_at").executeTakeFirstOrThrow();
+        const ack = await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=0&ids=${oldest.id}`, { method: "POST", headers: { authorization: auth, "content-type": "application/json" }, body: "{}" });
+        assert.equal(ack.status, 200, await ack.text());
+        assert.notEqual((await db.selectFrom("received_faxes").select("acknowledged_at").where("id", "=", oldest.id).executeTakeFirstOrThrow()).acknowledged_at, null);
+        const again = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
+        assert.equal(again.result, "delivered", "room again after an acknowledgement");
       } finally {
         await sender.close();
-        await configure({ active: null, faxId: null });
+        await configure({ active: null, paused: null, faxId: null });
+        await configure({ maxWaitingFaxes: null }, "profiles/main");
       }
     });
   });

@@ -1897,6 +1897,8 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
                         active?: boolean | null;
+                        /** @description Faxline: a paused number answers callers 480 Temporarily Unavailable, and their fax machines try again later; null: inherited */
+                        paused?: boolean | null;
                         /** @description The profile (Faxline: topic) the number receives into; null: none (callers get a wrong number) */
                         profile?: string | null;
                         email?: {
@@ -2043,6 +2045,8 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
                         active?: boolean | null;
+                        /** @description Faxline: a paused number answers callers 480 Temporarily Unavailable, and their fax machines try again later; null: inherited */
+                        paused?: boolean | null;
                         /** @description The profile (Faxline: topic) the number receives into; null: none (callers get a wrong number) */
                         profile?: string | null;
                         email?: {
@@ -2182,6 +2186,8 @@ export interface operations {
                     costCenter?: string | null;
                     /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
                     active?: boolean | null;
+                    /** @description Faxline: a paused number answers callers 480 Temporarily Unavailable, and their fax machines try again later; null: inherited */
+                    paused?: boolean | null;
                     /** @description Assigns the number to this profile (Faxline: the provider shows it read-only); null: none */
                     profile?: string | null;
                     /** @description Read-only on a number: deliveries belong to its profile */
@@ -2212,6 +2218,8 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
                         active?: boolean | null;
+                        /** @description Faxline: a paused number answers callers 480 Temporarily Unavailable, and their fax machines try again later; null: inherited */
+                        paused?: boolean | null;
                         /** @description The profile (Faxline: topic) the number receives into; null: none (callers get a wrong number) */
                         profile?: string | null;
                         email?: {
@@ -2455,6 +2463,8 @@ export interface operations {
                     costCenter?: string | null;
                     /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
                     active?: boolean | null;
+                    /** @description Faxline: a paused number answers callers 480 Temporarily Unavailable, and their fax machines try again later; null: inherited */
+                    paused?: boolean | null;
                     /** @description Assigns the number to this profile (Faxline: the provider shows it read-only); null: none */
                     profile?: string | null;
                     /** @description Read-only on a number: deliveries belong to its profile */
@@ -2485,6 +2495,8 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description An inactive number answers callers as a wrong number (SIP 404); null: inherited */
                         active?: boolean | null;
+                        /** @description Faxline: a paused number answers callers 480 Temporarily Unavailable, and their fax machines try again later; null: inherited */
+                        paused?: boolean | null;
                         /** @description The profile (Faxline: topic) the number receives into; null: none (callers get a wrong number) */
                         profile?: string | null;
                         email?: {
@@ -2645,6 +2657,10 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description An inactive profile deactivates its numbers */
                         active?: boolean | null;
+                        /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
+                        paused?: boolean | null;
+                        /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                        maxWaitingFaxes?: number | null;
                         /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                         retentionDays?: number | null;
                         email?: {
@@ -2789,6 +2805,10 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description An inactive profile deactivates its numbers */
                         active?: boolean | null;
+                        /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
+                        paused?: boolean | null;
+                        /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                        maxWaitingFaxes?: number | null;
                         /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                         retentionDays?: number | null;
                         email?: {
@@ -2926,6 +2946,10 @@ export interface operations {
                     costCenter?: string | null;
                     /** @description An inactive profile deactivates its numbers */
                     active?: boolean | null;
+                    /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
+                    paused?: boolean | null;
+                    /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                    maxWaitingFaxes?: number | null;
                     /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                     retentionDays?: number | null;
                     email?: {
@@ -2981,6 +3005,10 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description An inactive profile deactivates its numbers */
                         active?: boolean | null;
+                        /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
+                        paused?: boolean | null;
+                        /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                        maxWaitingFaxes?: number | null;
                         /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                         retentionDays?: number | null;
                         email?: {
@@ -3237,6 +3265,10 @@ export interface operations {
                     costCenter?: string | null;
                     /** @description An inactive profile deactivates its numbers */
                     active?: boolean | null;
+                    /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
+                    paused?: boolean | null;
+                    /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                    maxWaitingFaxes?: number | null;
                     /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                     retentionDays?: number | null;
                     email?: {
@@ -3292,6 +3324,10 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description An inactive profile deactivates its numbers */
                         active?: boolean | null;
+                        /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
+                        paused?: boolean | null;
+                        /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                        maxWaitingFaxes?: number | null;
                         /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                         retentionDays?: number | null;
                         email?: {
@@ -3447,6 +3483,8 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description false deactivates every profile and number of the customer */
                         active?: boolean | null;
+                        /** @description Faxline: true pauses every profile and number of the customer (callers get 480 Temporarily Unavailable) */
+                        paused?: boolean | null;
                     };
                 };
             };
@@ -3535,6 +3573,8 @@ export interface operations {
                     costCenter?: string | null;
                     /** @description false deactivates every profile and number of the customer */
                     active?: boolean | null;
+                    /** @description Faxline: true pauses every profile and number of the customer (callers get 480 Temporarily Unavailable) */
+                    paused?: boolean | null;
                 };
             };
         };
@@ -3552,6 +3592,8 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description false deactivates every profile and number of the customer */
                         active?: boolean | null;
+                        /** @description Faxline: true pauses every profile and number of the customer (callers get 480 Temporarily Unavailable) */
+                        paused?: boolean | null;
                     };
                 };
             };
@@ -3640,6 +3682,8 @@ export interface operations {
                     costCenter?: string | null;
                     /** @description false deactivates every profile and number of the customer */
                     active?: boolean | null;
+                    /** @description Faxline: true pauses every profile and number of the customer (callers get 480 Temporarily Unavailable) */
+                    paused?: boolean | null;
                 };
             };
         };
@@ -3657,6 +3701,8 @@ export interface operations {
                         costCenter?: string | null;
                         /** @description false deactivates every profile and number of the customer */
                         active?: boolean | null;
+                        /** @description Faxline: true pauses every profile and number of the customer (callers get 480 Temporarily Unavailable) */
+                        paused?: boolean | null;
                     };
                 };
             };

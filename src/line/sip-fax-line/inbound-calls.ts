@@ -15,7 +15,9 @@
  *     (401) and its answer checked (sip/digest-auth.ts `SipDigestChallenger`) → else 403 Forbidden.
  *  2. The number: the Request-URI's user part (else the To URI's), read as a number of the node's
  *     region, must be an active inbound number (a DID of a topic; the sink decides what is
- *     active) → else 404 Not Found, the wrong number a caller's fax machine reports.
+ *     active) → else 404 Not Found, the wrong number a caller's fax machine reports. A number
+ *     the sink says is paused → 480 Temporarily Unavailable; one whose topic is over its quota
+ *     → 486 Busy Here (both: the caller's fax machine tries again later).
  *  3. Capacity: the trunk's `maxCalls` (shared with outgoing calls) and the node's
  *     `inbound.channels` → else 486 Busy Here; no free media port, a store out of reach for the
  *     number's lookup, or a node stopping → 503 Service Unavailable.
@@ -68,6 +70,16 @@ export interface InboundNumber {
   csid?: string | null;
 }
 
+/** Why the sink will not take a call to a number of its own just now (the caller is to try again later). */
+export interface InboundRefusal {
+  /** paused → 480 Temporarily Unavailable; over_quota → 486 Busy Here. */
+  refused: "paused" | "over_quota";
+  /** For the log: which level paused it, how many faxes wait. */
+  detail: string;
+}
+
+const REFUSAL_STATUS: Record<InboundRefusal["refused"], number> = { paused: 480, over_quota: 486 };
+
 /** One reception, as the line hands it to the sink. */
 export interface ReceivedCall {
   /** The received fax's id, chosen when the call came in (the spool's directory name); absent: the sink picks one. */
@@ -87,8 +99,11 @@ export interface ReceivedCall {
 
 /** Where received faxes go: roles wire it to the store. */
 export interface InboundSink {
-  /** The topic of a called number (E.164), or null when it is none of ours or does not answer (inactive, no profile). */
-  lookup(e164: string): Promise<InboundNumber | null>;
+  /**
+   * The topic of a called number (E.164); null when it is none of ours or does not answer
+   * (inactive, no profile); a refusal when it is ours but takes no call just now.
+   */
+  lookup(e164: string): Promise<InboundNumber | InboundRefusal | null>;
   /** Stores the reception durably (with its deliveries); storing the same call twice must store it once. */
   store(call: ReceivedCall): Promise<void>;
 }
@@ -282,7 +297,7 @@ export class InboundCalls {
       return this.#refuse(invite, 404);
     }
     const e164 = normalized.e164;
-    let number: InboundNumber | null;
+    let number: InboundNumber | InboundRefusal | null;
     try {
       number = await o.sink.lookup(e164);
     } catch (error) {
@@ -293,6 +308,11 @@ export class InboundCalls {
     if (number === null) {
       log?.info({ trunk: trunk.name, to: e164 }, "call to a number that belongs to no inbound topic, or is not active: refused (404)");
       return this.#refuse(invite, 404);
+    }
+    if ("refused" in number) {
+      const status = REFUSAL_STATUS[number.refused];
+      log?.info({ trunk: trunk.name, to: e164, refused: number.refused, detail: number.detail }, `call to a number that takes no call just now: refused (${status})`);
+      return this.#refuse(invite, status);
     }
     if (this.#active >= o.channels || o.activeOnTrunk(trunk.name) >= trunk.maxCalls) {
       log?.warn({ trunk: trunk.name, to: e164, active: this.#active, channels: o.channels }, "incoming call while at the call limit: refused (486)");
