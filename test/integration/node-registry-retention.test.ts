@@ -15,9 +15,8 @@ import { datacenterHeartbeat } from "../../src/store/queries/adoptions.ts";
 import { forgetNodes, listNodes, markNodeStopped, upsertNodeLife } from "../../src/store/queries/nodes.ts";
 import type { Kysely } from "kysely";
 import type { Database } from "../../src/store/database.ts";
-import type { Store } from "../../src/store/store.ts";
-import { DIALECTS, openTestStore, testStore, withDialect, type TestStore } from "../support/dialects.ts";
-import { eventually, startTestNode, tempDir, type TestNode } from "../support/test-node.ts";
+import { DIALECTS, suiteStore, withDialect } from "../support/dialects.ts";
+import { eventually, startTestNode, type TestNode } from "../support/test-node.ts";
 
 const HOUR = 3_600_000;
 const DAY = 24 * HOUR;
@@ -72,24 +71,13 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`${dialect}: a forgotten node that beats again`, () => {
-    const dir = tempDir();
-    let ts: TestStore;
-    let store: Store;
-    before(async () => {
-      ts = await testStore(dialect);
-      store = await openTestStore(ts, dir.path);
-    });
-    after(async () => {
-      await store.close();
-      await ts.drop();
-      dir.remove();
-    });
+    const suite = suiteStore(dialect);
 
     it("writes its row again, with its life's start, so that its data center is alive again", async () => {
       const t0 = Date.UTC(2026, 10, 1);
       const clock = new ManualClock(t0);
       const registry = new NodeRegistry({
-        db: store.db,
+        db: suite.store.db,
         clock,
         logger: silentLogger(),
         id: "de2-node-a",
@@ -105,23 +93,23 @@ for (const dialect of DIALECTS) {
         hostname: "host-1",
       });
       await registry.register();
-      // Cut off from the store for three days: another data center's retention forgets it.
+      // Cut off from the suite.store for three days: another data center's retention forgets it.
       await clock.advance(3 * DAY);
-      assert.equal(await forgetNodes(store.db, clock.now() - 2 * DAY), 1);
-      assert.deepEqual(await datacenterHeartbeat(store.db, "DE2"), { nodes: 0, lastSeenAt: null });
+      assert.equal(await forgetNodes(suite.store.db, clock.now() - 2 * DAY), 1);
+      assert.deepEqual(await datacenterHeartbeat(suite.store.db, "DE2"), { nodes: 0, lastSeenAt: null });
       await registry.beat();
-      const rows = await listNodes(store.db);
+      const rows = await listNodes(suite.store.db);
       assert.equal(rows.length, 1);
       assert.equal(rows[0]!.instance, "de2-node-a:aaa");
       assert.equal(Number(rows[0]!.started_at), t0);
       assert.equal(Number(rows[0]!.last_seen_at), clock.now());
       assert.equal(rows[0]!.active_calls, 2);
       assert.equal(rows[0]!.stopped_at, null);
-      assert.deepEqual(await datacenterHeartbeat(store.db, "DE2"), { nodes: 1, lastSeenAt: clock.now() });
+      assert.deepEqual(await datacenterHeartbeat(suite.store.db, "DE2"), { nodes: 1, lastSeenAt: clock.now() });
       // And beats on as before.
       await clock.advance(1000);
       await registry.beat();
-      assert.equal(Number((await listNodes(store.db))[0]!.last_seen_at), clock.now());
+      assert.equal(Number((await listNodes(suite.store.db))[0]!.last_seen_at), clock.now());
       await registry.stop();
     });
   });

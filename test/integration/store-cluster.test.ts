@@ -21,7 +21,7 @@ import type { Database } from "../../src/store/database.ts";
 import { acquireClusterLease, releaseClusterLease } from "../../src/store/queries/cluster-leases.ts";
 import { listNodes } from "../../src/store/queries/nodes.ts";
 import type { Store } from "../../src/store/store.ts";
-import { DIALECTS, openTestStore, testStore, type TestStore } from "../support/dialects.ts";
+import { DIALECTS, openTestStore, suiteStore, testStore, type TestStore } from "../support/dialects.ts";
 import { tempDir } from "../support/test-node.ts";
 
 const T0 = Date.UTC(2026, 10, 1);
@@ -272,22 +272,11 @@ for (const dialect of DIALECTS) {
   });
 
   describe(`${dialect}: the node registry`, () => {
-    const dir = tempDir();
-    let ts: TestStore;
-    let store: Store;
-    before(async () => {
-      ts = await testStore(dialect);
-      store = await openTestStore(ts, dir.path);
-    });
-    after(async () => {
-      await store.close();
-      await ts.drop();
-      dir.remove();
-    });
+    const suite = suiteStore(dialect);
 
     const registry = (clock: ManualClock, host: string, instance: string, calls = 0) =>
       new NodeRegistry({
-        db: store.db,
+        db: suite.store.db,
         clock,
         logger: silentLogger(),
         id: "de1-node-a",
@@ -309,7 +298,7 @@ for (const dialect of DIALECTS) {
       await first.register();
       await clock.advance(1000);
       await first.beat();
-      let [row] = await listNodes(store.db);
+      let [row] = await listNodes(suite.store.db);
       assert.equal(row!.instance, "de1-node-a:aaa");
       assert.equal(Number(row!.last_seen_at), T0 + 1000);
       assert.equal(row!.active_calls, 3);
@@ -320,11 +309,11 @@ for (const dialect of DIALECTS) {
       // The same host: the local lock has proven the old life dead, so its row is taken over
       // and its leases may be released at once.
       assert.deepEqual(await registry(clock, "host-1", "de1-node-a:ccc").register(), { previousLifeOver: true });
-      [row] = await listNodes(store.db);
+      [row] = await listNodes(suite.store.db);
       assert.equal(row!.instance, "de1-node-a:ccc");
       // The displaced life's heartbeats no longer count as this node's.
       await first.beat();
-      [row] = await listNodes(store.db);
+      [row] = await listNodes(suite.store.db);
       assert.equal(row!.instance, "de1-node-a:ccc");
 
       // Silent for more than three heartbeats: another host may take the id, but that life may
@@ -333,7 +322,7 @@ for (const dialect of DIALECTS) {
       const third = registry(clock, "host-2", "de1-node-a:ddd");
       assert.deepEqual(await third.register(), { previousLifeOver: false });
       await third.stop();
-      [row] = await listNodes(store.db);
+      [row] = await listNodes(suite.store.db);
       assert.equal(nodeStatus(row!, clock.now(), 1000), "stopped");
       // A life that stopped cleanly is over, wherever the next one starts.
       assert.deepEqual(await registry(clock, "host-3", "de1-node-a:eee").register(), { previousLifeOver: true });
@@ -343,18 +332,7 @@ for (const dialect of DIALECTS) {
 
 for (const dialect of DIALECTS) {
   describe(`${dialect}: adopting a data center's jobs`, () => {
-    const dir = tempDir();
-    let ts: TestStore;
-    let store: Store;
-    before(async () => {
-      ts = await testStore(dialect);
-      store = await openTestStore(ts, dir.path);
-    });
-    after(async () => {
-      await store.close();
-      await ts.drop();
-      dir.remove();
-    });
+    const suite = suiteStore(dialect);
 
     it("judges a data center dead by its last heartbeat, or when it never had a node", () => {
       assert.deepEqual(judgeDatacenter({ nodes: 0, lastSeenAt: null }, T0, 120_000), { dead: true, lastSeenAt: null });
@@ -363,7 +341,7 @@ for (const dialect of DIALECTS) {
     });
 
     it("moves every job of the dead data center with its recipients and notifications, once, and records it", async () => {
-      const { db } = store;
+      const { db } = suite.store;
       await seedJob(db, "FJADOPT000000000000001", [{ id: "FNADOPT000000000000001", e164: "+4930111" }]);
       await seedJob(db, "FJADOPT000000000000002", [{ id: "FNADOPT000000000000002", e164: "+4930222" }]);
       await db.updateTable("jobs").set({ state: "completed", completed_at: T0 }).where("id", "=", "FJADOPT000000000000002").execute();

@@ -5,13 +5,12 @@
  * (ADR 0007). SQLite always uses a transaction of slices. Either way a job is stored whole, its
  * recipients in order, or not at all.
  */
-import { after, before, describe, it } from "node:test";
+import { describe, it } from "node:test";
 import assert from "node:assert/strict";
 import type { NewJobDocumentRow, NewJobRow, NewRecipientRow } from "../../src/store/database.ts";
 import { SINGLE_STATEMENT_RECIPIENTS } from "../../src/store/dialects/postgres/postgres-writes.ts";
-import type { JobRows, Store } from "../../src/store/store.ts";
-import { DIALECTS, openTestStore, testStore, type TestStore } from "../support/dialects.ts";
-import { tempDir } from "../support/test-node.ts";
+import type { JobRows } from "../../src/store/store.ts";
+import { DIALECTS, suiteStore } from "../support/dialects.ts";
 
 const T0 = Date.UTC(2026, 10, 1);
 /** PostgreSQL's limit on the parameters of one statement (a 16-bit count in its protocol). */
@@ -89,21 +88,10 @@ function jobRows(jobId: string, recipientCount: number): JobRows {
 
 for (const dialect of DIALECTS) {
   describe(`${dialect}: intake of large jobs`, () => {
-    const dir = tempDir();
-    let ts: TestStore;
-    let store: Store;
-    before(async () => {
-      ts = await testStore(dialect);
-      store = await openTestStore(ts, dir.path);
-    });
-    after(async () => {
-      await store.close();
-      await ts.drop();
-      dir.remove();
-    });
+    const suite = suiteStore(dialect);
 
     async function stored(jobId: string): Promise<{ jobs: number; documents: number; ordinals: number[] }> {
-      const { db } = store;
+      const { db } = suite.store;
       const jobs = await db.selectFrom("jobs").select("id").where("id", "=", jobId).execute();
       const documents = await db.selectFrom("job_documents").select("ordinal").where("job_id", "=", jobId).execute();
       const recipients = await db.selectFrom("recipients").select(["ordinal", "id"]).where("job_id", "=", jobId).orderBy("ordinal").execute();
@@ -118,13 +106,13 @@ for (const dialect of DIALECTS) {
       const parameters = Object.keys(rows.recipients[0]!).length * rows.recipients.length;
       assert.ok(parameters > PG_MAX_PARAMETERS, `${parameters} parameters: the job must not fit one statement`);
       assert.ok(rows.recipients.length > SINGLE_STATEMENT_RECIPIENTS);
-      await store.writes.insertJobRows(store.db, rows);
+      await suite.store.writes.insertJobRows(suite.store.db, rows);
       assert.deepEqual(await stored("FJLARGE4000"), { jobs: 1, documents: 2, ordinals: range(4000) });
     });
 
     it(`stores a job of exactly ${SINGLE_STATEMENT_RECIPIENTS} recipients (PostgreSQL's one statement) and of one more (its transaction)`, async () => {
-      await store.writes.insertJobRows(store.db, jobRows("FJEDGE1000", SINGLE_STATEMENT_RECIPIENTS));
-      await store.writes.insertJobRows(store.db, jobRows("FJEDGE1001", SINGLE_STATEMENT_RECIPIENTS + 1));
+      await suite.store.writes.insertJobRows(suite.store.db, jobRows("FJEDGE1000", SINGLE_STATEMENT_RECIPIENTS));
+      await suite.store.writes.insertJobRows(suite.store.db, jobRows("FJEDGE1001", SINGLE_STATEMENT_RECIPIENTS + 1));
       assert.deepEqual(await stored("FJEDGE1000"), { jobs: 1, documents: 2, ordinals: range(SINGLE_STATEMENT_RECIPIENTS) });
       assert.deepEqual(await stored("FJEDGE1001"), { jobs: 1, documents: 2, ordinals: range(SINGLE_STATEMENT_RECIPIENTS + 1) });
     });
@@ -138,10 +126,10 @@ for (const dialect of DIALECTS) {
         const rows = jobRows(jobId, count);
         // A recipient id used twice: the primary key refuses the row in the last slices.
         rows.recipients[bad] = { ...rows.recipients[bad]!, id: rows.recipients[0]!.id };
-        await assert.rejects(store.writes.insertJobRows(store.db, rows), (err: unknown) => store.faults.isUniqueViolation(err));
+        await assert.rejects(suite.store.writes.insertJobRows(suite.store.db, rows), (err: unknown) => suite.store.faults.isUniqueViolation(err));
         assert.deepEqual(await stored(jobId), { jobs: 0, documents: 0, ordinals: [] });
-        // The store takes the job once the row is right.
-        await store.writes.insertJobRows(store.db, jobRows(jobId, count));
+        // The suite.store takes the job once the row is right.
+        await suite.store.writes.insertJobRows(suite.store.db, jobRows(jobId, count));
         assert.deepEqual(await stored(jobId), { jobs: 1, documents: 2, ordinals: range(count) });
       });
     }

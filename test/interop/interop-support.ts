@@ -32,18 +32,7 @@ export const LETTER = Array.from({ length: 70 }, (_, i) => `Line ${i + 1}: The q
 
 /** Faxline's own rendering of a two-page text letter: TIFF-F, G4, 1728 px wide, 204x196 or 204x98 dpi, A4 or US Letter. */
 export async function renderTwoPageLetter(resolution: Resolution, paperFormat: "A4" | "LETTER" = "A4"): Promise<Buffer> {
-  const result = await renderFaxJob({
-    documents: [{ name: "letter.txt", bytes: Buffer.from(LETTER) }],
-    paperFormat,
-    resolution,
-    header: null,
-    cover: null,
-    overlay: null,
-    recipients: [{ id: "r1", number: "+4989123456", properties: {} }],
-    limits: { maxPages: 20, maxSourcePixels: 50_000_000, converterTimeoutMs: 30_000 },
-  });
-  if (!result.ok) throw new Error(`the test letter did not render: ${result.reasonCode}: ${result.message}`);
-  const image = result.images[0]!;
+  const image = await renderText(LETTER, resolution, { paperFormat });
   if (image.pageSizes.length !== 2) throw new Error(`the test letter rendered to ${image.pageSizes.length} pages, expected 2`);
   return image.tiff;
 }
@@ -51,19 +40,25 @@ export async function renderTwoPageLetter(resolution: Resolution, paperFormat: "
 /** Faxline's rendering of a text letter of `lines` numbered lines (about 60 to an A4 page), with its page count. */
 export async function renderLetter(lines: number, resolution: Resolution): Promise<{ tiff: Buffer; pages: number }> {
   const text = Array.from({ length: lines }, (_, i) => `Line ${i + 1}: The quick brown fox jumps over the lazy dog; page after page.`).join("\n") + "\n";
+  const image = await renderText(text, resolution, { maxPages: 50 });
+  return { tiff: image.tiff, pages: image.pageSizes.length };
+}
+
+/** Faxline's rendering of a plain text as one recipient's fax image (no header, no cover). */
+export async function renderText(text: string, resolution: Resolution, options: { paperFormat?: "A4" | "LETTER"; maxPages?: number } = {}): Promise<{ tiff: Buffer; pageSizes: number[] }> {
   const result = await renderFaxJob({
     documents: [{ name: "letter.txt", bytes: Buffer.from(text) }],
-    paperFormat: "A4",
+    paperFormat: options.paperFormat ?? "A4",
     resolution,
     header: null,
     cover: null,
     overlay: null,
     recipients: [{ id: "r1", number: "+4989123456", properties: {} }],
-    limits: { maxPages: 50, maxSourcePixels: 50_000_000, converterTimeoutMs: 30_000 },
+    limits: { maxPages: options.maxPages ?? 20, maxSourcePixels: 50_000_000, converterTimeoutMs: 30_000 },
   });
   if (!result.ok) throw new Error(`the test letter did not render: ${result.reasonCode}: ${result.message}`);
   const image = result.images[0]!;
-  return { tiff: image.tiff, pages: image.pageSizes.length };
+  return { tiff: Buffer.from(image.tiff), pageSizes: [...image.pageSizes] };
 }
 
 /** One attempt of a job to +49 30 123456 with the two-page LOW letter (`renderTwoPageLetter("LOW")`) as its image. */

@@ -17,10 +17,9 @@ import type { FaxBitRateCap } from "../../src/line/fax-engine/engine.ts";
 import type { FaxTransport } from "../../src/line/outcomes/call-outcomes.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
-import { renderFaxJob } from "../../src/render/render-fax-job.ts";
 import type { Resolution } from "../../src/render/pages/grey-page.ts";
 import { testTrunk } from "../support/sip-trunk.ts";
-import { comparePages, identical, LETTER } from "./interop-support.ts";
+import { comparePages, identical, LETTER, renderText } from "./interop-support.ts";
 import { startG711Receiver, startSipp, startT38Receiver } from "./peer-processes.ts";
 
 export interface Rung {
@@ -49,21 +48,9 @@ export interface LetterImage {
 
 /** Faxline's own rendering of the first `lines` lines of the test letter (interop-support.ts LETTER): `pages` A4 pages. */
 export async function renderLetter(resolution: Resolution, lines: number, pages: number): Promise<LetterImage> {
-  const text = LETTER.split("\n").slice(0, lines).join("\n") + "\n";
-  const result = await renderFaxJob({
-    documents: [{ name: "letter.txt", bytes: Buffer.from(text) }],
-    paperFormat: "A4",
-    resolution,
-    header: null,
-    cover: null,
-    overlay: null,
-    recipients: [{ id: "r1", number: "+4989123456", properties: {} }],
-    limits: { maxPages: 20, maxSourcePixels: 50_000_000, converterTimeoutMs: 30_000 },
-  });
-  if (!result.ok) throw new Error(`the test letter did not render: ${result.reasonCode}: ${result.message}`);
-  const image = result.images[0]!;
+  const image = await renderText(LETTER.split("\n").slice(0, lines).join("\n") + "\n", resolution);
   if (image.pageSizes.length !== pages) throw new Error(`${lines} lines of the test letter rendered to ${image.pageSizes.length} pages, expected ${pages}`);
-  return { tiff: Buffer.from(image.tiff), pageSizes: [...image.pageSizes] };
+  return image;
 }
 
 export interface RealtimeRunOptions {

@@ -8,11 +8,11 @@
  * cleanup. SQLite stores live in the suite's data directory, as before; PostgreSQL stores are a
  * new database on the test server (support/postgres-cluster.ts).
  */
-import { before, beforeEach } from "node:test";
+import { after, before, beforeEach } from "node:test";
 import { openStore } from "../../src/store/dialects/open-store.ts";
 import type { Store } from "../../src/store/store.ts";
 import { createTestDatabase } from "./postgres-cluster.ts";
-import { testConfig } from "./test-node.ts";
+import { tempDir, testConfig } from "./test-node.ts";
 
 export type TestDialect = "sqlite" | "postgres";
 
@@ -85,4 +85,29 @@ export function withDialect(
 /** Opens (and migrates) the store a TestStore names, with `dataDir` for SQLite's file. */
 export async function openTestStore(ts: TestStore, dataDir: string): Promise<Store> {
   return openStore(testConfig(dataDir, ts.overrides));
+}
+
+/**
+ * For the describe() it is called in: a fresh database of `dialect` made before its tests, a store
+ * open on it (`store`), and both closed and dropped after them.
+ */
+export function suiteStore(dialect: TestDialect): { readonly store: Store } {
+  const dir = tempDir();
+  let ts: TestStore | undefined;
+  let store: Store | undefined;
+  before(async () => {
+    ts = await testStore(dialect);
+    store = await openTestStore(ts, dir.path);
+  });
+  after(async () => {
+    await store?.close();
+    await ts?.drop();
+    dir.remove();
+  });
+  return {
+    get store(): Store {
+      if (store === undefined) throw new Error("suiteStore: the suite's store is opened in its before hook");
+      return store;
+    },
+  };
 }
