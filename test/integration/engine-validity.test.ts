@@ -16,9 +16,9 @@ import { failureReason } from "../../src/errors/failure-reasons.ts";
 import { api, createTestLogin, eventually, startTestNode, TEXT_DOC, waitForFinalReport } from "../support/test-node.ts";
 import { DIALECTS, withDialect } from "../support/dialects.ts";
 
-const THREE_PAGE_DOC = {
+const EIGHT_PAGE_DOC = {
   name: "letter.txt",
-  data: Buffer.from(Array.from({ length: 150 }, (_, i) => `Line ${i + 1} of the engine test letter.`).join("\n")).toString("base64"),
+  data: Buffer.from(Array.from({ length: 400 }, (_, i) => `Line ${i + 1} of the engine test letter.`).join("\n")).toString("base64"),
 };
 const endsIn = (ms: number) => new Date(Date.now() + ms).toISOString();
 const sleep = (ms: number) => new Promise((r) => setTimeout(r, ms));
@@ -58,7 +58,7 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: validity end with 
   const store = withDialect(dialect);
   let t: Awaited<ReturnType<typeof setup>>;
   before(async () => {
-    // 0.03: a busy call takes 120 ms, a ring-out 1.74 s, a three-page delivery about 1.4 s.
+    // 0.03: a busy call takes 120 ms, a ring-out 1.74 s, an eight-page delivery about 4 s.
     t = await setup({ ...store.overrides(), "testLine.timeScale": "0.03", "retry.busy": "10s", "retry.noAnswer": "10s" });
   });
   after(async () => {
@@ -102,11 +102,13 @@ for (const dialect of DIALECTS) describe(`${dialect}: engine: validity end with 
   });
 
   it("a recipient still queued at the end expires (job_expired), while the running call to the same number completes", async () => {
-    // Two recipients of one number: callsPerNumber 1 makes the second wait behind the ~1.4 s call.
+    // Two recipients of one number: callsPerNumber 1 makes the second wait behind the first call
+    // (eight pages, about 4 s). The end leaves 2 s to render and dial the first (a loaded machine
+    // needs more than a second), and passes while its call runs.
     const jobId = await t.send({
       recipients: [{ number: "+4989000000600" }, { number: "+4989000000600" }],
-      documents: [THREE_PAGE_DOC],
-      meta: { jobValid: { end: endsIn(700) } },
+      documents: [EIGHT_PAGE_DOC],
+      meta: { jobValid: { end: endsIn(2_000) } },
     });
     const report = await t.final(jobId);
     const job = await t.job(jobId);
