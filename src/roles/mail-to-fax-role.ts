@@ -40,7 +40,7 @@ import { SmtpListener, type ListenerSession, type MessageOutcome } from "../mail
 import { refusal, type SmtpRefusal } from "../mail-to-fax/smtp-replies.ts";
 import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { insertJob } from "../store/queries/insert-job.ts";
-import { lookUpSender, type SenderLookup } from "../store/queries/mail-to-fax.ts";
+import { clearWrongPins, lookUpSender, pinLockedUntil, recordWrongPin, type SenderLookup } from "../store/queries/mail-to-fax.ts";
 import type { NodeContext, RunningRole } from "./node-context.ts";
 
 export interface MailToFaxRole extends RunningRole {
@@ -79,8 +79,6 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
   }
   const numberContext = REGION_NUMBER_CONTEXT[config.node.region];
   const faxDomains = m2f.domains.map((d) => d.toLowerCase());
-  /** Wrong PINs per client address and sender; `until` > 0: locked out until then. */
-  const pinFailures = new Map<string, { count: number; until: number }>();
 
   const storeRefusal = (err: unknown): SmtpRefusal => {
     if (store.faults.isUnavailable(err)) return refusal("store_unavailable");
@@ -155,17 +153,21 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
     const { pin } = extractPin(mail.subject);
     let pinState: "none" | "right" | "wrong" = "none";
     if (pin !== null) {
-      const key = `${session.remoteAddress}\0${session.sender}`;
-      const lock = pinFailures.get(key);
+      // Wrong PINs are counted in the store, so a lockout holds on every node and across restarts.
+      const remote = session.remoteAddress;
       const nowMs = ctx.clock.now();
-      if (lock !== undefined && lock.until > nowMs) return refused(refusal("pin_locked", `wait ${Math.ceil((lock.until - nowMs) / 60_000)} minutes`));
-      pinState = state.lookup.pinHash !== null && (await verifyPassword(pin, state.lookup.pinHash)) ? "right" : "wrong";
-      if (pinState === "wrong") {
-        const count = (lock !== undefined && lock.until > 0 && lock.until <= nowMs ? 0 : (lock?.count ?? 0)) + 1;
-        pinFailures.set(key, { count, until: count >= m2f.pinMaxFailures ? nowMs + m2f.pinLockout : 0 });
-        log.warn({ remote: session.remoteAddress, sender: session.sender, failures: count }, "mail-to-fax: a wrong PIN");
-      } else {
-        pinFailures.delete(key);
+      try {
+        const lockedUntil = await pinLockedUntil(store.db, remote, session.sender, nowMs);
+        if (lockedUntil !== null) return refused(refusal("pin_locked", `wait ${Math.ceil((lockedUntil - nowMs) / 60_000)} minutes`));
+        pinState = state.lookup.pinHash !== null && (await verifyPassword(pin, state.lookup.pinHash)) ? "right" : "wrong";
+        if (pinState === "wrong") {
+          const failures = await recordWrongPin(store.db, { remote, sender: session.sender }, nowMs, { maxFailures: m2f.pinMaxFailures, lockoutMs: m2f.pinLockout });
+          log.warn({ remote, sender: session.sender, failures }, "mail-to-fax: a wrong PIN");
+        } else {
+          await clearWrongPins(store.db, remote, session.sender);
+        }
+      } catch (err) {
+        return refused(storeRefusal(err));
       }
     }
     const fromRelay = trustedRelays.length > 0 && allowListMatches(trustedRelays, session.remoteAddress);

@@ -6,11 +6,13 @@
  * (retention/purge-expired-data.ts, store/queries/notifications.ts). It also counts in the
  * reporting rollups what ended without being counted (rows of before migration 0025: the
  * backfill) and deletes rollup days past reporting.rollupRetention
- * (store/queries/report-rollups.ts), and forgets nodes of the node registry that stopped, or went
- * silent, cluster.forgetNodesAfter ago (store/queries/nodes.ts).
+ * (store/queries/report-rollups.ts), forgets nodes of the node registry that stopped, or went
+ * silent, cluster.forgetNodesAfter ago (store/queries/nodes.ts), and forgets wrong mail-to-fax
+ * PINs whose mailToFax.pinLockout has passed (store/queries/mail-to-fax.ts).
  */
 import { purgeCompletedDocuments, purgeExpiredReports, type PurgeOptions } from "../retention/purge-expired-data.ts";
 import { pause } from "../lib/wakeup.ts";
+import { forgetWrongPins } from "../store/queries/mail-to-fax.ts";
 import { forgetNodes } from "../store/queries/nodes.ts";
 import { purgeFinishedNotifications } from "../store/queries/notifications.ts";
 import { purgeReceivedFaxes } from "../store/queries/received-faxes.ts";
@@ -105,6 +107,7 @@ export function startRetentionRole(ctx: NodeContext): RunningRole {
           if (rollups.rolledUp + rollups.rollupRows > 0) ctx.logger.info(rollups, "reporting rollups");
           const nodes = await forgetOldNodes(ctx);
           if (nodes > 0) ctx.logger.info({ nodes, forgetNodesAfterMs: ctx.config.cluster.forgetNodesAfter }, "node registry: stopped or silent nodes forgotten");
+          await forgetWrongPins(ctx.store.db, ctx.clock.now(), ctx.config.mailToFax.pinLockout);
         }
       } catch (err) {
         reportError(err);

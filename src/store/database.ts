@@ -636,6 +636,17 @@ export interface M2fDomainsTable {
   created_at: number;
 }
 
+/** Wrong mail-to-fax PINs per client address and envelope sender (migration 0046). */
+export interface M2fPinFailuresTable {
+  remote: string;
+  sender: string;
+  /** Wrong PINs within the lockout period (since the last right one). */
+  failures: number;
+  /** Refused until then (ms since the epoch); null: not locked out. */
+  locked_until: number | null;
+  updated_at: number;
+}
+
 export interface Database {
   customers: CustomersTable;
   logins: LoginsTable;
@@ -670,6 +681,7 @@ export interface Database {
   m2f_profiles: M2fProfilesTable;
   m2f_users: M2fUsersTable;
   m2f_domains: M2fDomainsTable;
+  m2f_pin_failures: M2fPinFailuresTable;
 }
 
 export type JobRow = Selectable<JobsTable>;

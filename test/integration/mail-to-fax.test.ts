@@ -228,6 +228,10 @@ for (const dialect of DIALECTS) describe(`${dialect}: mail-to-fax over SMTP`, ()
     const locked = await sendMail(port(), ca, { from: "erin@example.net", to, subject: "Right PIN=471147", text: "x" });
     assert.equal(locked.responseCode, 450, locked.response);
     assert.match(locked.response, /4\.7\.1 Too many wrong PINs from this sender; try again later/);
+    // Kept in the store, where every mail-to-fax node of the region reads it.
+    const row = await node.node.context.store.db.selectFrom("m2f_pin_failures").selectAll().where("sender", "=", "erin@example.net").executeTakeFirstOrThrow();
+    assert.equal(row.failures, 3);
+    assert.ok(row.locked_until !== null && row.locked_until > Date.now());
   });
 
   it("refuses a different mail that reuses a Message-ID instead of dropping it", async () => {

@@ -189,3 +189,51 @@ export async function lookUpSender(db: Kysely<Database>, address: string): Promi
   }
   return { via, custNr, customer, login, profile, user, pinHash };
 }
+
+/** Until when a client address is refused for a sender after wrong PINs; null: not locked out. */
+export async function pinLockedUntil(db: Kysely<Database>, remote: string, sender: string, now: number): Promise<number | null> {
+  const row = await db.selectFrom("m2f_pin_failures").select("locked_until").where("remote", "=", remote).where("sender", "=", sender).executeTakeFirst();
+  return row?.locked_until != null && row.locked_until > now ? row.locked_until : null;
+}
+
+/**
+ * Counts a wrong PIN from `remote` for `sender`, in one statement so that nodes taking mail at
+ * once count every one: failures older than `lockoutMs` (or an ended lockout) start again at 1;
+ * the `maxFailures`-th locks the pair out for `lockoutMs`. Returns the failures counted.
+ */
+export async function recordWrongPin(db: Kysely<Database>, pair: { remote: string; sender: string }, now: number, limits: { maxFailures: number; lockoutMs: number }): Promise<number> {
+  const { maxFailures, lockoutMs } = limits;
+  const row = await db
+    .insertInto("m2f_pin_failures")
+    .values({ remote: pair.remote, sender: pair.sender, failures: 1, locked_until: maxFailures <= 1 ? now + lockoutMs : null, updated_at: now })
+    .onConflict((oc) =>
+      oc.columns(["remote", "sender"]).doUpdateSet((eb) => {
+        // The count this wrong PIN makes: a stale count (or one whose lockout ended) starts again.
+        const stale = eb.or([eb("m2f_pin_failures.updated_at", "<=", now - lockoutMs), eb.and([eb("m2f_pin_failures.locked_until", "is not", null), eb("m2f_pin_failures.locked_until", "<=", now)])]);
+        const failures = eb.case().when(stale).then(1).else(eb("m2f_pin_failures.failures", "+", 1)).end();
+        return {
+          failures,
+          locked_until: eb.case().when(failures, ">=", maxFailures).then(now + lockoutMs).else(null).end(),
+          updated_at: now,
+        };
+      }),
+    )
+    .returning("failures")
+    .executeTakeFirstOrThrow();
+  return Number(row.failures);
+}
+
+/** A right PIN: the pair's wrong ones are forgotten. */
+export async function clearWrongPins(db: Kysely<Database>, remote: string, sender: string): Promise<void> {
+  await db.deleteFrom("m2f_pin_failures").where("remote", "=", remote).where("sender", "=", sender).execute();
+}
+
+/** Removes the rows whose counting period and lockout have both passed (the retention role). */
+export async function forgetWrongPins(db: Kysely<Database>, now: number, lockoutMs: number): Promise<number> {
+  const result = await db
+    .deleteFrom("m2f_pin_failures")
+    .where("updated_at", "<=", now - lockoutMs)
+    .where((eb) => eb.or([eb("locked_until", "is", null), eb("locked_until", "<=", now)]))
+    .executeTakeFirst();
+  return Number(result.numDeletedRows);
+}
