@@ -18,6 +18,7 @@
  * change through auditedChange (audit-log.ts).
  */
 import type { FastifyInstance, FastifyRequest } from "fastify";
+import type { Kysely } from "kysely";
 import type { TypeBoxTypeProvider } from "@fastify/type-provider-typebox";
 import { Type } from "typebox";
 import { AccountError } from "../accounts/accounts.ts";
@@ -26,9 +27,10 @@ import type { FaxlineConfig } from "../config/schema.ts";
 import { ApiError } from "../errors/api-errors.ts";
 import type { Clock } from "../lib/clock.ts";
 import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
+import type { Database } from "../store/database.ts";
 import type { Store } from "../store/store.ts";
-import { auditedChange } from "./audit-log.ts";
-import { configActor } from "./config-actor.ts";
+import { auditedChange, type AuditTarget } from "./audit-log.ts";
+import { configActor, type ConfigActor } from "./config-actor.ts";
 import {
   BooleanText,
   CustomerQuery,
@@ -41,7 +43,7 @@ import {
   PageQuery,
 } from "./config-schemas.ts";
 import { changeCustomerSettings, changeNumber, changeProfile, deleteNumber, deleteProfile, writesSecret, type ChangeMode } from "./inbound-changes.ts";
-import { auditedNumber, auditedProfile, effectiveOfNumber, loadInboundTree, numberView, profileView, settingsView } from "./inbound-views.ts";
+import { auditedNumber, auditedProfile, effectiveOfNumber, loadInboundTree, numberView, profileView, settingsView, type InboundTree } from "./inbound-views.ts";
 
 export interface ConfigRouteDeps {
   config: FaxlineConfig;
@@ -96,6 +98,24 @@ export function registerInboundConfigRoutes(root: FastifyInstance, deps: ConfigR
     const topic = tree.profiles.get(name);
     if (!topic) throw new ApiError("profile_not_found", `Customer ${custNr} has no profile "${name}"`);
     return profileView(tree, topic, inherit);
+  }
+
+  /**
+   * One audited change of a customer's inbound configuration: `view` of the tree before and after
+   * `change` is what the audit log keeps (null: the resource does not exist); `change` sees the
+   * view before (to refuse a create-only PUT of an existing profile).
+   */
+  function auditedEdit(
+    actor: ConfigActor,
+    target: AuditTarget,
+    view: (tree: InboundTree) => Record<string, unknown> | null,
+    change: (trx: Kysely<Database>, before: Record<string, unknown> | null) => Promise<void>,
+  ): Promise<void> {
+    return auditedChange(db, actor, target, deps.clock.now(), async (trx) => {
+      const before = view(await loadInboundTree(trx, actor.custNr));
+      await change(trx, before);
+      return { before, after: view(await loadInboundTree(trx, actor.custNr)), result: undefined };
+    });
   }
 
   const NumberParams = Type.Object({ number: Type.String({ maxLength: 40, description: "The number, E.164 (+4940…) or as the region dials it" }) });
@@ -175,12 +195,12 @@ export function registerInboundConfigRoutes(root: FastifyInstance, deps: ConfigR
       throw new ApiError("setting_invalid", `number is ${body.number} but the path names ${e164}; a number cannot be renamed`);
     }
     await settingChange(() =>
-      auditedChange(db, actor, { resource: "inbound/numbers", key: e164 }, deps.clock.now(), async (trx) => {
-        const before = auditedNumber(await loadInboundTree(trx, actor.custNr), e164);
-        await changeNumber(trx, actor.custNr, e164, body, mode, actor.role, deps.clock.now());
-        const after = auditedNumber(await loadInboundTree(trx, actor.custNr), e164);
-        return { before, after, result: undefined };
-      }),
+      auditedEdit(
+        actor,
+        { resource: "inbound/numbers", key: e164 },
+        (tree) => auditedNumber(tree, e164),
+        (trx) => changeNumber(trx, actor.custNr, e164, body, mode, actor.role, deps.clock.now()),
+      ),
     );
     return numberAnswer(actor.custNr, e164, false);
   }
@@ -222,11 +242,12 @@ export function registerInboundConfigRoutes(root: FastifyInstance, deps: ConfigR
       const actor = await configActor(db, request);
       if (actor.role !== "operator") throw new ApiError("config_operator_only", "Only an operator takes a number away from a customer; to stop it answering, set active to false");
       const e164 = e164Of(request.params.number);
-      await auditedChange(db, actor, { resource: "inbound/numbers", key: e164 }, deps.clock.now(), async (trx) => {
-        const before = auditedNumber(await loadInboundTree(trx, actor.custNr), e164);
-        await deleteNumber(trx, actor.custNr, e164);
-        return { before, after: null, result: undefined };
-      });
+      await auditedEdit(
+        actor,
+        { resource: "inbound/numbers", key: e164 },
+        (tree) => auditedNumber(tree, e164),
+        (trx) => deleteNumber(trx, actor.custNr, e164),
+      );
       return reply.code(204).send(null);
     },
   );
@@ -291,16 +312,22 @@ export function registerInboundConfigRoutes(root: FastifyInstance, deps: ConfigR
         if (mode === "merge") await profileAnswer(actor.custNr, name, false);
         // Create only (RFC 9110 If-None-Match: *): a form that makes a new profile must not replace one.
         const createOnly = mode === "replace" && request.headers["if-none-match"]?.trim() === "*";
+        // Secrets are never shown, not even in the log: that one was written is (in the view after it).
+        let written = false;
         await settingChange(() =>
-          auditedChange(db, actor, { resource: "inbound/profiles", key: name }, deps.clock.now(), async (trx) => {
-            const before = auditedProfile(await loadInboundTree(trx, actor.custNr), name);
-            if (createOnly && before !== null) throw new ApiError("resource_exists", `Customer ${actor.custNr} has a profile "${name}" already`);
-            await changeProfile(trx, actor.custNr, name, body, mode, deps.clock.now());
-            const after = auditedProfile(await loadInboundTree(trx, actor.custNr), name);
-            // Secrets are never shown, not even in the log: that one was written is.
-            if (after !== null && writesSecret(body)) after.ftpCredentials = "(set)";
-            return { before, after, result: undefined };
-          }),
+          auditedEdit(
+            actor,
+            { resource: "inbound/profiles", key: name },
+            (tree) => {
+              const view = auditedProfile(tree, name);
+              return view !== null && written ? { ...view, ftpCredentials: "(set)" } : view;
+            },
+            async (trx, before) => {
+              if (createOnly && before !== null) throw new ApiError("resource_exists", `Customer ${actor.custNr} has a profile "${name}" already`);
+              await changeProfile(trx, actor.custNr, name, body, mode, deps.clock.now());
+              written = writesSecret(body);
+            },
+          ),
         );
         return profileAnswer(actor.custNr, name, false);
       },
@@ -322,11 +349,12 @@ export function registerInboundConfigRoutes(root: FastifyInstance, deps: ConfigR
     async (request, reply) => {
       const actor = await configActor(db, request);
       const { name } = request.params;
-      await auditedChange(db, actor, { resource: "inbound/profiles", key: name }, deps.clock.now(), async (trx) => {
-        const before = auditedProfile(await loadInboundTree(trx, actor.custNr), name);
-        await deleteProfile(trx, actor.custNr, name, deps.clock.now());
-        return { before, after: null, result: undefined };
-      });
+      await auditedEdit(
+        actor,
+        { resource: "inbound/profiles", key: name },
+        (tree) => auditedProfile(tree, name),
+        (trx) => deleteProfile(trx, actor.custNr, name, deps.clock.now()),
+      );
       return reply.code(204).send(null);
     },
   );
@@ -367,12 +395,12 @@ export function registerInboundConfigRoutes(root: FastifyInstance, deps: ConfigR
         const actor = await configActor(db, request);
         const body = request.body as Parameters<typeof changeCustomerSettings>[2];
         await settingChange(() =>
-          auditedChange(db, actor, { resource: "inbound/settings", key: "" }, deps.clock.now(), async (trx) => {
-            const before = settingsView(await loadInboundTree(trx, actor.custNr));
-            await changeCustomerSettings(trx, actor.custNr, body, mode, deps.clock.now());
-            const after = settingsView(await loadInboundTree(trx, actor.custNr));
-            return { before, after, result: undefined };
-          }),
+          auditedEdit(
+            actor,
+            { resource: "inbound/settings", key: "" },
+            (tree) => settingsView(tree),
+            (trx) => changeCustomerSettings(trx, actor.custNr, body, mode, deps.clock.now()),
+          ),
         );
         return settingsView(await loadInboundTree(db, actor.custNr));
       },
