@@ -87,7 +87,6 @@ async function dropped(node: ChildNode): Promise<Record<string, number>> {
   return Object.fromEntries((m.get("faxline_sip_messages_dropped_total")?.samples ?? []).map((s) => [s.labels.reason!, s.value]));
 }
 
-const sum = (r: Record<string, number>): number => Object.values(r).reduce((a, b) => a + b, 0);
 const diff = (after: Record<string, number>, before: Record<string, number>): Record<string, number> =>
   Object.fromEntries(Object.entries(after).map(([k, v]) => [k, v - (before[k] ?? 0)]).filter(([, v]) => (v as number) > 0));
 
