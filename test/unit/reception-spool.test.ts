@@ -5,14 +5,13 @@
  * temporary directory; the TIFF is a real multi-page TIFF-F from Faxline's writer.
  */
 import assert from "node:assert/strict";
-import { mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
+import { mkdirSync, mkdtempSync, readFileSync, rmSync, writeFileSync } from "node:fs";
 import { open } from "node:fs/promises";
 import { tmpdir } from "node:os";
 import path from "node:path";
 import { after, describe, it } from "node:test";
 import { PageSpool } from "../../src/line/reception-spool/page-spool.ts";
-import { createReceptionDir, lockSpool, spooledReceptions, SpoolInUseError, writeJsonDurably, type ReceptionProgress } from "../../src/line/reception-spool/reception-spool.ts";
-import { mkdirSync } from "node:fs";
+import { createReceptionDir, lockLine, lockSpool, spooledReceptions, SpoolInUseError, writeJsonDurably, type ReceptionProgress } from "../../src/line/reception-spool/reception-spool.ts";
 import { spawn } from "node:child_process";
 import { keepFirstPages, wholePages, wholePagesOfFile } from "../../src/line/reception-spool/tiff-pages.ts";
 import { writeTiffF, type G4Page } from "../../src/render/fax-image/write-tiff-f.ts";
@@ -138,7 +137,29 @@ describe("the spool as a node reads it at start", () => {
     }
     // Its process has ended: the lock is taken over.
     const again = await lockSpool(spool);
-    assert.equal(readFileSync(path.join(spool, ".lock"), "utf8").trim(), String(process.pid));
+    assert.equal(readFileSync(path.join(spool, ".lock"), "utf8").trim(), lockLine(process.pid));
+    assert.match(lockLine(process.pid), new RegExp(`^${process.pid} [0-9]+$`), "the pid and its start time (Linux)");
     await again();
+  });
+
+  it("a lock whose pid runs but is another process now (a pid reused after a crash and reboot) is taken over", async () => {
+    const spool = path.join(dir, "reused");
+    const other = spawn(process.execPath, ["-e", "setTimeout(() => {}, 60000)"], { stdio: "ignore" });
+    try {
+      await new Promise((r) => other.once("spawn", r));
+      const [pid, started] = lockLine(other.pid!).split(" ");
+      mkdirSync(spool, { recursive: true });
+      // The lock names the running pid with another start time: the holder was an earlier process of that pid.
+      writeFileSync(path.join(spool, ".lock"), `${pid} ${Number(started) - 1}\n`);
+      const release = await lockSpool(spool);
+      assert.equal(readFileSync(path.join(spool, ".lock"), "utf8").trim(), lockLine(process.pid));
+      await release();
+      // With its own start time it is the holder: refused.
+      writeFileSync(path.join(spool, ".lock"), `${pid} ${started}\n`);
+      await assert.rejects(lockSpool(spool), (error: Error) => error instanceof SpoolInUseError);
+    } finally {
+      other.kill("SIGKILL");
+      await new Promise((r) => other.once("exit", r));
+    }
   });
 });

@@ -16,6 +16,7 @@
  * directory). When the store has the reception the directory is removed; at start a node stores
  * whatever it finds here (inbound-calls.ts `recoverUnfinished`). No store here: line/ knows none.
  */
+import { readFileSync } from "node:fs";
 import { mkdir, open, readdir, readFile, rename, rm, writeFile } from "node:fs/promises";
 import path from "node:path";
 
@@ -162,31 +163,52 @@ export class SpoolInUseError extends Error {
 }
 
 /**
- * Takes the spool for this process: `<spool>/.lock` created exclusively with our pid. A lock whose
- * process no longer runs is taken over; one whose process runs refuses (SpoolInUseError), so that
- * two lines never store (and delete) each other's receptions. Returns its release.
+ * Takes the spool for this process: `<spool>/.lock` created exclusively with our pid and, on
+ * Linux, the process's start time (so that a later process that got the same pid is not taken for
+ * the holder). A lock whose process no longer runs is taken over; one whose process runs refuses
+ * (SpoolInUseError), so that two lines never store (and delete) each other's receptions. Returns
+ * its release.
  */
 export async function lockSpool(spoolDir: string): Promise<() => Promise<void>> {
   await mkdir(spoolDir, { recursive: true, mode: 0o700 });
   const lockFile = path.join(spoolDir, ".lock");
+  const own = lockLine(process.pid);
   for (let attempt = 0; attempt < 3; attempt++) {
     try {
-      await writeFile(lockFile, `${process.pid}\n`, { flag: "wx", mode: 0o600 });
+      await writeFile(lockFile, `${own}\n`, { flag: "wx", mode: 0o600 });
       return async () => {
         const held = await readFile(lockFile, "utf8").catch(() => "");
-        if (Number(held.trim()) === process.pid) await rm(lockFile, { force: true });
+        if (held.trim() === own) await rm(lockFile, { force: true });
       };
     } catch (error) {
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
-      const pid = Number((await readFile(lockFile, "utf8").catch(() => "")).trim());
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processRuns(pid)) {
+      const [pidText, started] = (await readFile(lockFile, "utf8").catch(() => "")).trim().split(" ");
+      const pid = Number(pidText);
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processRuns(pid) && (started === undefined || started === processStart(pid))) {
         throw new SpoolInUseError(`the reception spool ${spoolDir} is in use by process ${pid}: give each node (and each line) a spool of its own (inbound.spoolDir)`);
       }
-      // Left by a process that ended (or by this one): taken over.
+      // Left by a process that ended (or by this one, or the pid is another process's now): taken over.
       await rm(lockFile, { force: true });
     }
   }
   throw new SpoolInUseError(`cannot take the reception spool ${spoolDir}'s lock file`);
+}
+
+/** What a lock file holds for `pid`: the pid, and its start time where the system tells it. */
+export function lockLine(pid: number): string {
+  const started = processStart(pid);
+  return started === null ? String(pid) : `${pid} ${started}`;
+}
+
+/** A process's start time in clock ticks after boot (Linux /proc/<pid>/stat, field 22); null elsewhere. */
+function processStart(pid: number): string | null {
+  try {
+    const stat = readFileSync(`/proc/${pid}/stat`, "latin1");
+    // Field 2 (the command) is in parentheses and may hold spaces: count from after its ")".
+    return stat.slice(stat.lastIndexOf(")") + 2).split(" ")[19] ?? null;
+  } catch {
+    return null;
+  }
 }
 
 function processRuns(pid: number): boolean {
