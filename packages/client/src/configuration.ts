@@ -7,6 +7,8 @@
 import { FaxlineApiError, FaxlineConnectionError } from "./errors.ts";
 import type { operations } from "./openapi.ts";
 
+export { FaxlineApiError, FaxlineConnectionError } from "./errors.ts";
+
 type JsonBody<O extends keyof operations, S extends keyof operations[O]["responses"]> = operations[O]["responses"][S] extends { content: { "application/json": infer T } } ? T : never;
 
 /** An inbound number as the configuration API shows it (the provider's field names). */
