@@ -5,13 +5,13 @@
 import { useEffect, useState } from "preact/hooks";
 import type { FaxlineConfiguration, OutboundSettingsChange } from "@faxline/client/configuration";
 import { messageOf } from "../../config-api.ts";
-import { Notice } from "../../components.tsx";
 import { t } from "../../i18n.ts";
 import { ConfigForm, OutcomeLine, type Outcome } from "./form-kit.tsx";
 import { SettingsGroups } from "./settings-groups.tsx";
 import { formOf, groupsOf, SETTINGS_PATHS, type FormValues } from "./settings-fields.ts";
 
-export function CustomerSection({ api, changed }: { api: FaxlineConfiguration; changed: () => void }) {
+/** `onLogin` hears the booking login as read (null: mail-to-fax not set up), for the page's notice. */
+export function CustomerSection({ api, changed, onLogin }: { api: FaxlineConfiguration; changed: () => void; onLogin: (login: string | null) => void }) {
   const [login, setLogin] = useState<string | null | undefined>(undefined);
   const [draftLogin, setDraftLogin] = useState("");
   const [values, setValues] = useState<FormValues>({});
@@ -21,6 +21,7 @@ export function CustomerSection({ api, changed }: { api: FaxlineConfiguration; c
     try {
       const s = await api.getOutboundSettings();
       setLogin(s.login);
+      onLogin(s.login);
       setDraftLogin(s.login ?? "");
       setValues(formOf(s as Record<string, unknown>));
     } catch (err) {
@@ -33,7 +34,6 @@ export function CustomerSection({ api, changed }: { api: FaxlineConfiguration; c
     <section class="card" aria-labelledby="m2f-settings" data-section="settings">
       <h2 id="m2f-settings">{t("m2f.settings.title")}</h2>
       <p class="muted small">{t("m2f.settings.intro")}</p>
-      {login === null ? <Notice tone="info">{t("m2f.settings.notSetUp")}</Notice> : null}
       {login === undefined ? null : (
         <ConfigForm
           id="m2f-settings-form"

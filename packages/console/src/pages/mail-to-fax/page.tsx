@@ -7,7 +7,7 @@
 import { useMemo, useState } from "preact/hooks";
 import type { Account } from "../../api.ts";
 import { configurationOf } from "../../config-api.ts";
-import { PageTitle } from "../../components.tsx";
+import { Notice, PageTitle } from "../../components.tsx";
 import { t, useLanguage } from "../../i18n.ts";
 import { AuditSection } from "./audit-section.tsx";
 import { CustomerSection } from "./customer-section.tsx";
@@ -23,6 +23,7 @@ export function MailToFaxPage({ account }: { account: Account }) {
   const [version, setVersion] = useState(0);
   const api = useMemo(() => configurationOf(custNr), [custNr]);
   const changed = () => setVersion((v) => v + 1);
+  const [login, setLogin] = useState<string | null | undefined>(undefined);
 
   return (
     <>
@@ -34,7 +35,9 @@ export function MailToFaxPage({ account }: { account: Account }) {
           aria-label={t("m2f.customer")}
           onSubmit={(e) => {
             e.preventDefault();
-            if (draft.trim() !== "") setCustNr(draft.trim());
+            if (draft.trim() === "" || draft.trim() === custNr) return;
+            setLogin(undefined);
+            setCustNr(draft.trim());
           }}
         >
           <label>
@@ -49,11 +52,17 @@ export function MailToFaxPage({ account }: { account: Account }) {
           </button>
         </form>
       ) : null}
+      {login === null ? (
+        <Notice tone="info">
+          {t("m2f.settings.notSetUp")} <a href="#m2f-settings">{t("m2f.settings.title")}</a>
+        </Notice>
+      ) : null}
+      {/* Users first (what a manager changes most), the customer's level below what inherits from it. */}
       <div key={custNr} data-customer={custNr}>
-        <CustomerSection api={api} changed={changed} />
-        <DomainsSection api={api} changed={changed} />
-        <ProfilesSection api={api} version={version} changed={changed} />
         <UsersSection api={api} version={version} changed={changed} />
+        <ProfilesSection api={api} version={version} changed={changed} />
+        <DomainsSection api={api} changed={changed} />
+        <CustomerSection api={api} changed={changed} onLogin={setLogin} />
         <AuditSection api={api} version={version} />
       </div>
     </>
