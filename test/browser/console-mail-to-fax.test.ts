@@ -4,8 +4,9 @@
  * edits and deletes them; each change is in the configuration API (read back with
  * @faxline/client over HTTP Basic) and in the page's audit log; a refusal of the API names and
  * focuses its field; the PIN never appears in the page; another customer's manager sees none
- * of it, a plain login has no such page, an operator names the customer and pages through its
- * profiles; German; axe-core clean throughout.
+ * of it, a plain login has no such page, an operator names the customer (an unknown one is
+ * one message) and pages through its profiles; German; axe-core clean throughout; after a
+ * delete the focus stays in the section.
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
@@ -184,6 +185,7 @@ describe("the console's Mail to fax page in Chromium", () => {
     await aliceRow.getByRole("button", { name: "Yes, delete" }).click();
     await page.locator('[data-section="users"]').getByRole("status").filter({ hasText: "alice@example.org deleted." }).waitFor();
     await eventually(async () => ((await aliceRow.count()) === 0 ? true : undefined), 5_000, "the user's row gone");
+    assert.equal(await isFocused(page.getByRole("heading", { level: 2, name: "Users" })), true, "the focus stays in the section");
     await page.locator('tr[data-profile="sales"]').getByRole("button", { name: "Delete sales" }).click();
     await page.locator('tr[data-profile="sales"]').getByRole("button", { name: "Yes, delete" }).click();
     await page.locator('[data-section="profiles"]').getByText("No profiles yet.").waitFor();
@@ -261,6 +263,12 @@ describe("the console's Mail to fax page in Chromium", () => {
     for (let i = 1; i <= 22; i++) await acme.putOutboundProfile(`team-${String(i).padStart(2, "0")}`, {});
     const { context, page } = await openPage(ops);
     await page.locator('[data-section="users"]').getByText("No users yet.").waitFor();
+    // A customer that does not exist: the API's answer once, no sections.
+    await page.getByRole("textbox", { name: /^Customer/ }).fill("NO-SUCH-CUSTOMER");
+    await page.getByRole("button", { name: "Show" }).click();
+    await page.getByRole("alert").filter({ hasText: 'There is no customer "NO-SUCH-CUSTOMER"' }).waitFor();
+    assert.equal(await page.getByRole("alert").count(), 1, "one message");
+    assert.equal(await page.locator("[data-section]").count(), 0, "no sections");
     await page.getByRole("textbox", { name: /^Customer/ }).fill(boss.custNr);
     await page.getByRole("button", { name: "Show" }).click();
     await page.locator('tr[data-user="carol@acme.example"]').waitFor();

@@ -6,13 +6,14 @@ import { useEffect, useState } from "preact/hooks";
 import type { FaxlineConfiguration, OutboundDomain } from "@faxline/client/configuration";
 import { messageOf } from "../../config-api.ts";
 import { t } from "../../i18n.ts";
-import { ConfigForm, DeleteButton, OutcomeLine, type Outcome } from "./form-kit.tsx";
+import { ConfigForm, DeleteButton, OutcomeLine, useSectionHeading, type Outcome } from "./form-kit.tsx";
 
 export function DomainsSection({ api, changed }: { api: FaxlineConfiguration; changed: () => void }) {
   const [domains, setDomains] = useState<OutboundDomain[] | null>(null);
   const [domain, setDomain] = useState("");
   const [pin, setPin] = useState("");
   const [outcome, setOutcome] = useState<Outcome>(null);
+  const heading = useSectionHeading();
 
   const load = async () => {
     try {
@@ -25,7 +26,7 @@ export function DomainsSection({ api, changed }: { api: FaxlineConfiguration; ch
 
   return (
     <section class="card" aria-labelledby="m2f-domains" data-section="domains">
-      <h2 id="m2f-domains">{t("m2f.domains.title")}</h2>
+      <h2 id="m2f-domains" tabIndex={-1} ref={heading.ref}>{t("m2f.domains.title")}</h2>
       <p class="muted small">{t("m2f.domains.intro")}</p>
       {domains === null ? null : domains.length === 0 ? (
         <p class="empty">{t("m2f.domains.none")}</p>
@@ -56,6 +57,7 @@ export function DomainsSection({ api, changed }: { api: FaxlineConfiguration; ch
                       } catch (err) {
                         setOutcome({ tone: "error", text: messageOf(err) });
                       }
+                      heading.focus();
                       await load();
                     }}
                   />

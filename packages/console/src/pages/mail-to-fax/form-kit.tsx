@@ -132,6 +132,16 @@ export function DeleteButton({ name, onDelete }: { name: string; onDelete: () =>
   );
 }
 
+/**
+ * A section's heading that takes the focus when what had it goes away (a form closed, a row
+ * deleted), so keyboard and screen reader users stay in the section; the outcome line beside
+ * it says what happened.
+ */
+export function useSectionHeading() {
+  const ref = useRef<HTMLHeadingElement>(null);
+  return { ref, focus: () => ref.current?.focus() };
+}
+
 /** A section's outcome line: "X saved.", or a refusal that belongs to no form. */
 export type Outcome = { tone: "success" | "error"; text: string } | null;
 

@@ -4,9 +4,9 @@
  * through @faxline/client's FaxlineConfiguration with the console's session. An operator
  * names the customer it configures (its own by default).
  */
-import { useMemo, useState } from "preact/hooks";
+import { useEffect, useMemo, useState } from "preact/hooks";
 import type { Account } from "../../api.ts";
-import { configurationOf } from "../../config-api.ts";
+import { configurationOf, messageOf } from "../../config-api.ts";
 import { Notice, PageTitle } from "../../components.tsx";
 import { t, useLanguage } from "../../i18n.ts";
 import { AuditSection } from "./audit-section.tsx";
@@ -24,6 +24,16 @@ export function MailToFaxPage({ account }: { account: Account }) {
   const api = useMemo(() => configurationOf(custNr), [custNr]);
   const changed = () => setVersion((v) => v + 1);
   const [login, setLogin] = useState<string | null | undefined>(undefined);
+  // The customer is read once first: one that cannot be configured (an operator's typo) is one message, not five.
+  const [refusal, setRefusal] = useState<string | null>(null);
+  useEffect(() => {
+    setLogin(undefined);
+    setRefusal(null);
+    api.getOutboundSettings().then(
+      (s) => setLogin(s.login),
+      (err: unknown) => setRefusal(t("m2f.loadFailed", { message: messageOf(err) })),
+    );
+  }, [api]);
 
   return (
     <>
@@ -35,9 +45,7 @@ export function MailToFaxPage({ account }: { account: Account }) {
           aria-label={t("m2f.customer")}
           onSubmit={(e) => {
             e.preventDefault();
-            if (draft.trim() === "" || draft.trim() === custNr) return;
-            setLogin(undefined);
-            setCustNr(draft.trim());
+            if (draft.trim() !== "") setCustNr(draft.trim());
           }}
         >
           <label>
@@ -58,13 +66,18 @@ export function MailToFaxPage({ account }: { account: Account }) {
         </Notice>
       ) : null}
       {/* Users first (what a manager changes most), the customer's level below what inherits from it. */}
-      <div key={custNr} data-customer={custNr}>
-        <UsersSection api={api} version={version} changed={changed} />
-        <ProfilesSection api={api} version={version} changed={changed} />
-        <DomainsSection api={api} changed={changed} />
-        <CustomerSection api={api} changed={changed} onLogin={setLogin} />
-        <AuditSection api={api} version={version} />
-      </div>
+      {refusal ? <Notice tone="error">{refusal}</Notice> : null}
+      {login === undefined ? (
+        refusal ? null : <p class="loading">{t("common.loading")}</p>
+      ) : (
+        <div key={custNr} data-customer={custNr}>
+          <UsersSection api={api} version={version} changed={changed} />
+          <ProfilesSection api={api} version={version} changed={changed} />
+          <DomainsSection api={api} changed={changed} />
+          <CustomerSection api={api} changed={changed} onLogin={setLogin} />
+          <AuditSection api={api} version={version} />
+        </div>
+      )}
     </>
   );
 }

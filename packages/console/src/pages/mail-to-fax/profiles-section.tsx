@@ -7,7 +7,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { FaxlineConfiguration, OutboundProfile, OutboundProfileChange } from "@faxline/client/configuration";
 import { messageOf } from "../../config-api.ts";
 import { t } from "../../i18n.ts";
-import { ConfigForm, DeleteButton, OutcomeLine, Pager, type Outcome } from "./form-kit.tsx";
+import { ConfigForm, DeleteButton, OutcomeLine, Pager, useSectionHeading, type Outcome } from "./form-kit.tsx";
 import { SettingsGroups } from "./settings-groups.tsx";
 import { formOf, groupsOf, inheritedOf, SETTINGS_PATHS, type FormValues } from "./settings-fields.ts";
 
@@ -55,6 +55,7 @@ export function ProfilesSection({ api, version, changed }: { api: FaxlineConfigu
   const [page, setPage] = useState<{ items: OutboundProfile[]; hasMore: boolean } | null>(null);
   const [editing, setEditing] = useState<OutboundProfile | "new" | null>(null);
   const [outcome, setOutcome] = useState<Outcome>(null);
+  const heading = useSectionHeading();
 
   const load = async (at = offset) => {
     try {
@@ -69,7 +70,7 @@ export function ProfilesSection({ api, version, changed }: { api: FaxlineConfigu
   return (
     <section class="card" aria-labelledby="m2f-profiles" data-section="profiles">
       <div class="card-head">
-        <h2 id="m2f-profiles">{t("m2f.profiles.title")}</h2>
+        <h2 id="m2f-profiles" tabIndex={-1} ref={heading.ref}>{t("m2f.profiles.title")}</h2>
         <button type="button" class="button-primary" disabled={editing !== null} onClick={() => setEditing("new")}>
           {t("m2f.profiles.new")}
         </button>
@@ -108,6 +109,7 @@ export function ProfilesSection({ api, version, changed }: { api: FaxlineConfigu
                       } catch (err) {
                         setOutcome({ tone: "error", text: messageOf(err) });
                       }
+                      heading.focus();
                     }}
                   />
                 </td>
@@ -124,6 +126,7 @@ export function ProfilesSection({ api, version, changed }: { api: FaxlineConfigu
           profile={editing === "new" ? null : editing}
           onDone={(saved) => {
             setEditing(null);
+            heading.focus();
             if (saved !== null) {
               setOutcome({ tone: "success", text: t("m2f.saved", { name: saved }) });
               changed();

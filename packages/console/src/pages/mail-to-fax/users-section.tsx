@@ -8,7 +8,7 @@ import { useEffect, useState } from "preact/hooks";
 import type { FaxlineConfiguration, OutboundProfile, OutboundUser, OutboundUserChange } from "@faxline/client/configuration";
 import { messageOf } from "../../config-api.ts";
 import { t } from "../../i18n.ts";
-import { ConfigForm, DeleteButton, OutcomeLine, Pager, type Outcome } from "./form-kit.tsx";
+import { ConfigForm, DeleteButton, OutcomeLine, Pager, useSectionHeading, type Outcome } from "./form-kit.tsx";
 import { SettingsGroups } from "./settings-groups.tsx";
 import { formOf, groupsOf, inheritedOf, SETTINGS_PATHS, type FormValues } from "./settings-fields.ts";
 
@@ -100,6 +100,7 @@ export function UsersSection({ api, version, changed }: { api: FaxlineConfigurat
   const [profiles, setProfiles] = useState<string[]>([]);
   const [editing, setEditing] = useState<OutboundUser | "new" | null>(null);
   const [outcome, setOutcome] = useState<Outcome>(null);
+  const heading = useSectionHeading();
 
   const load = async () => {
     try {
@@ -115,7 +116,7 @@ export function UsersSection({ api, version, changed }: { api: FaxlineConfigurat
   return (
     <section class="card" aria-labelledby="m2f-users" data-section="users">
       <div class="card-head">
-        <h2 id="m2f-users">{t("m2f.users.title")}</h2>
+        <h2 id="m2f-users" tabIndex={-1} ref={heading.ref}>{t("m2f.users.title")}</h2>
         <button type="button" class="button-primary" disabled={editing !== null} onClick={() => setEditing("new")}>
           {t("m2f.users.new")}
         </button>
@@ -158,6 +159,7 @@ export function UsersSection({ api, version, changed }: { api: FaxlineConfigurat
                       } catch (err) {
                         setOutcome({ tone: "error", text: messageOf(err) });
                       }
+                      heading.focus();
                     }}
                   />
                 </td>
@@ -175,6 +177,7 @@ export function UsersSection({ api, version, changed }: { api: FaxlineConfigurat
           profiles={profiles}
           onDone={(saved) => {
             setEditing(null);
+            heading.focus();
             if (saved !== null) {
               setOutcome({ tone: "success", text: t("m2f.saved", { name: saved }) });
               changed();
