@@ -15,6 +15,7 @@ import { loadConfig } from "../src/config/load.ts";
 import { silentLogger } from "../src/lib/logger.ts";
 import { startNode } from "../src/roles/start-node.ts";
 import { rollUpPending } from "../src/store/queries/report-rollups.ts";
+import { FaxlineConfiguration } from "../packages/client/src/index.ts";
 import { launchBrowser } from "../test/support/browser.ts";
 import { seedReportHistory } from "../test/support/seed-report-history.ts";
 
@@ -55,6 +56,15 @@ for (let i = 0; i < 30; i++) {
 }
 await new Promise((r) => setTimeout(r, 5000));
 
+// Mail to fax for the demo customer, through the configuration API as a manager would set it up.
+const configuration = new FaxlineConfiguration({ baseUrl: node.url!, customerNumber: demo.custNr, ...demo });
+await configuration.putOutboundSettings({ login: demo.login, fax: { csid: "ACME LOGISTICS" }, reportEmail: { attachFaxImage: "FAILURE_ONLY" } });
+await configuration.putOutboundProfile("sales", { fax: { paperFormat: "LETTER", costCenter: "Sales" }, coverSheet: { bodyAs: "COVER_PAGE" } });
+await configuration.putOutboundProfile("warehouse", { fax: { resolution: "LOW" }, reportEmail: { onSuccess: false } });
+await configuration.putOutboundUser("anna.schmidt@acme.example", { general: { profile: "sales", language: "de" }, pin: "20261129" });
+await configuration.putOutboundUser("tom.baker@acme.example", { general: { profile: "warehouse" } });
+await configuration.putOutboundDomain("acme.example");
+
 const browser = await launchBrowser();
 const shoot = async (login: { login: string; password: string }, pages: [string, string, ((p: import("playwright-core").Page) => Promise<void>)?][]) => {
   const context = await browser.newContext({ locale: "en-GB", viewport: { width: 1280, height: 820 }, deviceScaleFactor: 1 });
@@ -90,6 +100,7 @@ await shoot(demo, [
     },
   ],
   ["/settings", "console-settings.png"],
+  ["/mail-to-fax", "console-mail-to-fax.png", async (p) => void (await p.locator('tr[data-user="anna.schmidt@acme.example"]').waitFor())],
 ]);
 await shoot({ login: "operator", password: "operator-password" }, [["/operations", "console-operations.png", async (p) => void (await p.locator('[data-chart="chart-calls"] .chart-box svg').waitFor())]]);
 // Then a month of another customer's history for the Reports page (after Operations, whose

@@ -112,6 +112,13 @@ for (const dialect of DIALECTS) {
       assert.deepEqual((await acme.listOutboundUsers({ limit: 1, offset: 1 })).map((u) => u.email), ["bob@example.org"]);
     });
 
+    it("takes the typed client's Basic credentials as UTF-8 (the client uses no Node.js Buffer, so it runs in a browser too)", async () => {
+      const umlaut = { custNr: "94001", login: "acme-m2f-utf8", password: "Pässwort-ÿ-€-1" };
+      await createTestLogin(node, { ...umlaut, isManager: true });
+      assert.equal((await client(umlaut).getOutboundSettings()).customer, "94001");
+      await refused(client({ ...umlaut, password: "Passwort-y-E-1" }).getOutboundSettings(), "authentication_failed");
+    });
+
     it("refuses wrong values with the catalogue's errors", async () => {
       const acme = client(acmeAdmin);
       await refused(acme.putOutboundUser("carol@example.org", { fax: { resolution: "FINE" } }), "setting_invalid", /fax\.resolution must be one of HIGH, LOW/);

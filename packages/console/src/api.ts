@@ -17,9 +17,19 @@ export function setCsrfToken(token: string): void {
   csrfToken = token;
 }
 
+/** The session's CSRF token, which every change carries. */
+export function currentCsrfToken(): string {
+  return csrfToken;
+}
+
 /** Called when a request finds the session gone (401): the shell shows the sign-in page. */
 export function whenSessionEnds(handler: (message: string) => void): void {
   onSessionEnded = handler;
+}
+
+/** A request made elsewhere (the configuration client) found the session gone. */
+export function sessionEnded(message: string): void {
+  onSessionEnded(message);
 }
 
 export async function call<T>(method: string, path: string, body?: unknown, options: { signIn?: boolean; headers?: Record<string, string> } = {}): Promise<T> {

@@ -1,5 +1,6 @@
 /** English and German texts. The language follows the browser until the person picks one. */
 import { useEffect, useState } from "preact/hooks";
+import { mailToFaxDe, mailToFaxEn } from "./i18n-mail-to-fax.ts";
 
 const en = {
   "app.name": "Faxline",
@@ -383,6 +384,7 @@ const en = {
   "chart.total": "{n} periods; totals: {values}",
   "chart.top": "{n} entries, the largest: {values}",
   "chart.time": "Time",
+  ...mailToFaxEn,
 };
 
 export type TextKey = keyof typeof en;
@@ -769,6 +771,7 @@ const de: Record<TextKey, string> = {
   "chart.total": "{n} Zeiträume; Summen: {values}",
   "chart.top": "{n} Einträge, die größten: {values}",
   "chart.time": "Uhrzeit",
+  ...mailToFaxDe,
 };
 
 export type Language = "en" | "de";

@@ -10,6 +10,7 @@ import { JobsPage } from "./pages/jobs.tsx";
 import { JobPage } from "./pages/job.tsx";
 import { SendPage } from "./pages/send.tsx";
 import { SettingsPage } from "./pages/settings.tsx";
+import { MailToFaxPage } from "./pages/mail-to-fax/page.tsx";
 import { OperationsPage } from "./pages/operations.tsx";
 import { ReportsPage } from "./pages/reports.tsx";
 import { ReceivedListPage, ReceivedPage } from "./pages/received.tsx";
@@ -53,6 +54,8 @@ function App() {
     );
   }
 
+  // The configuration API's roles: a login that manages its customer's account, and operators.
+  const canConfigure = account.manager || account.operator;
   let page;
   const jobMatch = /^\/jobs\/([^/]+)$/.exec(path);
   if (jobMatch) page = <JobPage account={account} jobId={decodeURIComponent(jobMatch[1]!)} />;
@@ -60,6 +63,7 @@ function App() {
   else if (path === "/received") page = <ReceivedListPage account={account} />;
   else if (/^\/received\/[^/]+$/.test(path)) page = <ReceivedPage id={decodeURIComponent(path.slice("/received/".length))} />;
   else if (path === "/settings") page = <SettingsPage account={account} />;
+  else if (path === "/mail-to-fax" && canConfigure) page = <MailToFaxPage account={account} />;
   else if (path === "/reports" && account.reports) page = <ReportsPage account={account} />;
   else if (path === "/operations" && account.operator) page = <OperationsPage />;
   else page = <JobsPage account={account} />;
@@ -87,6 +91,7 @@ function App() {
             <li><a {...linkTo("/received")} aria-current={path.startsWith("/received") ? "page" : undefined}>{t("nav.received")}</a></li>
             {account.reports ? <li><a {...linkTo("/reports")} aria-current={current("/reports")}>{t("nav.reports")}</a></li> : null}
             <li><a {...linkTo("/settings")} aria-current={current("/settings")}>{t("nav.settings")}</a></li>
+            {canConfigure ? <li><a {...linkTo("/mail-to-fax")} aria-current={current("/mail-to-fax")}>{t("nav.mailToFax")}</a></li> : null}
             {account.operator ? <li><a {...linkTo("/operations")} aria-current={current("/operations")}>{t("nav.operations")}</a></li> : null}
           </ul>
         </nav>
