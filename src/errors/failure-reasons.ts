@@ -173,6 +173,13 @@ export const FailureReasons = {
     "DOC_ERROR",
     "A document's type needs a converter that is not installed on this Faxline node",
   ),
+  document_blank: reason(
+    "document_blank",
+    "document",
+    "never",
+    "DOC_ERROR",
+    "Every page of the documents is blank, and blank pages are left out (mail-to-fax's suppressBlankPages): there was nothing to fax",
+  ),
   render_failed: reason("render_failed", "internal", "never", "DOC_ERROR", "Rendering the documents failed"),
   sender_lost: reason(
     "sender_lost",

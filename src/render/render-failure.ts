@@ -6,5 +6,5 @@ import type { FailureReasonCode } from "../errors/failure-reasons.ts";
 
 export type RenderFailureCode = Extract<
   FailureReasonCode,
-  "document_type_unsupported" | "document_type_unavailable" | "document_unreadable" | "document_encrypted" | "document_too_large"
+  "document_type_unsupported" | "document_type_unavailable" | "document_unreadable" | "document_encrypted" | "document_too_large" | "document_blank"
 >;

@@ -17,6 +17,12 @@
  *
  * The header's date and time are those of `header.time` (the moment the job is rendered), the
  * same on every page and on every attempt, so a retry sends the same pages.
+ *
+ * With `suppressBlankPages` (mail-to-fax's setting, jobs.suppress_blank_pages), the first pass
+ * leaves out document pages that are blank (preflight/blank-page.ts), judged on their pixels
+ * before the header line and overlay are drawn; everything after (page numbers in the header,
+ * the cover page's page count, the page limit, the pages reported) counts only the pages kept.
+ * A job left with no page at all fails with document_blank: an empty fax is never sent.
  */
 import { coverPageProperties, fillCoverTemplate, formatCoverPageDate } from "./cover/cover-template.ts";
 import { officeToPdf } from "./convert/libreoffice-to-pdf.ts";
@@ -44,6 +50,7 @@ import {
   type Resolution,
 } from "./pages/grey-page.ts";
 import { headerBandRows, preflightFromCounts, type PagePreflight } from "./preflight/page-preflight.ts";
+import { blankPageRule } from "./preflight/blank-page.ts";
 import type { RenderFailureCode } from "./render-failure.ts";
 import type { ToneMode } from "./fax-image/tone-mode.ts";
 
@@ -98,6 +105,8 @@ export interface FaxJobRenderInput {
   preflight?: PreflightOptions;
   /** renderingOptions.toneMode; AUTO when absent. */
   toneMode?: ToneMode;
+  /** Leave blank document pages out (preflight/blank-page.ts); false when absent. */
+  suppressBlankPages?: boolean;
 }
 
 export interface FaxImageVariant {
@@ -111,7 +120,8 @@ export interface FaxImageVariant {
 }
 
 export type FaxJobRenderResult =
-  | { ok: true; images: FaxImageVariant[] }
+  /** `blankPagesLeftOut`: document pages left out as blank (always 0 without suppressBlankPages). */
+  | { ok: true; images: FaxImageVariant[]; blankPagesLeftOut: number }
   | { ok: false; reasonCode: RenderFailureCode; documentName: string; message: string };
 
 export const DEFAULT_PREFLIGHT: PreflightOptions = { lineBitsPerSecond: 14_400, largePageSeconds: 90 };
@@ -151,9 +161,19 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
   let current = "";
   try {
     const pages: DocumentPage[] = [];
-    const mode: PreparePageMode = { drawsLater, bandRows, toneMode: input.toneMode ?? "AUTO" };
+    const mode: PreparePageMode = {
+      drawsLater,
+      bandRows,
+      toneMode: input.toneMode ?? "AUTO",
+      blankPages: input.suppressBlankPages === true ? blankPageRule(geometry) : null,
+    };
+    let blankPagesLeftOut = 0;
     const add = (documentIndex: number, prepared: PreparedPage): void => {
       current = input.documents[documentIndex]!.name;
+      if (prepared.kind === "blank") {
+        blankPagesLeftOut++;
+        return;
+      }
       if (pages.length + coverPages + 1 > input.limits.maxPages) {
         throw new DocumentRenderError(
           "document_too_large",
@@ -192,6 +212,16 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
       if (run.length > 0) continue;
       for await (const prepared of preparedPages(doc, geometry, input.limits, mode, options.pageHelpers)) add(documentIndex, prepared);
       documentIndex++;
+    }
+
+    if (pages.length + coverPages === 0 && blankPagesLeftOut > 0) {
+      const names = input.documents.map((d) => d.name).join(", ");
+      return {
+        ok: false,
+        reasonCode: "document_blank",
+        documentName: input.documents.length === 1 ? input.documents[0]!.name : "",
+        message: `Every page is blank (${blankPagesLeftOut} ${blankPagesLeftOut === 1 ? "page" : "pages"} of ${names}), and blank pages are left out: there is nothing to fax`,
+      };
     }
 
     current = input.overlay?.document.name ?? "";
@@ -238,7 +268,7 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
       const tiff = writeTiffF(encoded, { xDpi: geometry.xDpi, yDpi: geometry.yDpi });
       images.push({ recipientIds: variant.recipientIds, tiff, pageSizes: readTiffPages(tiff).map((p) => p.encodedBytes), preflight });
     }
-    return { ok: true, images };
+    return { ok: true, images, blankPagesLeftOut };
   } catch (err) {
     if (err instanceof DocumentRenderError) return { ok: false, reasonCode: err.reasonCode, documentName: current, message: err.message };
     throw err;

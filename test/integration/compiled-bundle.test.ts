@@ -91,7 +91,7 @@ describe("the compiled bundle", () => {
         bytes,
         geometry,
         limits: { maxPages: 10, maxSourcePixels: 50_000_000, converterTimeoutMs: 30_000 },
-        mode: { drawsLater: false, bandRows: geometry.headerBandPx, toneMode: "AUTO" },
+        mode: { drawsLater: false, bandRows: geometry.headerBandPx, toneMode: "AUTO", blankPages: null },
       };
       worker.postMessage(open);
       worker.postMessage({ type: "page", documentId: 1, index: 0 } satisfies HelperRequest);

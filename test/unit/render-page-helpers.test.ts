@@ -99,7 +99,7 @@ describe("page helpers", () => {
     const bytes = await longPdf(10, 2);
     const geometry = pageGeometry("A4", "LOW");
     const limits = { ...LIMITS, maxSourcePixels: 20_000_000 };
-    const mode = { drawsLater: false, bandRows: geometry.headerBandPx, toneMode: "AUTO" as const };
+    const mode = { drawsLater: false, bandRows: geometry.headerBandPx, toneMode: "AUTO" as const, blankPages: null };
     const local = await openPdfDocument({ name: "long.pdf", bytes }, geometry, limits);
     const faulty = {
       ...local,
@@ -125,7 +125,7 @@ describe("page helpers", () => {
   it("leave a dead helper's pages to the render thread", async () => {
     const bytes = await longPdf(12);
     const geometry = pageGeometry("A4", "LOW");
-    const mode = { drawsLater: false, bandRows: geometry.headerBandPx, toneMode: "AUTO" as const };
+    const mode = { drawsLater: false, bandRows: geometry.headerBandPx, toneMode: "AUTO" as const, blankPages: null };
     const helpers = pool(2);
     const local = await openPdfDocument({ name: "long.pdf", bytes }, geometry, LIMITS);
     const pages = [];

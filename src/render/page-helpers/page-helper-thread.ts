@@ -73,6 +73,7 @@ async function pageResult(open: OpenDocument, index: number): Promise<HelperPage
 
 /** The page's buffers, each copied to a buffer of its own first where it shares one. */
 function transferables(page: PreparedPage): ArrayBuffer[] {
+  if (page.kind === "blank") return [];
   if (page.kind === "packed") {
     page.packed.bits = ownBuffer(page.packed.bits);
     return [page.packed.bits.buffer as ArrayBuffer];
