@@ -47,6 +47,11 @@ export interface NewFaxJob {
   overlay: { name: string; mode: string } | null;
   /** renderingOptions.toneMode (Faxline extension); null when absent: the account's default tone mode, else AUTO. */
   toneMode: ToneMode | null;
+  /**
+   * Leave blank document pages out of the fax (jobs.suppress_blank_pages). Not part of the REST
+   * contract: intake sets false, and the mail-to-fax intake sets the sender's fax.suppressBlankPages.
+   */
+  suppressBlankPages: boolean;
   reference: { customerDefinedId: string | null; billingCode: string | null; billingInfo: string | null };
   customerReference: string | null;
   /** Normalised (enums matched, blanks dropped); null when the request gave none. */
@@ -321,6 +326,7 @@ export function intakeFaxJob(body: FaxJobRequest, limits: IntakeLimits, now: num
     coverpageTemplate,
     overlay,
     toneMode: matchEnum(rendering?.toneMode, TONE_MODES, "renderingOptions.toneMode") ?? null,
+    suppressBlankPages: false,
     reference: {
       customerDefinedId: body.reference?.customerDefinedId ?? null,
       billingCode: body.reference?.billingCode ?? null,

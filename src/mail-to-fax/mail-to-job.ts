@@ -9,7 +9,10 @@
  *  - the cover page (coverSheet.bodyAs COVER_PAGE): the subject and text fill SubjectTitle and
  *    SubjectText, the sender's name FromName, personalization the rest;
  *  - the options of the effective settings (CSID, header, paper, resolution, cost center as
- *    billing code, the report mail to the sender or reportEmail.address).
+ *    billing code, the report mail to the sender or reportEmail.address);
+ *  - beside the request, whether blank pages of the attachments are left out
+ *    (fax.suppressBlankPages): a job attribute (jobs.suppress_blank_pages), not a field of the
+ *    REST contract, which the caller sets on the job the intake makes.
  * Options in the subject: "PIN=123456" (removed before the subject is used anywhere). Pure.
  */
 import type { FaxJobRequest } from "../api/schemas/fax-job-request.ts";
@@ -87,7 +90,7 @@ export function mailToJobRequest(
   mail: FaxMail,
   numbers: readonly string[],
   settings: EffectiveMailToFaxSettings,
-): { ok: true; request: FaxJobRequest } | { ok: false; refusal: SmtpRefusal } {
+): { ok: true; request: FaxJobRequest; suppressBlankPages: boolean } | { ok: false; refusal: SmtpRefusal } {
   const { subject } = extractPin(mail.subject);
   const text = (mail.text ?? "").replace(/\r\n/g, "\n").replace(/\s+$/, "");
   const faxText = !settings.fax.sendAttachmentsOnly && (text.trim() !== "" || !settings.fax.suppressBlankPages);
@@ -150,5 +153,5 @@ export function mailToJobRequest(
     reference: { customerDefinedId: null, billingCode: settings.fax.costCenter === null ? null : cut(settings.fax.costCenter, 80), billingInfo: null },
     meta: { customerReference: subject === "" ? null : cut(subject, 256) },
   };
-  return { ok: true, request };
+  return { ok: true, request, suppressBlankPages: settings.fax.suppressBlankPages };
 }

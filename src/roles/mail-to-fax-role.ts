@@ -10,7 +10,8 @@
  *  DATA       the mail is read (MIME), checked for loops and automatic mail, the sender
  *             authorised with the mail in hand (From, the trusted relay's SPF/DKIM/DMARC
  *             verdicts, the PIN), turned into a send request, checked by the API's intake and
- *             stored as a job (jobs.source M2F, jobs.mail_origin) in one insert. Only then is
+ *             stored as a job (jobs.source M2F, jobs.mail_origin, and
+ *             jobs.suppress_blank_pages from the sender's fax.suppressBlankPages) in one insert. Only then is
  *             the mail answered 250: a node killed after the 250 has the job in its store and
  *             sends it after its restart like any job; a node killed before it leaves the
  *             sending server without a 250, and it sends again.
@@ -192,6 +193,8 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
       // What the job is built from, not the bytes: a copy of the mail that came another way
       // (other Received headers) is the same request; another mail with the same Message-ID is not.
       job = intakeFaxJob(built.request, intakeLimits(config), now, sha256(JSON.stringify(built.request)));
+      // No field of the REST contract: the setting reaches the renderer as a job attribute.
+      job.suppressBlankPages = built.suppressBlankPages;
     } catch (err) {
       if (!(err instanceof ApiError)) throw err;
       const code = err.definition.code;

@@ -72,7 +72,7 @@ export async function releasePreviousLives(ctx: NodeContext): Promise<{ jobs: nu
 
 type JobRenderResult =
   /** `toneMode`: the one the pages were made with (the job's own, or its account's default). */
-  | { status: "rendered"; images: FaxImageVariant[]; toneMode: ToneMode }
+  | { status: "rendered"; images: FaxImageVariant[]; toneMode: ToneMode; blankPagesLeftOut: number }
   | { status: "failed"; reasonCode: FailureReasonCode; message: string }
   /** The node is stopping: the job keeps its lease and is rendered again after the restart. */
   | { status: "interrupted" };
@@ -119,7 +119,7 @@ async function renderJob(ctx: NodeContext, job: JobRow, faxImages: FaxImageWorke
   const outcome = await faxImages.render({ ...setup.input, documents: inputs });
   if (outcome.ok) {
     const { result } = outcome;
-    if (result.ok) return { status: "rendered", images: result.images, toneMode: setup.input.toneMode ?? "AUTO" };
+    if (result.ok) return { status: "rendered", images: result.images, toneMode: setup.input.toneMode ?? "AUTO", blankPagesLeftOut: result.blankPagesLeftOut };
     return { status: "failed", reasonCode: result.reasonCode, message: result.message };
   }
   if (outcome.kind === "stopped") return { status: "interrupted" };
@@ -225,7 +225,7 @@ async function renderOne(ctx: NodeContext, faxImages: FaxImageWorker, onClaimed:
   }
   if (result.status === "rendered") {
     const bytes = result.images.reduce((sum, image) => sum + image.tiff.length, 0);
-    log.info({ pages: result.images[0]?.pageSizes.length, images: result.images.length, bytes }, "job rendered");
+    log.info({ pages: result.images[0]?.pageSizes.length, images: result.images.length, bytes, ...(result.blankPagesLeftOut > 0 ? { blankPagesLeftOut: result.blankPagesLeftOut } : {}) }, "job rendered");
     ctx.wake.send.notify();
   } else {
     log.info({ reason: result.reasonCode, detail: result.message }, "job failed to render");

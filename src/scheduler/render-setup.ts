@@ -1,8 +1,8 @@
 /**
  * What a job's rendering needs besides its documents, gathered from the store: the header line
  * (the job's, else the account's default header), the tone mode (the job's, else the account's
- * default, else AUTO; the scheduler keeps the one used with the rendered job), the cover page
- * template, the overlay document, the recipients with their properties, and the limits from config.
+ * default, else AUTO; the scheduler keeps the one used with the rendered job), whether blank
+ * pages are left out (jobs.suppress_blank_pages), the cover page template, the overlay document, the recipients with their properties, and the limits from config.
  *
  * Cover templates (`renderingOptions.coverpageTemplate`) are looked up among the customer's
  * installed templates of kind `cover` by name; as the contract says, a name that is not found
@@ -47,6 +47,8 @@ export interface RenderSpec {
   overlay: { name: string; mode: string } | null;
   /** renderingOptions.toneMode; null: the customer's default tone mode, else AUTO. */
   toneMode: ToneMode | null;
+  /** Leave blank document pages out (jobs.suppress_blank_pages; mail-to-fax only). */
+  suppressBlankPages: boolean;
   recipients: { id: string; number: string; properties: Record<string, string> }[];
 }
 
@@ -67,6 +69,7 @@ export async function renderSetup(ctx: NodeContext, job: JobRow): Promise<Render
     coverpageTemplate: job.coverpage_template,
     overlay: job.overlay_name !== null && job.overlay_mode !== null ? { name: job.overlay_name, mode: job.overlay_mode } : null,
     toneMode: job.tone_mode === null ? null : toneModeOf(job.tone_mode),
+    suppressBlankPages: job.suppress_blank_pages === 1,
     recipients: recipients.map((r) => ({ id: r.id, number: r.number, properties: propertiesRecord(r.properties) })),
   });
 }
@@ -123,6 +126,7 @@ export async function renderSetupFor(db: Kysely<Database>, config: FaxlineConfig
       overlay,
       recipients: spec.recipients,
       toneMode,
+      suppressBlankPages: spec.suppressBlankPages,
       limits: renderLimits(config),
       preflight: { lineBitsPerSecond: 14_400, largePageSeconds: config.render.largePageSeconds },
     },

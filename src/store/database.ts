@@ -190,6 +190,8 @@ export interface JobsTable {
   source: Generated<string>;
   /** JSON of the mail a mail-to-fax job came from (mail-to-fax/mail-origin.ts); null for API jobs (migration 0035). */
   mail_origin: Generated<string | null>;
+  /** 1: blank document pages are left out of the fax (mail-to-fax's fax.suppressBlankPages; migration 0045); 0 for API jobs. */
+  suppress_blank_pages: Generated<number>;
 }
 
 export interface JobDocumentsTable {

@@ -39,6 +39,7 @@ for (const dialect of DIALECTS) {
           coverpageTemplate: null,
           overlay: null,
           toneMode: null,
+          suppressBlankPages: false,
           recipients: [{ id: "r1", number: "+4930123456", properties: {} }],
         };
         const toneModeOf = async (s: RenderSpec) => {
@@ -55,6 +56,11 @@ for (const dialect of DIALECTS) {
         await assert.rejects(setDefaultToneMode(store.db, "99999", "TEXT"), /No customer "99999"/);
         assert.equal(await setDefaultToneMode(store.db, "55501", "AUTO"), null, "AUTO is kept as no default");
         assert.equal((await toneModeOf(spec)).toneMode, "AUTO", "removed: AUTO again");
+        for (const suppressBlankPages of [false, true]) {
+          const setup = await renderSetupFor(store.db, config, Date.now(), { ...spec, suppressBlankPages });
+          assert.ok(setup.ok);
+          assert.equal(setup.input.suppressBlankPages, suppressBlankPages, "the job's suppress_blank_pages reaches the renderer");
+        }
       } finally {
         await store.close();
         await ts.drop();

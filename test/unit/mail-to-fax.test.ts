@@ -181,6 +181,14 @@ describe("the mail as a send request", () => {
     assert.ok(off.ok);
     assert.equal(off.request.statusReportOptions, null);
   });
+  it("carries fax.suppressBlankPages beside the request, not in it (no field of the REST contract)", () => {
+    const pdf = { filename: "order.pdf", contentType: "application/pdf", content: Buffer.from("%PDF-1.4"), related: false };
+    const on = mailToJobRequest({ ...base, attachments: [pdf] }, ["+4930123456"], effectiveSettings(null, null, null));
+    assert.ok(on.ok && on.suppressBlankPages === true, "on by default");
+    const off = mailToJobRequest({ ...base, attachments: [pdf] }, ["+4930123456"], effectiveSettings(null, { fax: { suppressBlankPages: false } }, null));
+    assert.ok(off.ok && off.suppressBlankPages === false, "the profile's setting");
+    assert.ok(!JSON.stringify(off.request).includes("uppress"));
+  });
   it("leaves out signatures and inline images, and refuses what cannot be faxed", () => {
     const sig = { filename: "smime.p7s", contentType: "application/pkcs7-signature", content: Buffer.from("x"), related: false };
     const logo = { filename: "logo.png", contentType: "image/png", content: Buffer.from("x"), related: true };

@@ -65,6 +65,7 @@ export async function insertJob(
       overlay_name: job.overlay?.name ?? null,
       overlay_mode: job.overlay?.mode ?? null,
       tone_mode: job.toneMode,
+      suppress_blank_pages: job.suppressBlankPages ? 1 : 0,
       customer_defined_id: job.reference.customerDefinedId,
       billing_code: job.reference.billingCode,
       billing_info: job.reference.billingInfo,

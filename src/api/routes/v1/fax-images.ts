@@ -230,6 +230,7 @@ export function registerFaxImageRoutes(root: FastifyInstance, deps: ApiDeps): vo
         coverpageTemplate: job.coverpageTemplate,
         overlay: job.overlay,
         toneMode: job.toneMode,
+        suppressBlankPages: job.suppressBlankPages,
         recipients: [{ id: "preview", number: first.number, properties }],
       });
       if (!setup.ok) throw new ApiError("preview_failed", setup.message, { reason: setup.reasonCode });
