@@ -21,7 +21,7 @@ const FaxFields = {
   paperFormat: Opt(Type.String({ maxLength: 8 }), "A4 or LETTER"),
   resolution: Opt(Type.String({ maxLength: 8 }), "HIGH or LOW"),
   sendAttachmentsOnly: Opt(Type.Boolean(), "The mail's text is not faxed"),
-  suppressBlankPages: Opt(Type.Boolean(), "An empty mail text is not faxed as a blank page"),
+  suppressBlankPages: Opt(Type.Boolean(), "Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages)"),
   blocklist: Opt(Type.Boolean(), "Check the do-not-fax list"),
   isExpress: Opt(Type.Boolean()),
 };

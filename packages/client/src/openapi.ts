@@ -3823,7 +3823,7 @@ export interface operations {
                             resolution?: string | null;
                             /** @description The mail's text is not faxed */
                             sendAttachmentsOnly?: boolean | null;
-                            /** @description An empty mail text is not faxed as a blank page */
+                            /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                             suppressBlankPages?: boolean | null;
                             /** @description Check the do-not-fax list */
                             blocklist?: boolean | null;
@@ -3978,7 +3978,7 @@ export interface operations {
                             resolution?: string | null;
                             /** @description The mail's text is not faxed */
                             sendAttachmentsOnly?: boolean | null;
-                            /** @description An empty mail text is not faxed as a blank page */
+                            /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                             suppressBlankPages?: boolean | null;
                             /** @description Check the do-not-fax list */
                             blocklist?: boolean | null;
@@ -4126,7 +4126,7 @@ export interface operations {
                         resolution?: string | null;
                         /** @description The mail's text is not faxed */
                         sendAttachmentsOnly?: boolean | null;
-                        /** @description An empty mail text is not faxed as a blank page */
+                        /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                         suppressBlankPages?: boolean | null;
                         /** @description Check the do-not-fax list */
                         blocklist?: boolean | null;
@@ -4202,7 +4202,7 @@ export interface operations {
                             resolution?: string | null;
                             /** @description The mail's text is not faxed */
                             sendAttachmentsOnly?: boolean | null;
-                            /** @description An empty mail text is not faxed as a blank page */
+                            /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                             suppressBlankPages?: boolean | null;
                             /** @description Check the do-not-fax list */
                             blocklist?: boolean | null;
@@ -4457,7 +4457,7 @@ export interface operations {
                             resolution?: string | null;
                             /** @description The mail's text is not faxed */
                             sendAttachmentsOnly?: boolean | null;
-                            /** @description An empty mail text is not faxed as a blank page */
+                            /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                             suppressBlankPages?: boolean | null;
                             /** @description Check the do-not-fax list */
                             blocklist?: boolean | null;
@@ -4606,7 +4606,7 @@ export interface operations {
                             resolution?: string | null;
                             /** @description The mail's text is not faxed */
                             sendAttachmentsOnly?: boolean | null;
-                            /** @description An empty mail text is not faxed as a blank page */
+                            /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                             suppressBlankPages?: boolean | null;
                             /** @description Check the do-not-fax list */
                             blocklist?: boolean | null;
@@ -4749,7 +4749,7 @@ export interface operations {
                         resolution?: string | null;
                         /** @description The mail's text is not faxed */
                         sendAttachmentsOnly?: boolean | null;
-                        /** @description An empty mail text is not faxed as a blank page */
+                        /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                         suppressBlankPages?: boolean | null;
                         /** @description Check the do-not-fax list */
                         blocklist?: boolean | null;
@@ -4818,7 +4818,7 @@ export interface operations {
                             resolution?: string | null;
                             /** @description The mail's text is not faxed */
                             sendAttachmentsOnly?: boolean | null;
-                            /** @description An empty mail text is not faxed as a blank page */
+                            /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                             suppressBlankPages?: boolean | null;
                             /** @description Check the do-not-fax list */
                             blocklist?: boolean | null;
@@ -5086,7 +5086,7 @@ export interface operations {
                             resolution?: string | null;
                             /** @description The mail's text is not faxed */
                             sendAttachmentsOnly?: boolean | null;
-                            /** @description An empty mail text is not faxed as a blank page */
+                            /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                             suppressBlankPages?: boolean | null;
                             /** @description Check the do-not-fax list */
                             blocklist?: boolean | null;
@@ -5231,7 +5231,7 @@ export interface operations {
                         resolution?: string | null;
                         /** @description The mail's text is not faxed */
                         sendAttachmentsOnly?: boolean | null;
-                        /** @description An empty mail text is not faxed as a blank page */
+                        /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                         suppressBlankPages?: boolean | null;
                         /** @description Check the do-not-fax list */
                         blocklist?: boolean | null;
@@ -5302,7 +5302,7 @@ export interface operations {
                             resolution?: string | null;
                             /** @description The mail's text is not faxed */
                             sendAttachmentsOnly?: boolean | null;
-                            /** @description An empty mail text is not faxed as a blank page */
+                            /** @description Blank pages are not faxed: neither an empty mail text nor the blank pages of the attachments (docs/mail-to-fax.md, Blank pages) */
                             suppressBlankPages?: boolean | null;
                             /** @description Check the do-not-fax list */
                             blocklist?: boolean | null;
