@@ -42,7 +42,7 @@
  *                                                                      (src/cli/store-commands.ts)
  *   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
  *                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
- *                  [--tone-mode AUTO|TEXT|PHOTO|THRESHOLD] [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
+ *                  [--tone-mode AUTO|TEXT|PHOTO|THRESHOLD] [--suppress-blank-pages] [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
  *   faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off]
  *                  [--csid CSID] [--json] and the page options of render (src/cli/fax-send.ts)
  *
@@ -120,10 +120,10 @@ const USAGE = `Usage:
   faxline datacenter adopt --from DE1 --to DE2
   faxline render FILE... --out OUT.tif [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET]
                  [--header TEXT] [--cover default|TEMPLATE.svg|TEMPLATE.html] [--overlay FILE [--overlay-mode MODE]]
-                 [--tone-mode AUTO|TEXT|PHOTO|THRESHOLD] [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
+                 [--tone-mode AUTO|TEXT|PHOTO|THRESHOLD] [--suppress-blank-pages] [--to NUMBER] [--property KEY=VALUE]... [--csid CSID]
   faxline fax send FILE... --to NUMBER|SIP-URI [--trunk NAME] [--transport t38|g711] [--ecm on|off] [--max-rate 14400|9600|4800] [--csid CSID] [--json]
                  [--paper A4|LETTER] [--resolution HIGH|LOW] [--charset CHARSET] [--header TEXT] [--cover default|TEMPLATE]
-                 [--overlay FILE [--overlay-mode MODE]] [--tone-mode MODE] [--property KEY=VALUE]...
+                 [--overlay FILE [--overlay-mode MODE]] [--tone-mode MODE] [--suppress-blank-pages] [--property KEY=VALUE]...
 
 Configuration: --config FILE (YAML or JSON) or FAXLINE_CONFIG, and FAXLINE_* variables (docs/config.md).`;
 
@@ -249,6 +249,7 @@ export async function main(argv: string[]): Promise<number> {
       overlay: { type: "string" },
       "overlay-mode": { type: "string" },
       "tone-mode": { type: "string" },
+      "suppress-blank-pages": { type: "boolean", default: false },
       to: { type: "string" },
       property: { type: "string", multiple: true },
       csid: { type: "string" },
@@ -677,6 +678,7 @@ function pageOptions(
   overlay?: string;
   "overlay-mode"?: string;
   "tone-mode"?: string;
+  "suppress-blank-pages"?: boolean;
   property?: string[];
   },
   OVERLAY_MODES: readonly string[],
@@ -704,6 +706,7 @@ function pageOptions(
       cover: values.cover ?? null,
       overlay: values.overlay === undefined ? null : { file: values.overlay, mode: overlayMode as OverlayMode },
       toneMode: toneMode as ToneMode,
+      suppressBlankPages: values["suppress-blank-pages"] === true,
     },
     properties,
   };

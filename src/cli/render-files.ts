@@ -33,6 +33,8 @@ export interface RenderFilesRequest {
   overlay: { file: string; mode: OverlayMode } | null;
   /** How pages become black and white (renderingOptions.toneMode); AUTO when absent. */
   toneMode?: ToneMode;
+  /** Leave blank pages out, as mail-to-fax's suppressBlankPages does (render/preflight/blank-page.ts); false when absent. */
+  suppressBlankPages?: boolean;
   /** The recipient the header and cover page are filled for. */
   recipient: { number: string; properties: Record<string, string> };
   csid: string;
@@ -81,6 +83,7 @@ export function renderInputForFiles(config: FaxlineConfig, request: RenderFilesR
     overlay: request.overlay === null ? null : { document: readDocument(request.overlay.file, null), mode: request.overlay.mode },
     recipients: [{ id: "cli", number: request.recipient.number, properties: request.recipient.properties }],
     toneMode: request.toneMode ?? "AUTO",
+    suppressBlankPages: request.suppressBlankPages === true,
     limits: renderLimits(config),
     preflight: { lineBitsPerSecond: 14_400, largePageSeconds: config.render.largePageSeconds },
   };
@@ -121,6 +124,7 @@ export async function renderFiles(config: FaxlineConfig, request: RenderFilesReq
   const pages = `${pageSizes.length} page${pageSizes.length === 1 ? "" : "s"}`;
   console.log(`${request.out}: ${pages}, ${tiff.length} bytes (TIFF-F, G4, ${request.paperFormat} ${request.resolution}), rendered in ${seconds} s`);
   console.log(`G4 bytes per page: ${pageSizes.join(", ")}`);
+  if (request.suppressBlankPages === true) console.log(`blank pages left out: ${outcome.result.blankPagesLeftOut}`);
   const lineSeconds = preflight.reduce((sum, page) => sum + page.estimatedSeconds, 0);
   console.log(`estimated line time at 14.4 kbit/s: ${Math.round(lineSeconds)} s`);
   preflight.forEach((page, index) => {

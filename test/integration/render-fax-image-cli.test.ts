@@ -124,6 +124,25 @@ describe("faxline render", () => {
     );
   });
 
+  it("leaves the blank PDF page out with --suppress-blank-pages, and fails when nothing else is left", async () => {
+    const out = file("no-blank.tif");
+    const run = await runFaxlineCli(["render", file("form.pdf"), "--header", "Page %P of %T", "--suppress-blank-pages", "--out", out], {});
+    assert.equal(run.code, 0, run.stderr);
+    assert.equal(readTiffPages(readFileSync(out)).length, 1, "the form's page, not the blank one");
+    assert.match(run.stdout, /: 1 page, /);
+    assert.match(run.stdout, /^blank pages left out: 1$/m);
+    assert.doesNotMatch(run.stdout, /warning: page \d is blank/);
+
+    const blankPdf = await PDFDocument.create();
+    blankPdf.addPage([595.28, 841.89]);
+    writeFileSync(file("blank.pdf"), await blankPdf.save());
+    const never = file("never-blank.tif");
+    const blank = await runFaxlineCli(["render", file("blank.pdf"), "--suppress-blank-pages", "--out", never], {});
+    assert.equal(blank.code, 1);
+    assert.equal(blank.stderr.trim(), `faxline: ${failureReason("document_blank").description}: Every page is blank (1 page of blank.pdf), and blank pages are left out: there is nothing to fax`);
+    assert.throws(() => readFileSync(never), /ENOENT/);
+  });
+
   it("refuses a file of an unknown type with the reason a job's report gives", async () => {
     const out = file("never.tif");
     const run = await runFaxlineCli(["render", file("letter.txt"), file("data.csv"), "--out", out], {});
