@@ -47,8 +47,8 @@
  *
  * Cost: one pass over the pixels inside the margin, four pixels at a time through white paper
  * where the pixels are word-aligned; it stops at the first mark that is content, so a page of
- * text is decided within its first line: well under 0.5 ms; a blank page, read whole, 1–3 ms at
- * 196 lines per inch (docs/benchmarks.md, bench:blank-pages).
+ * text is decided within its first line (0.02–0.2 ms); a blank page, read whole, takes about
+ * 0.9 ms at 196 lines per inch (docs/benchmarks.md, bench:blank-pages).
  */
 
 /** Margin at the left and right of the page that is not looked at, inches (0.4 in: 10.2 mm). */
