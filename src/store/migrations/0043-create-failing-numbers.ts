@@ -14,8 +14,11 @@
  * found by reading this table in `faxes` order (report_out_failing_numbers_top_idx) and counting
  * the period's rows of only as many numbers as can still reach the top.
  *
- * report_out_failures_number_idx: a number's days (the period's counts of the candidates, and the
- * reasons of the top numbers), for a customer's query and an operator's.
+ * report_out_failures_number_idx (number, cust_nr, day): a number's days of a customer (the
+ * period's counts of the candidates, and the reasons of the top numbers), or of every customer
+ * (operators). Without cust_nr in it SQLite's planner prefers the unique key (cust_nr, day, …) for
+ * a customer's query and reads the whole period: 158 ms instead of 4 ms for 200 numbers over a
+ * month of a million faxes (no ANALYZE statistics; docs/benchmarks.md).
  *
  * The backfill is set-based: one INSERT … SELECT … GROUP BY per kind of row.
  */
@@ -35,7 +38,7 @@ export async function up(db: Kysely<unknown>, t: MigrationDialect): Promise<void
     .addUniqueConstraint("report_out_failing_numbers_key", ["cust_nr", "number"])
     .execute();
   await db.schema.createIndex("report_out_failing_numbers_top_idx").on("report_out_failing_numbers").columns(["cust_nr", "faxes desc", "number"]).execute();
-  await db.schema.createIndex("report_out_failures_number_idx").on("report_out_failures").columns(["number", "day"]).execute();
+  await db.schema.createIndex("report_out_failures_number_idx").on("report_out_failures").columns(["number", "cust_nr", "day"]).execute();
 
   // Backfill: each customer's numbers, then every customer's.
   await sql`

@@ -100,6 +100,8 @@ export interface TopFailingQuery {
   /** Dimension of report_out_failures → the values it must have (any of them). */
   filters: Readonly<Record<string, readonly string[]>>;
   limit: number;
+  /** Candidates per round (first, most) and before grouping instead (tests pass small ones). */
+  rounds?: { first: number; most: number; budget: number };
 }
 
 export interface TopFailingNumber {
@@ -140,7 +142,8 @@ export async function readTopFailingNumbers(db: Kysely<Database>, q: TopFailingQ
 
   let top: TopFailingNumber[] = [];
   let after: { faxes: number; number: string } | null = null;
-  let round = FIRST_CANDIDATES;
+  const rounds = q.rounds ?? { first: FIRST_CANDIDATES, most: MOST_CANDIDATES, budget: CANDIDATE_BUDGET };
+  let round = rounds.first;
   let read = 0;
   for (;;) {
     let candidates = db
@@ -163,11 +166,11 @@ export async function readTopFailingNumbers(db: Kysely<Database>, q: TopFailingQ
     if (batch.length < round) break;
     const tenth = top.length === q.limit ? top[q.limit - 1]! : null;
     if (tenth !== null && (tenth.failedFaxes > after.faxes || (tenth.failedFaxes === after.faxes && tenth.number <= after.number))) break;
-    if (read >= CANDIDATE_BUDGET) {
+    if (read >= rounds.budget) {
       const grouped = await readRollups(db, { ...base, filters: q.filters, groupBy: ["number", "country"], orderBy: { measure: "failedFaxes", direction: "desc" }, limit: q.limit });
       return grouped.map(toTop).sort(order);
     }
-    round = Math.min(round * 2, MOST_CANDIDATES);
+    round = Math.min(round * 2, rounds.most);
   }
   return top;
 }
