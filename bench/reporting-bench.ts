@@ -10,6 +10,7 @@
  *
  *   out-month        faxOutSummary over the month: totals and rows by day (the Reports page's chart)
  *   out-by-country   faxOutSummary over the month by country and status
+ *   out-by-reason    faxOutSummary over the month by failure reason
  *   calls-by-trunk   faxOutCallSummary over the month by trunk and result
  *   in-month         faxInSummary over the month by day
  *   failing-top10    faxOutFailingDestinations over the month
@@ -64,6 +65,7 @@ const MONTH = { fromIncluded: new Date(today - 30 * DAY).toISOString(), toExclud
 const QUERIES: Record<string, (i: number) => { query: string; variables: Record<string, unknown> }> = {
   "out-month": () => ({ query: `query($p: DatePeriod!) { faxOutSummary(customerId: "BIG", datePeriod: $p, groupBy: [DAY]) { totals { faxes delivered failed pages attempts lineSeconds successRate attemptsPerDeliveredFax } rows { period faxes delivered successRate lineSeconds } } }`, variables: { p: MONTH } }),
   "out-by-country": () => ({ query: `query($p: DatePeriod!) { faxOutSummary(customerId: "BIG", datePeriod: $p, groupBy: [COUNTRY, STATUS]) { rows { country status faxes pages } } }`, variables: { p: MONTH } }),
+  "out-by-reason": () => ({ query: `query($p: DatePeriod!) { faxOutSummary(customerId: "BIG", datePeriod: $p, groupBy: [REASON]) { rows { reason faxes attempts } } }`, variables: { p: MONTH } }),
   "calls-by-trunk": () => ({ query: `query($p: DatePeriod!) { faxOutCallSummary(customerId: "BIG", datePeriod: $p, groupBy: [TRUNK, RESULT]) { rows { trunk result calls lineSeconds successRate } } }`, variables: { p: MONTH } }),
   "in-month": () => ({ query: `query($p: DatePeriod!) { faxInSummary(customerId: "BIG", datePeriod: $p, groupBy: [DAY]) { totals { faxes ok pages } rows { period faxes ok } } }`, variables: { p: MONTH } }),
   "failing-top10": () => ({ query: `query($p: DatePeriod!) { faxOutFailingDestinations(customerId: "BIG", datePeriod: $p, limit: 10) { number failedFaxes reasons { reason faxes } } }`, variables: { p: MONTH } }),
