@@ -10,6 +10,7 @@
  *
  *   out-month        faxOutSummary over the month: totals and rows by day (the Reports page's chart)
  *   out-by-country   faxOutSummary over the month by country and status
+ *   out-by-reason    faxOutSummary over the month by failure reason
  *   calls-by-trunk   faxOutCallSummary over the month by trunk and result
  *   in-month         faxInSummary over the month by day
  *   failing-top10    faxOutFailingDestinations over the month
@@ -24,9 +25,11 @@
  * A seeded store can be kept and its queries timed again (when the machine is quieter) without
  * seeding a million faxes anew: `--keep` leaves the SQLite directory, and the PostgreSQL cluster
  * running with its database, and prints how to reuse them; `--reuse-sqlite DIR` and
- * `--reuse-pg URL` (a database URL) skip the seed and the rollup and time the queries. A kept
+ * `--reuse-pg URL` (a database URL) skip the seed and time the queries. A kept
  * store's month is the UTC month before the day it was seeded on: reuse it the same day.
- * `--queries udr-page,out-month` times only those kinds.
+ * `--queries udr-page,out-month` times only those kinds. `--seed-only` seeds and keeps the store, its
+ * rows uncounted; a later `--reuse-…` run migrates it (a new migration's backfill, timed), runs the
+ * rollup sweep until nothing is left uncounted (timed), then times the queries.
  */
 import { cpus, totalmem } from "node:os";
 import { parseArgs } from "node:util";
@@ -48,6 +51,7 @@ const { values: opts } = parseArgs({
     "reuse-sqlite": { type: "string" },
     "reuse-pg": { type: "string" },
     queries: { type: "string" },
+    "seed-only": { type: "boolean", default: false },
   },
 });
 const FAXES = Number(opts.faxes);
@@ -61,6 +65,7 @@ const MONTH = { fromIncluded: new Date(today - 30 * DAY).toISOString(), toExclud
 const QUERIES: Record<string, (i: number) => { query: string; variables: Record<string, unknown> }> = {
   "out-month": () => ({ query: `query($p: DatePeriod!) { faxOutSummary(customerId: "BIG", datePeriod: $p, groupBy: [DAY]) { totals { faxes delivered failed pages attempts lineSeconds successRate attemptsPerDeliveredFax } rows { period faxes delivered successRate lineSeconds } } }`, variables: { p: MONTH } }),
   "out-by-country": () => ({ query: `query($p: DatePeriod!) { faxOutSummary(customerId: "BIG", datePeriod: $p, groupBy: [COUNTRY, STATUS]) { rows { country status faxes pages } } }`, variables: { p: MONTH } }),
+  "out-by-reason": () => ({ query: `query($p: DatePeriod!) { faxOutSummary(customerId: "BIG", datePeriod: $p, groupBy: [REASON]) { rows { reason faxes attempts } } }`, variables: { p: MONTH } }),
   "calls-by-trunk": () => ({ query: `query($p: DatePeriod!) { faxOutCallSummary(customerId: "BIG", datePeriod: $p, groupBy: [TRUNK, RESULT]) { rows { trunk result calls lineSeconds successRate } } }`, variables: { p: MONTH } }),
   "in-month": () => ({ query: `query($p: DatePeriod!) { faxInSummary(customerId: "BIG", datePeriod: $p, groupBy: [DAY]) { totals { faxes ok pages } rows { period faxes ok } } }`, variables: { p: MONTH } }),
   "failing-top10": () => ({ query: `query($p: DatePeriod!) { faxOutFailingDestinations(customerId: "BIG", datePeriod: $p, limit: 10) { number failedFaxes reasons { reason faxes } } }`, variables: { p: MONTH } }),
@@ -89,17 +94,21 @@ async function benchDialect(dialect: "sqlite" | "postgres", pgUrl: string | null
   const dirPath = reuse?.sqliteDir ?? tempDir("faxline-bench-reporting-").path;
   const overrides: Record<string, unknown> = { "node.roles": "api", "log.level": "silent" };
   if (dialect === "postgres") overrides["store.url"] = pgUrl!;
-  if (reuse === null) await seedAndRollUp(dialect, dirPath, overrides, pgUrl);
-  else console.log(`${dialect}: the store seeded before (${reuse.sqliteDir ?? pgUrl}); no seed, no rollup`);
-  if (opts.keep && reuse === null) {
+  if (reuse === null) await seed(dialect, dirPath, pgUrl);
+  else console.log(`${dialect}: the store seeded before (${reuse.sqliteDir ?? pgUrl}); no seed`);
+  if ((opts.keep || opts["seed-only"]) && reuse === null) {
     if (dialect === "sqlite") console.log(`  kept: npm run bench:reporting -- --dialects sqlite --reuse-sqlite ${dirPath}`);
     else console.log(`  kept: npm run bench:reporting -- --dialects postgres --reuse-pg ${pgUrl}`);
   }
+  if (opts["seed-only"]) return {};
+  await migrateAndRollUp(dialect, dirPath, overrides, pgUrl);
   return timeQueries(dialect, dirPath, overrides);
 }
 
-/** A fresh store with the history, counted into the rollups by the rollup sweep. */
-async function seedAndRollUp(dialect: "sqlite" | "postgres", dirPath: string, overrides: Record<string, unknown>, pgUrl: string | null) {
+/** A fresh store with the history, its rows uncounted (as rows of before migration 0025). */
+async function seed(dialect: "sqlite" | "postgres", dirPath: string, pgUrl: string | null) {
+  const overrides: Record<string, unknown> = { "node.roles": "api", "log.level": "silent" };
+  if (dialect === "postgres") overrides["store.url"] = pgUrl!;
   const store = await openStore(testConfig(dirPath, overrides));
   await store.migrate();
   const creds = { login: "big-manager", password: "big-manager-password" };
@@ -126,6 +135,19 @@ async function seedAndRollUp(dialect: "sqlite" | "postgres", dirPath: string, ov
     },
   });
   const seedSecs = (performance.now() - t) / 1000;
+  await store.close();
+  console.log(`${dialect}: seeded ${FAXES} faxes and ${RECEPTIONS} receptions in ${seedSecs.toFixed(0)} s`);
+}
+
+/**
+ * The store's pending migrations (timed: a migration's backfill runs here on a kept store), then
+ * the rollup sweep until nothing is left uncounted (the backfill path; nothing on a store counted before).
+ */
+async function migrateAndRollUp(dialect: "sqlite" | "postgres", dirPath: string, overrides: Record<string, unknown>, pgUrl: string | null) {
+  const store = await openStore(testConfig(dirPath, overrides));
+  let t = performance.now();
+  await store.migrate();
+  const migrateSecs = (performance.now() - t) / 1000;
   t = performance.now();
   let counted = 0;
   for (;;) {
@@ -137,7 +159,7 @@ async function seedAndRollUp(dialect: "sqlite" | "postgres", dirPath: string, ov
   if (dialect === "postgres") await pgQuery(pgUrl!, "VACUUM ANALYZE");
   const rollupRows = Number((await store.db.selectFrom("report_out_faxes").select((eb) => eb.fn.countAll().as("n")).executeTakeFirstOrThrow()).n);
   await store.close();
-  console.log(`${dialect}: seeded ${FAXES} faxes and ${RECEPTIONS} receptions in ${seedSecs.toFixed(0)} s; the rollup sweep counted ${counted} faxes in ${rollupSecs.toFixed(0)} s (${Math.round(counted / rollupSecs)}/s) into ${rollupRows} rows of report_out_faxes`);
+  console.log(`${dialect}: migrations ${migrateSecs.toFixed(1)} s; the rollup sweep counted ${counted} faxes in ${rollupSecs.toFixed(1)} s (${Math.round(counted / Math.max(rollupSecs, 0.001))}/s) into ${rollupRows} rows of report_out_faxes`);
 }
 
 /** Each query kind `--runs` times after a warm-up, one at a time, over HTTP. */
@@ -189,7 +211,7 @@ try {
     }
   }
 } finally {
-  if (cluster && opts.keep) {
+  if (cluster && (opts.keep || opts["seed-only"])) {
     cluster.detach();
     console.log(`  the PostgreSQL cluster runs on (data in ${cluster.dataDir}); stop it with pg_ctl -D ${cluster.dataDir} stop (as the user postgres when run as root)`);
   } else if (cluster) {

@@ -13,7 +13,7 @@
 import type { Kysely, RawBuilder } from "kysely";
 import { ApiError } from "../errors/api-errors.ts";
 import type { Database } from "../store/database.ts";
-import { readRollups, sumOf, sumWhere, type RollupRow, type RollupScope, type RollupTableName } from "../store/queries/report-aggregates.ts";
+import { readRollups, readTopFailingNumbers, sumOf, sumWhere, type RollupRow, type RollupScope, type RollupTableName } from "../store/queries/report-aggregates.ts";
 import type { Period } from "./date-period.ts";
 import type { FilterInput } from "./udr-reports.ts";
 
@@ -186,7 +186,12 @@ export interface FailingDestination {
   reasons: { reason: string; faxes: number }[];
 }
 
-/** The destinations with the most failed faxes in the period, most first. */
+/**
+ * The destinations with the most failed faxes in the period, most first (ties: the smaller
+ * number first), with their reasons. The top is read through report_out_failing_numbers
+ * (store/queries/report-aggregates.ts readTopFailingNumbers), the reasons from the period's rows
+ * of those numbers only.
+ */
 export async function failingDestinations(db: Kysely<Database>, req: Omit<SummaryRequest, "groupBy">): Promise<FailingDestination[]> {
   const kind: SummaryKind = {
     table: "report_out_failures",
@@ -196,16 +201,16 @@ export async function failingDestinations(db: Kysely<Database>, req: Omit<Summar
     derive: () => ({}),
   };
   const filters = filterValues(req.filter, kind);
-  const base = { table: kind.table, scope: req.scope, fromDay: req.period.from, toDay: req.period.to, measures: kind.measures };
-  const top = await readRollups(db, { ...base, filters, groupBy: ["number", "country"], orderBy: { measure: "failedFaxes", direction: "desc" }, limit: req.limit });
+  const top = await readTopFailingNumbers(db, { scope: req.scope, fromDay: req.period.from, toDay: req.period.to, filters, limit: req.limit });
   if (top.length === 0) return [];
-  const numbers = top.map((t) => String(t.number));
+  const numbers = top.map((t) => t.number);
+  const base = { table: kind.table, scope: req.scope, fromDay: req.period.from, toDay: req.period.to, measures: kind.measures };
   const byReason = await readRollups(db, { ...base, filters: { ...filters, number: numbers }, groupBy: ["number", "reason"] });
   return top.map((t) => ({
-    number: String(t.number),
-    country: String(t.country),
-    failedFaxes: Number(t.failedFaxes),
-    attempts: Number(t.attempts),
+    number: t.number,
+    country: t.country,
+    failedFaxes: t.failedFaxes,
+    attempts: t.attempts,
     reasons: byReason
       .filter((r) => r.number === t.number)
       .map((r) => ({ reason: String(r.reason), faxes: Number(r.failedFaxes) }))

@@ -45,6 +45,8 @@ export const COPIED_TABLES = [
   "report_out_calls",
   "report_out_failures",
   "report_in_faxes",
+  // Failed faxes per destination (migration 0043), kept with report_out_failures.
+  "report_out_failing_numbers",
 ] as const satisfies readonly (keyof Database)[];
 
 export type CopiedTable = (typeof COPIED_TABLES)[number];

@@ -578,6 +578,20 @@ export interface ReportOutFailuresTable {
   attempts: number;
 }
 
+/**
+ * Failed faxes per customer and destination over every day of report_out_failures (migration
+ * 0043): cust_nr '' sums every customer's. first_day/last_day bound the number's days.
+ */
+export interface ReportOutFailingNumbersTable {
+  cust_nr: string;
+  number: string;
+  country: string;
+  faxes: number;
+  attempts: number;
+  first_day: number;
+  last_day: number;
+}
+
 export interface ReportInFaxesTable {
   day: number;
   cust_nr: string;
@@ -678,6 +692,7 @@ export interface Database {
   report_out_faxes: ReportOutFaxesTable;
   report_out_calls: ReportOutCallsTable;
   report_out_failures: ReportOutFailuresTable;
+  report_out_failing_numbers: ReportOutFailingNumbersTable;
   report_in_faxes: ReportInFaxesTable;
   m2f_customers: M2fCustomersTable;
   m2f_profiles: M2fProfilesTable;

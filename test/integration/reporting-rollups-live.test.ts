@@ -68,6 +68,13 @@ for (const dialect of DIALECTS) {
       assert.equal(out.totals.lineSeconds, attempts.reduce((s, a) => s + a.duration_secs, 0));
       const byStatus = Object.fromEntries(out.rows.map((r: any) => [`${r.status} ${r.country}`, r.faxes]));
       assert.deepEqual(byStatus, { "OK DEU": 3, "OK FRA": 1, "BUSY DEU": 1, "WRONG_NUMBER DEU": 1 });
+      // The failed faxes per number (migration 0043), the customer's and every customer's, written with them.
+      const failedNumbers = recipients.filter((r) => r.state === "failed").map((r) => [r.current_e164, 1]).sort();
+      assert.equal(failedNumbers.length, 2);
+      for (const custNr of [creds.custNr, ""]) {
+        const failing = await db.selectFrom("report_out_failing_numbers").select(["number", "faxes"]).where("cust_nr", "=", custNr).orderBy("number").execute();
+        assert.deepEqual(failing.map((f) => [f.number, Number(f.faxes)]), failedNumbers, `report_out_failing_numbers of "${custNr}"`);
+      }
       const calls = Object.fromEntries(body.data.faxOutCallSummary.rows.map((r: any) => [r.result, r.calls]));
       assert.deepEqual(calls, { delivered: attempts.filter((a) => a.result === "delivered").length, failed: attempts.filter((a) => a.result === "failed").length });
       // The fax to the account's own number arrived as a reception, counted as it was stored.

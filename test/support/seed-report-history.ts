@@ -28,6 +28,8 @@ export interface SeedReportHistoryOptions {
   days: number;
   datacenters: readonly string[];
   seed?: number;
+  /** Distinct numbers drawn per destination prefix (1 000 000: nearly all distinct; a few dozen: numbers that fail again and again). */
+  numbersPerPrefix?: number;
   /** Rows per insert statement and per transaction (bench: large). */
   rowsPerStatement?: number;
   rowsPerTransaction?: number;
@@ -102,7 +104,7 @@ export async function seedReportHistory(db: Kysely<Database>, options: SeedRepor
       for (let k = 0; k < recipientCount; k++) {
         const o = outcome();
         const destination = pick(SEED_DESTINATIONS);
-        const e164 = `${destination.prefix}${String(Math.floor(random() * 1_000_000)).padStart(6, "0")}`;
+        const e164 = `${destination.prefix}${String(Math.floor(random() * (options.numbersPerPrefix ?? 1_000_000))).padStart(6, "0")}`;
         const calls = o.reason === "job_expired" ? 0 : 1 + Math.floor(random() * 3);
         const recipientId = `FR${jobId.slice(2)}${k}`;
         let at = created + 60_000;

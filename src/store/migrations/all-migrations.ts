@@ -20,6 +20,7 @@ import * as m0025 from "./0025-create-report-rollups.ts";
 import * as m0030 from "./0030-create-configuration-tables.ts";
 import * as m0035 from "./0035-create-mail-to-fax-tables.ts";
 import * as m0042 from "./0042-add-received-page-quality.ts";
+import * as m0043 from "./0043-create-failing-numbers.ts";
 import * as m0044 from "./0044-add-inbound-pause-and-quota.ts";
 import * as m0045 from "./0045-add-job-suppress-blank-pages.ts";
 import * as m0046 from "./0046-create-m2f-pin-failures.ts";
@@ -43,6 +44,7 @@ export function migrations(dialect: MigrationDialect): Record<string, Migration>
     "0030-create-configuration-tables": { up: (db) => m0030.up(db, dialect) },
     "0035-create-mail-to-fax-tables": { up: (db) => m0035.up(db, dialect) },
     "0042-add-received-page-quality": { up: (db) => m0042.up(db, dialect) },
+    "0043-create-failing-numbers": { up: (db) => m0043.up(db, dialect) },
     "0044-add-inbound-pause-and-quota": { up: (db) => m0044.up(db, dialect) },
     "0045-add-job-suppress-blank-pages": { up: (db) => m0045.up(db, dialect) },
     "0046-create-m2f-pin-failures": { up: (db) => m0046.up(db, dialect) },

@@ -10,6 +10,7 @@
  */
 import { sql, type Kysely, type RawBuilder } from "kysely";
 import type { Database } from "../database.ts";
+import { ALL_CUSTOMERS } from "./report-rollups.ts";
 
 export type RollupTableName = "report_out_faxes" | "report_out_calls" | "report_out_failures" | "report_in_faxes";
 
@@ -89,4 +90,87 @@ export async function readRollups(db: Kysely<Database>, q: RollupQuery): Promise
     if ("day" in row) row.day = Number(row.day);
   }
   return rows;
+}
+
+export interface TopFailingQuery {
+  scope: RollupScope;
+  /** UTC days [fromDay, toDay), ms. */
+  fromDay: number;
+  toDay: number;
+  /** Dimension of report_out_failures → the values it must have (any of them). */
+  filters: Readonly<Record<string, readonly string[]>>;
+  limit: number;
+  /** Candidates per round (first, most) and before grouping instead (tests pass small ones). */
+  rounds?: { first: number; most: number; budget: number };
+}
+
+export interface TopFailingNumber {
+  number: string;
+  country: string;
+  failedFaxes: number;
+  attempts: number;
+}
+
+/** Candidates read per round: the first round's, and the most. */
+const FIRST_CANDIDATES = 200;
+const MOST_CANDIDATES = 5000;
+/** Candidates counted before the read gives up pruning and groups the period's rows instead. */
+const CANDIDATE_BUDGET = 20_000;
+
+/**
+ * The `limit` numbers with the most failed faxes in the period and scope, most first, ties by
+ * number: the same rows as grouping the period's report_out_failures by number and sorting, read
+ * without hashing every failed number of the period (migration 0043).
+ *
+ * How: report_out_failing_numbers holds each number's failed faxes over all days kept, an upper
+ * bound of its count in any period and scope. Candidates are read in that order
+ * (report_out_failing_numbers_top_idx: the customer's rows, or every customer's for operators),
+ * skipping numbers whose days lie outside the period; their period counts, with every filter, are
+ * summed from report_out_failures (report_out_failures_number_idx), a round of candidates at a
+ * time. It stops when no number not read yet can reach the top: the last candidate's bound is
+ * below the tenth count, or equal to it with no smaller number left at that bound (ties go to
+ * the smaller number; candidates of one bound come in number order). Where the bounds prune
+ * little (many numbers whose failures lie mostly outside the period or the filters), after
+ * CANDIDATE_BUDGET candidates it groups the period's rows instead, as before 0043.
+ */
+export async function readTopFailingNumbers(db: Kysely<Database>, q: TopFailingQuery): Promise<TopFailingNumber[]> {
+  if (q.limit <= 0) return [];
+  const measures = { failedFaxes: sumOf("faxes"), attempts: sumOf("attempts") };
+  const base = { table: "report_out_failures" as const, scope: q.scope, fromDay: q.fromDay, toDay: q.toDay, measures };
+  const toTop = (r: RollupRow): TopFailingNumber => ({ number: String(r.number), country: String(r.country), failedFaxes: Number(r.failedFaxes), attempts: Number(r.attempts) });
+  const order = (a: TopFailingNumber, b: TopFailingNumber) => b.failedFaxes - a.failedFaxes || (a.number < b.number ? -1 : a.number > b.number ? 1 : 0) || (a.country < b.country ? -1 : a.country > b.country ? 1 : 0);
+
+  let top: TopFailingNumber[] = [];
+  let after: { faxes: number; number: string } | null = null;
+  const rounds = q.rounds ?? { first: FIRST_CANDIDATES, most: MOST_CANDIDATES, budget: CANDIDATE_BUDGET };
+  let round = rounds.first;
+  let read = 0;
+  for (;;) {
+    let candidates = db
+      .selectFrom("report_out_failing_numbers")
+      .select(["number", "faxes"])
+      .where("cust_nr", "=", q.scope.custNr ?? ALL_CUSTOMERS)
+      .where("last_day", ">=", q.fromDay)
+      .where("first_day", "<", q.toDay);
+    if (after !== null) {
+      const { faxes, number } = after;
+      candidates = candidates.where((eb) => eb.or([eb("faxes", "<", faxes), eb.and([eb("faxes", "=", faxes), eb("number", ">", number)])]));
+    }
+    const batch = await candidates.orderBy("faxes", "desc").orderBy("number").limit(round).execute();
+    if (batch.length === 0) break;
+    read += batch.length;
+    const counted = await readRollups(db, { ...base, filters: { ...q.filters, number: batch.map((c) => c.number) }, groupBy: ["number", "country"] });
+    top = [...top, ...counted.map(toTop)].sort(order).slice(0, q.limit);
+    const last = batch[batch.length - 1]!;
+    after = { faxes: Number(last.faxes), number: last.number };
+    if (batch.length < round) break;
+    const tenth = top.length === q.limit ? top[q.limit - 1]! : null;
+    if (tenth !== null && (tenth.failedFaxes > after.faxes || (tenth.failedFaxes === after.faxes && tenth.number <= after.number))) break;
+    if (read >= rounds.budget) {
+      const grouped = await readRollups(db, { ...base, filters: q.filters, groupBy: ["number", "country"], orderBy: { measure: "failedFaxes", direction: "desc" }, limit: q.limit });
+      return grouped.map(toTop).sort(order);
+    }
+    round = Math.min(round * 2, rounds.most);
+  }
+  return top;
 }

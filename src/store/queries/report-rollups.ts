@@ -21,7 +21,7 @@
  * Upserts add to a row (`faxes = faxes + excluded.faxes`), rows sorted by key so that two
  * transactions touching the same rows lock them in the same order.
  */
-import { sql, type Kysely } from "kysely";
+import { sql, type Kysely, type RawBuilder } from "kysely";
 import { countryOfNumber } from "../../numbers/country-of-number.ts";
 import type { Database, ReceivedFaxRow, RecipientRow } from "../database.ts";
 
@@ -30,31 +30,54 @@ export const DAY_MS = 86_400_000;
 /** Receptions younger than this are left to the transaction that stores them. */
 const RECEPTION_SWEEP_AGE_MS = 5 * 60_000;
 
-/** Jobs counted per transaction by the rollup sweep. */
-const ROLLUP_BATCH = 100;
+/**
+ * Jobs counted per transaction by the rollup sweep: one statement per kind of row for the whole
+ * batch (`rollUpJobBatch`), so a backfill of a million faxes takes minutes (docs/benchmarks.md).
+ */
+const ROLLUP_BATCH = 2000;
+
+/** Receptions counted per transaction by the rollup sweep. */
+const RECEPTION_BATCH = 500;
+
+/** Ids per IN list. */
+const IN_LIST = 500;
 
 /** UTC midnight of an instant, ms. */
 export function dayOf(ms: number): number {
   return Math.floor(ms / DAY_MS) * DAY_MS;
 }
 
-type RollupTable = "report_out_faxes" | "report_out_calls" | "report_out_failures" | "report_in_faxes";
+/** The daily rollups: a row per UTC day and combination of dimensions. */
+type DailyTable = "report_out_faxes" | "report_out_calls" | "report_out_failures" | "report_in_faxes";
+/** What the upserts write: the daily rollups and the failed faxes per number (migration 0043). */
+type RollupTable = DailyTable | "report_out_failing_numbers";
 
 const KEYS: Record<RollupTable, readonly string[]> = {
   report_out_faxes: ["cust_nr", "day", "login", "datacenter", "service", "country", "status", "reason"],
   report_out_calls: ["cust_nr", "day", "login", "datacenter", "service", "country", "trunk", "result", "reason"],
   report_out_failures: ["cust_nr", "day", "login", "datacenter", "service", "number", "country", "reason"],
   report_in_faxes: ["cust_nr", "day", "topic", "datacenter", "service", "country", "status", "reason"],
+  report_out_failing_numbers: ["cust_nr", "number"],
 };
 
+/** Summed columns. */
 const MEASURES: Record<RollupTable, readonly string[]> = {
   report_out_faxes: ["faxes", "pages", "attempts", "line_secs"],
   report_out_calls: ["calls", "connected", "pages", "line_secs"],
   report_out_failures: ["faxes", "attempts"],
   report_in_faxes: ["faxes", "pages", "line_secs"],
+  report_out_failing_numbers: ["faxes", "attempts"],
 };
 
-export const ROLLUP_TABLES = Object.keys(KEYS) as RollupTable[];
+/** Columns that keep the least and the greatest value written (report_out_failing_numbers' days). */
+const LEAST: Partial<Record<RollupTable, readonly string[]>> = { report_out_failing_numbers: ["first_day"] };
+const GREATEST: Partial<Record<RollupTable, readonly string[]>> = { report_out_failing_numbers: ["last_day"] };
+
+export const ROLLUP_TABLES: readonly DailyTable[] = ["report_out_faxes", "report_out_calls", "report_out_failures", "report_in_faxes"];
+const WRITTEN_TABLES: readonly RollupTable[] = [...ROLLUP_TABLES, "report_out_failing_numbers"];
+
+/** Who sees every customer's failing numbers (operators): their rows' cust_nr. */
+export const ALL_CUSTOMERS = "";
 
 type Row = Record<string, string | number>;
 
@@ -73,21 +96,37 @@ class Contributions {
       return;
     }
     for (const m of MEASURES[table]) existing[m] = Number(existing[m] ?? 0) + Number(row[m] ?? 0);
+    for (const c of LEAST[table] ?? []) existing[c] = Math.min(Number(existing[c]), Number(row[c]));
+    for (const c of GREATEST[table] ?? []) existing[c] = Math.max(Number(existing[c]), Number(row[c]));
   }
 
-  async write(db: Kysely<Database>): Promise<void> {
-    for (const table of ROLLUP_TABLES) {
+  /** A failed fax (a report_out_failures row) and its number's totals, the customer's and everyone's. */
+  addFailure(row: Row): void {
+    this.add("report_out_failures", row);
+    const totals = { number: row.number!, country: row.country!, faxes: row.faxes!, attempts: row.attempts!, first_day: row.day!, last_day: row.day! };
+    this.add("report_out_failing_numbers", { cust_nr: row.cust_nr!, ...totals });
+    this.add("report_out_failing_numbers", { cust_nr: ALL_CUSTOMERS, ...totals });
+  }
+
+  async write(db: Kysely<Database>, rowsPerStatement = 100): Promise<void> {
+    for (const table of WRITTEN_TABLES) {
       const rows = this.#rows.get(table);
       if (!rows || rows.size === 0) continue;
       const sorted = [...rows.entries()].sort(([a], [b]) => (a < b ? -1 : a > b ? 1 : 0)).map(([, row]) => row);
-      for (let i = 0; i < sorted.length; i += 100) {
-        const slice = sorted.slice(i, i + 100);
+      const t = (c: string) => sql.ref(`${table}.${c}`);
+      const x = (c: string) => sql`excluded.${sql.ref(c)}`;
+      const set = {
+        ...Object.fromEntries(MEASURES[table].map((m) => [m, sql`${t(m)} + ${x(m)}`])),
+        // CASE, not least()/min(): the same in both dialects.
+        ...Object.fromEntries((LEAST[table] ?? []).map((c) => [c, sql`case when ${x(c)} < ${t(c)} then ${x(c)} else ${t(c)} end`])),
+        ...Object.fromEntries((GREATEST[table] ?? []).map((c) => [c, sql`case when ${x(c)} > ${t(c)} then ${x(c)} else ${t(c)} end`])),
+      };
+      for (let i = 0; i < sorted.length; i += rowsPerStatement) {
+        const slice = sorted.slice(i, i + rowsPerStatement);
         await db
           .insertInto(table)
           .values(slice as never)
-          .onConflict((oc) =>
-            oc.columns(KEYS[table] as never).doUpdateSet(Object.fromEntries(MEASURES[table].map((m) => [m, sql`${sql.ref(`${table}.${m}`)} + excluded.${sql.ref(m)}`])) as never),
-          )
+          .onConflict((oc) => oc.columns(KEYS[table] as never).doUpdateSet(set as never))
           .execute();
       }
     }
@@ -186,7 +225,7 @@ export async function rollUpJobSet(trx: Kysely<Database>, jobIds: readonly strin
       const reason = r.state === "succeeded" ? "" : r.reason_code ?? "";
       const base = baseOf(r.job_id);
       out.add("report_out_faxes", { ...base, day, country, status: r.status ?? "", reason, faxes: 1, pages: r.pages_sent, attempts: t.attempts, line_secs: t.lineSecs });
-      if (r.state === "failed") out.add("report_out_failures", { ...base, day, number, country, reason, faxes: 1, attempts: t.attempts });
+      if (r.state === "failed") out.addFailure({ ...base, day, number, country, reason, faxes: 1, attempts: t.attempts });
     }
   }
   await out.write(trx);
@@ -237,7 +276,7 @@ export async function rollUpReception(trx: Kysely<Database>, faxId: string): Pro
   return true;
 }
 
-function receptionRow(fax: ReceivedFaxRow, datacenter: string, service: string): Row {
+function receptionRow(fax: Pick<ReceivedFaxRow, "cust_nr" | "received_at" | "topic" | "to_number" | "status" | "reason_code" | "pages" | "duration_secs">, datacenter: string, service: string): Row {
   return {
     cust_nr: fax.cust_nr,
     day: dayOf(Number(fax.received_at)),
@@ -295,9 +334,10 @@ export interface RollUpPendingResult {
 
 /**
  * Counts up to `limit` jobs and `limit` receptions that ended without being counted (the
- * backfill of rows of before migration 0025, and stragglers). Each job in a transaction of its
- * own, under its lock. Run it until it returns zeros to count everything. The retention role runs
- * it every round.
+ * backfill of rows of before migration 0025, and stragglers): jobs in batches of ROLLUP_BATCH per
+ * transaction, under their locks, set-based (`rollUpJobBatch`); receptions in batches of
+ * RECEPTION_BATCH. Run it until it returns zeros to count everything. The retention role runs it
+ * every round.
  */
 export async function rollUpPending(db: Kysely<Database>, limit: number, now = Date.now()): Promise<RollUpPendingResult> {
   const result: RollUpPendingResult = { jobs: 0, calls: 0, faxes: 0, receptions: 0 };
@@ -315,11 +355,11 @@ export async function rollUpPending(db: Kysely<Database>, limit: number, now = D
     .where("result", "!=", "in_progress")
     .limit(limit)
     .execute();
-  const jobIds = [...new Set([...faxJobs, ...callJobs].map((r) => r.job_id))].slice(0, limit);
-  // Batches of jobs per transaction: short transactions, few round trips.
+  const jobIds = [...new Set([...faxJobs, ...callJobs].map((r) => r.job_id))].sort().slice(0, limit);
+  // Batches of jobs per transaction, counted set-based: few statements for many rows.
   for (let i = 0; i < jobIds.length; i += ROLLUP_BATCH) {
     const batch = jobIds.slice(i, i + ROLLUP_BATCH);
-    const counted = await db.transaction().execute((trx) => rollUpJobSet(trx, batch));
+    const counted = await db.transaction().execute((trx) => rollUpJobBatch(trx, batch));
     result.jobs += batch.length;
     result.calls += counted.calls;
     result.faxes += counted.faxes;
@@ -334,10 +374,181 @@ export async function rollUpPending(db: Kysely<Database>, limit: number, now = D
     .orderBy("received_at")
     .limit(limit)
     .execute();
-  for (const r of receptions) {
-    if (await db.transaction().execute((trx) => rollUpReception(trx, r.id))) result.receptions += 1;
+  for (let i = 0; i < receptions.length; i += RECEPTION_BATCH) {
+    const batch = receptions.slice(i, i + RECEPTION_BATCH).map((r) => r.id);
+    result.receptions += await db.transaction().execute((trx) => rollUpReceptionBatch(trx, batch));
   }
   return result;
+}
+
+const dayExpr = (ms: RawBuilder<unknown>) => sql<number>`(${ms} / ${sql.lit(DAY_MS)}) * ${sql.lit(DAY_MS)}`;
+const FINAL_STATES = ["succeeded", "failed"] as const;
+
+/**
+ * `rollUpJobSet` for a batch of jobs, set-based: the batch's ended calls and final faxes are read
+ * grouped by the rollups' keys in SQL (one statement each), summed into the rollups in key order
+ * (as the outcome functions write them, so the two never lock rows in opposite orders), and marked
+ * counted by one statement each. What SQL alone cannot place goes the per-job way
+ * (`rollUpJobSet`, in the same transaction): calls without a country (rows of before migration
+ * 0025) and faxes without a current number. A fax's country is that of the call that dialled its
+ * number (attempts.country, countryOfNumber of the same number), else countryOfNumber here.
+ */
+async function rollUpJobBatch(trx: Kysely<Database>, jobIds: readonly string[]): Promise<{ calls: number; faxes: number }> {
+  const ids = [...new Set(jobIds)].sort();
+  if (ids.length === 0) return { calls: 0, faxes: 0 };
+  for (let i = 0; i < ids.length; i += IN_LIST) {
+    await trx.updateTable("jobs").set((eb) => ({ render_attempts: eb.ref("render_attempts") })).where("id", "in", ids.slice(i, i + IN_LIST)).execute();
+  }
+  const out = new Contributions();
+  let calls = 0;
+  let faxes = 0;
+  for (let i = 0; i < ids.length; i += IN_LIST) {
+    const slice = ids.slice(i, i + IN_LIST);
+    const dc = sql<string>`coalesce(j.accepted_datacenter, j.datacenter)`;
+    const callDay = dayExpr(sql`coalesce(a.ended_at, a.started_at)`);
+    const trunk = sql<string>`coalesce(a.trunk, '')`;
+    const callReason = sql<string>`case when a.result = 'delivered' then '' else coalesce(a.reason_code, '') end`;
+    const callRows = await trx
+      .selectFrom("attempts as a")
+      .innerJoin("jobs as j", "j.id", "a.job_id")
+      .select((eb) => [
+        "j.cust_nr",
+        callDay.as("day"),
+        "j.login",
+        dc.as("datacenter"),
+        "j.source as service",
+        "a.country",
+        trunk.as("trunk"),
+        "a.result",
+        callReason.as("reason"),
+        eb.fn.countAll().as("calls"),
+        sql<number>`sum(case when a.duration_secs > 0 then 1 else 0 end)`.as("connected"),
+        eb.fn.sum("a.pages_sent").as("pages"),
+        eb.fn.sum("a.duration_secs").as("line_secs"),
+      ])
+      .where("a.job_id", "in", slice)
+      .where("a.rolled_up", "=", 0)
+      .where("a.result", "!=", "in_progress")
+      .where("a.country", "is not", null)
+      .groupBy([sql.ref("j.cust_nr"), callDay, sql.ref("j.login"), dc, sql.ref("j.source"), sql.ref("a.country"), trunk, sql.ref("a.result"), callReason])
+      .execute();
+    for (const r of callRows) {
+      calls += Number(r.calls);
+      out.add("report_out_calls", { ...r, day: Number(r.day), country: r.country!, calls: Number(r.calls), connected: Number(r.connected), pages: Number(r.pages), line_secs: Number(r.line_secs) });
+    }
+    await trx.updateTable("attempts").set({ rolled_up: 1 }).where("job_id", "in", slice).where("rolled_up", "=", 0).where("result", "!=", "in_progress").where("country", "is not", null).execute();
+
+    // Each final fax with its calls' count and time, and the country of the call that dialled its number.
+    const totals = trx
+      .selectFrom("attempts as a")
+      .innerJoin("recipients as r", "r.id", "a.recipient_id")
+      .select((eb) => [
+        "a.recipient_id",
+        eb.fn.countAll().as("n"),
+        eb.fn.sum("a.duration_secs").as("secs"),
+        sql<string | null>`max(case when a.e164 = r.current_e164 then a.country end)`.as("country"),
+      ])
+      .where("r.job_id", "in", slice)
+      .where("r.rolled_up", "=", 0)
+      .where("r.state", "in", FINAL_STATES)
+      .groupBy("a.recipient_id");
+    const faxDay = dayExpr(sql`coalesce(r.finished_at, 0)`);
+    const faxReason = sql<string>`case when r.state = 'succeeded' then '' else coalesce(r.reason_code, '') end`;
+    const faxRows = await trx
+      .with("t", () => totals)
+      .selectFrom("recipients as r")
+      .innerJoin("jobs as j", "j.id", "r.job_id")
+      .leftJoin("t", "t.recipient_id", "r.id")
+      .select((eb) => [
+        "j.cust_nr",
+        faxDay.as("day"),
+        "j.login",
+        dc.as("datacenter"),
+        "j.source as service",
+        "r.current_e164 as number",
+        "t.country",
+        sql<string>`coalesce(r.status, '')`.as("status"),
+        faxReason.as("reason"),
+        "r.state",
+        eb.fn.countAll().as("faxes"),
+        eb.fn.sum("r.pages_sent").as("pages"),
+        sql<number>`coalesce(sum(t.n), 0)`.as("attempts"),
+        sql<number>`coalesce(sum(t.secs), 0)`.as("line_secs"),
+      ])
+      .where("r.job_id", "in", slice)
+      .where("r.rolled_up", "=", 0)
+      .where("r.state", "in", FINAL_STATES)
+      .where("r.current_e164", "is not", null)
+      .where("r.current_e164", "!=", "")
+      .groupBy([sql.ref("j.cust_nr"), faxDay, sql.ref("j.login"), dc, sql.ref("j.source"), sql.ref("r.current_e164"), sql.ref("t.country"), sql`coalesce(r.status, '')`, faxReason, sql.ref("r.state")])
+      .execute();
+    for (const r of faxRows) {
+      const n = Number(r.faxes);
+      faxes += n;
+      const number = r.number!;
+      const country = r.country ?? countryOfNumber(number);
+      const base = { cust_nr: r.cust_nr, login: r.login, datacenter: r.datacenter, service: r.service, day: Number(r.day), country, reason: r.reason };
+      const attempts = Number(r.attempts);
+      out.add("report_out_faxes", { ...base, status: r.status, faxes: n, pages: Number(r.pages), attempts, line_secs: Number(r.line_secs) });
+      if (r.state === "failed") out.addFailure({ ...base, number, faxes: n, attempts });
+    }
+    await trx
+      .updateTable("recipients")
+      .set({ rolled_up: 1 })
+      .where("job_id", "in", slice)
+      .where("rolled_up", "=", 0)
+      .where("state", "in", FINAL_STATES)
+      .where("current_e164", "is not", null)
+      .where("current_e164", "!=", "")
+      .execute();
+  }
+  await out.write(trx, 500);
+
+  // What SQL could not place, the per-job way.
+  const left = new Set<string>();
+  for (let i = 0; i < ids.length; i += IN_LIST) {
+    const slice = ids.slice(i, i + IN_LIST);
+    for (const r of await trx.selectFrom("recipients").select("job_id").distinct().where("job_id", "in", slice).where("rolled_up", "=", 0).where("state", "in", FINAL_STATES).execute()) left.add(r.job_id);
+    for (const r of await trx.selectFrom("attempts").select("job_id").distinct().where("job_id", "in", slice).where("rolled_up", "=", 0).where("result", "!=", "in_progress").execute()) left.add(r.job_id);
+  }
+  if (left.size > 0) {
+    const rest = await rollUpJobSet(trx, [...left]);
+    calls += rest.calls;
+    faxes += rest.faxes;
+  }
+  return { calls, faxes };
+}
+
+/** `rollUpReception` for a batch of receptions: claimed, read and marked by a statement each. */
+async function rollUpReceptionBatch(trx: Kysely<Database>, faxIds: readonly string[]): Promise<number> {
+  if (faxIds.length === 0) return 0;
+  const claimed = await trx.updateTable("received_faxes").set({ rolled_up: 1 }).where("id", "in", [...faxIds]).where("rolled_up", "=", 0).returning("id").execute();
+  if (claimed.length === 0) return 0;
+  const claimedIds = claimed.map((c) => c.id);
+  const faxes = await trx
+    .selectFrom("received_faxes")
+    .select(["id", "cust_nr", "received_at", "topic", "datacenter", "received_datacenter", "accounting_service", "to_number", "status", "reason_code", "pages", "duration_secs"])
+    .where("id", "in", claimedIds)
+    .execute();
+  const channels = new Map<string, string[]>();
+  for (const c of await trx.selectFrom("notifications").select(["job_id", "channel"]).distinct().where("job_id", "in", claimedIds).execute()) {
+    channels.set(c.job_id, [...(channels.get(c.job_id) ?? []), c.channel]);
+  }
+  const out = new Contributions();
+  const recorded = new Map<string, string[]>();
+  for (const fax of faxes) {
+    const service = fax.accounting_service ?? accountingServiceOf(channels.get(fax.id) ?? []);
+    const datacenter = fax.received_datacenter ?? fax.datacenter;
+    out.add("report_in_faxes", receptionRow(fax, datacenter, service));
+    const key = `${datacenter}\u0000${service}`;
+    recorded.set(key, [...(recorded.get(key) ?? []), fax.id]);
+  }
+  await out.write(trx, 500);
+  for (const [key, ids] of recorded) {
+    const [datacenter, service] = key.split("\u0000") as [string, string];
+    await trx.updateTable("received_faxes").set({ received_datacenter: datacenter, accounting_service: service }).where("id", "in", ids).execute();
+  }
+  return faxes.length;
 }
 
 /**
@@ -349,6 +560,7 @@ export async function rollUpPending(db: Kysely<Database>, limit: number, now = D
  */
 export async function resetRollupDays(db: Kysely<Database>, fromDay: number, toDay: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
+    await takeFailingNumbers(trx, fromDay, toDay);
     for (const table of ROLLUP_TABLES) await trx.deleteFrom(table).where("day", ">=", fromDay).where("day", "<", toDay).execute();
     await trx.updateTable("attempts").set({ rolled_up: 0 }).where("ended_at", ">=", fromDay).where("ended_at", "<", toDay).where("rolled_up", "=", 1).execute();
     await trx.updateTable("recipients").set({ rolled_up: 0 }).where("finished_at", ">=", fromDay).where("finished_at", "<", toDay).where("rolled_up", "=", 1).execute();
@@ -356,9 +568,42 @@ export async function resetRollupDays(db: Kysely<Database>, fromDay: number, toD
   });
 }
 
-/** Deletes rollup rows of days before `beforeDay` (reporting.rollupRetention); returns how many. */
+/**
+ * Deletes rollup rows of days before `beforeDay` (reporting.rollupRetention), and takes their
+ * failed faxes from report_out_failing_numbers; returns how many daily rows it deleted.
+ */
 export async function purgeRollups(db: Kysely<Database>, beforeDay: number): Promise<number> {
-  let deleted = 0;
-  for (const table of ROLLUP_TABLES) deleted += Number((await db.deleteFrom(table).where("day", "<", beforeDay).executeTakeFirst()).numDeletedRows);
-  return deleted;
+  return db.transaction().execute(async (trx) => {
+    await takeFailingNumbers(trx, 0, beforeDay);
+    let deleted = 0;
+    for (const table of ROLLUP_TABLES) deleted += Number((await trx.deleteFrom(table).where("day", "<", beforeDay).executeTakeFirst()).numDeletedRows);
+    return deleted;
+  });
+}
+
+/**
+ * Takes the failed faxes of report_out_failures' days [fromDay, toDay), about to be deleted,
+ * from report_out_failing_numbers (the customers' rows and everyone's), and deletes the numbers
+ * left with none. Written as the rollups are (upserts in key order, adding negative counts), so
+ * it never locks rows in an order the outcome functions' writes would not. first_day and
+ * last_day stay as they were: bounds of the days left.
+ */
+async function takeFailingNumbers(trx: Kysely<Database>, fromDay: number, toDay: number): Promise<void> {
+  const rows = await trx
+    .selectFrom("report_out_failures")
+    .select((eb) => ["cust_nr", "number", eb.fn.sum("faxes").as("faxes"), eb.fn.sum("attempts").as("attempts")])
+    .where("day", ">=", fromDay)
+    .where("day", "<", toDay)
+    .groupBy(["cust_nr", "number"])
+    .execute();
+  if (rows.length === 0) return;
+  const out = new Contributions();
+  for (const r of rows) {
+    // Upserts of numbers that have rows (every failure's number does): only the sums change.
+    const taken = { number: r.number, country: "", faxes: -Number(r.faxes), attempts: -Number(r.attempts), first_day: Number.MAX_SAFE_INTEGER, last_day: 0 };
+    out.add("report_out_failing_numbers", { cust_nr: r.cust_nr, ...taken });
+    out.add("report_out_failing_numbers", { cust_nr: ALL_CUSTOMERS, ...taken });
+  }
+  await out.write(trx, 500);
+  await trx.deleteFrom("report_out_failing_numbers").where("faxes", "<=", 0).execute();
 }

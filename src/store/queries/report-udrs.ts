@@ -138,7 +138,13 @@ export async function readOutUdrs(db: Kysely<Database>, scope: UdrScope, period:
   let query = (db as unknown as Kysely<any>) // eslint-disable-line @typescript-eslint/no-explicit-any
     .selectFrom("attempts as a")
     .innerJoin("recipients as r", "r.id", "a.recipient_id")
-    .innerJoin("jobs as j", "j.id", "a.job_id")
+    // CROSS JOIN with the condition in WHERE: the same join, but SQLite's planner then keeps the
+    // calls (attempts_ended_idx over the period, in order) as the outer loop. With an inner join it
+    // started from the customer's jobs in the data centers (jobs_state_idx) and sorted all their
+    // calls: 18 to 32 s for a page of a day in a store of a million faxes, 10 ms this way
+    // (docs/benchmarks.md). PostgreSQL plans both the same.
+    .crossJoin("jobs as j")
+    .whereRef("j.id", "=", "a.job_id")
     .select([...OUT_COLUMNS])
     .where((eb: AnyEb) => outConditions(eb, scope, period, filters));
   if (window.kind === "after" && window.key !== null && window.id !== null) {
