@@ -13,7 +13,7 @@
  */
 import { after, before, describe, it } from "node:test";
 import assert from "node:assert/strict";
-import { sql, type Kysely } from "kysely";
+import type { Kysely } from "kysely";
 import { DIALECTS, withDialect } from "../support/dialects.ts";
 import { tempDir, testConfig } from "../support/test-node.ts";
 import { SEED_DESTINATIONS, seedReportHistory } from "../support/seed-report-history.ts";
