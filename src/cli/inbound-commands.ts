@@ -17,9 +17,13 @@
  *   faxline inbound credential disable --id ID
  */
 import { readFileSync } from "node:fs";
+import { hostname, userInfo } from "node:os";
 import type { Kysely } from "kysely";
 import { AccountError } from "../accounts/accounts.ts";
 import type { FaxlineConfig } from "../config/schema.ts";
+import { auditedInboundChange } from "../configuration/audited-inbound.ts";
+import type { ConfigActor } from "../configuration/config-actor.ts";
+import { auditedNumber, auditedProfile } from "../configuration/inbound-views.ts";
 import {
   addTopicNumber,
   createTopic,
@@ -31,7 +35,7 @@ import {
   removeTopicNumber,
   setTopicDeliveries,
 } from "../inbound/topics.ts";
-import { REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
+import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import { getTopicSftpDelivery, removeTopicSftpDelivery, setTopicSftpDelivery, type SftpDeliveryView } from "../inbound/sftp-delivery-settings.ts";
 import { readServerHostKey } from "../notifications/sftp/sftp-host-key.ts";
 import type { Database } from "../store/database.ts";
@@ -98,20 +102,52 @@ function need(value: string | undefined, option: string): string {
   return value;
 }
 
+/** Who changes the configuration from a node's machine, as the audit log names it: the machine's user, as an operator. */
+function cliActor(custNr: string): ConfigActor {
+  let user = "unknown";
+  try {
+    user = userInfo().username;
+  } catch {
+    // No passwd entry for the uid (a container): "unknown".
+  }
+  return { custNr, login: `cli:${user}@${hostname()}`, role: "operator" };
+}
+
 export async function inboundCommand(db: Kysely<Database>, config: FaxlineConfig, { what, action, values }: InboundArgs, now: number): Promise<number> {
   const context = REGION_NUMBER_CONTEXT[config.node.region];
   const key = `${what ?? ""} ${action ?? ""}`;
+  // What the configuration API calls a profile (a topic) or a number is changed here as there:
+  // in one transaction with its entry in the audit log (configuration/audited-inbound.ts).
+  const profileChange = <T>(custNr: string, name: string, change: (trx: Kysely<Database>) => Promise<T>, writesSecret = false): Promise<T> =>
+    auditedInboundChange(
+      db,
+      cliActor(custNr),
+      { resource: "inbound/profiles", key: name },
+      now,
+      (tree) => {
+        const view = auditedProfile(tree, name);
+        return view !== null && writesSecret ? { ...view, ftpCredentials: "(set)" } : view;
+      },
+      (trx) => change(trx),
+    );
+  const numberChange = <T>(custNr: string, number: string, change: (trx: Kysely<Database>) => Promise<T>): Promise<T> => {
+    const n = normalizeFaxNumber(number, context);
+    const e164 = n.ok ? n.e164 : number;
+    return auditedInboundChange(db, cliActor(custNr), { resource: "inbound/numbers", key: e164 }, now, (tree) => auditedNumber(tree, e164), (trx) => change(trx));
+  };
   switch (key) {
     case "topic create": {
       const days = values["retention-days"];
       const custNr = need(values.customer, "customer");
       const name = need(values.name, "name");
-      await createTopic(db, { custNr, name, retentionDays: days === undefined ? null : Number(days) }, now);
+      await profileChange(custNr, name, (trx) => createTopic(trx, { custNr, name, retentionDays: days === undefined ? null : Number(days) }, now));
       console.log(`Topic ${name} of customer ${custNr} created${days ? `; its faxes are kept ${days} days` : ""}`);
       return 0;
     }
     case "topic delete": {
-      await deleteTopic(db, need(values.customer, "customer"), need(values.name, "name"));
+      const custNr = need(values.customer, "customer");
+      const name = need(values.name, "name");
+      await profileChange(custNr, name, (trx) => deleteTopic(trx, custNr, name));
       console.log(`Topic ${values.name} deleted with its numbers; faxes received on it stay until their retention ends`);
       return 0;
     }
@@ -129,11 +165,13 @@ export async function inboundCommand(db: Kysely<Database>, config: FaxlineConfig
     case "topic set-delivery": {
       const custNr = need(values.customer, "customer");
       const name = need(values.name, "name");
-      await setTopicDeliveries(db, custNr, name, {
-        mailTo: values["mail-to"] === undefined ? undefined : values["mail-to"].split(",").map((a) => a.trim()).filter((a) => a !== ""),
-        mailAttachment: values.attach,
-        pushUrl: values["push-url"],
-      });
+      await profileChange(custNr, name, (trx) =>
+        setTopicDeliveries(trx, custNr, name, {
+          mailTo: values["mail-to"] === undefined ? undefined : values["mail-to"].split(",").map((a) => a.trim()).filter((a) => a !== ""),
+          mailAttachment: values.attach,
+          pushUrl: values["push-url"],
+        }),
+      );
       const t = (await listTopics(db, custNr)).find((x) => x.name === name)!;
       console.log(`Topic ${name}: mail to ${t.mailTo.join(", ") || "(nobody)"} (attach ${t.mailAttachment}), push to ${t.pushUrl ?? "(no URL)"}`);
       return 0;
@@ -163,43 +201,44 @@ export async function inboundCommand(db: Kysely<Database>, config: FaxlineConfig
       const name = need(values.name, "name");
       const keyFile = values["private-key-file"];
       const passwordFile = values["password-file"];
-      const view = await setTopicSftpDelivery(
-        db,
-        custNr,
-        name,
-        {
-          host: values.host,
-          port: portOption(values.port),
-          username: values.user,
-          hostKeys: values["host-key"],
-          privateKey: keyFile === undefined ? undefined : readSecretFile(keyFile, "private key"),
-          keyPassphrase: values["key-passphrase"],
-          generateKey: values["generate-key"] === true,
-          password: passwordFile === undefined ? undefined : readSecretFile(passwordFile, "password").replace(/\r?\n$/, ""),
-          directory: values.directory,
-          filePattern: values["file-pattern"],
-          documentFormat: values.format,
-          metadataFormat: values.metadata,
-        },
-        now,
-      );
+      const secret = keyFile !== undefined || passwordFile !== undefined || values["generate-key"] === true;
+      const change = {
+        host: values.host,
+        port: portOption(values.port),
+        username: values.user,
+        hostKeys: values["host-key"],
+        privateKey: keyFile === undefined ? undefined : readSecretFile(keyFile, "private key"),
+        keyPassphrase: values["key-passphrase"],
+        generateKey: values["generate-key"] === true,
+        password: passwordFile === undefined ? undefined : readSecretFile(passwordFile, "password").replace(/\r?\n$/, ""),
+        directory: values.directory,
+        filePattern: values["file-pattern"],
+        documentFormat: values.format,
+        metadataFormat: values.metadata,
+      };
+      const view = await profileChange(custNr, name, (trx) => setTopicSftpDelivery(trx, custNr, name, change, now), secret);
       for (const line of describeSftpDelivery(name, view)) console.log(line);
       return 0;
     }
     case "topic remove-sftp": {
       const name = need(values.name, "name");
-      const removed = await removeTopicSftpDelivery(db, need(values.customer, "customer"), name);
+      const custNr = need(values.customer, "customer");
+      const removed = await profileChange(custNr, name, (trx) => removeTopicSftpDelivery(trx, custNr, name));
       console.log(removed ? `Topic ${name} no longer delivers to an SFTP server` : `Topic ${name} had no SFTP delivery`);
       return 0;
     }
     case "number add": {
       const topic = need(values.topic?.[0], "topic");
-      const e164 = await addTopicNumber(db, { custNr: need(values.customer, "customer"), topic, number: need(values.number, "number") }, context, now);
+      const custNr = need(values.customer, "customer");
+      const number = need(values.number, "number");
+      const e164 = await numberChange(custNr, number, (trx) => addTopicNumber(trx, { custNr, topic, number }, context, now));
       console.log(`${e164} receives into topic ${topic}`);
       return 0;
     }
     case "number remove": {
-      const e164 = await removeTopicNumber(db, need(values.customer, "customer"), need(values.number, "number"), context);
+      const custNr = need(values.customer, "customer");
+      const number = need(values.number, "number");
+      const e164 = await numberChange(custNr, number, (trx) => removeTopicNumber(trx, custNr, number, context));
       console.log(`${e164} no longer receives`);
       return 0;
     }

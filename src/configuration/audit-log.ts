@@ -1,5 +1,6 @@
 /**
- * The configuration API's audit log: every change made through the API is one `config_audit` row
+ * The configuration API's audit log: every change made through the API (and every change of a
+ * topic or number made with `faxline inbound …`, configuration/audited-inbound.ts) is one `config_audit` row
  * (who, in which role, when, which customer, resource and key, create/update/delete, and the
  * resource before and after as JSON), written in the transaction of the change itself, so there
  * is no change without its entry and no entry without its change.

@@ -111,7 +111,7 @@ const ProfileFields = {
   paused: Optional(Type.Boolean(), "Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later)"),
   maxWaitingFaxes: Optional(
     Type.Integer({ minimum: 1, maximum: 1000000 }),
-    "Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit",
+    "Faxline: the most received faxes that may wait for the customer (neither acknowledged through the pull API nor delivered by mail, web service or SFTP); while that many wait, callers get 486 Busy Here and try again later. Calls already running may pass it by a few. null: no limit",
   ),
   retentionDays: Optional(Type.Integer({ minimum: 1, maximum: 365 }), "Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays"),
   email: Optional(EmailDeliverySchema),

@@ -29,7 +29,8 @@ import type { Clock } from "../lib/clock.ts";
 import { normalizeFaxNumber, REGION_NUMBER_CONTEXT } from "../numbers/normalize-number.ts";
 import type { Database } from "../store/database.ts";
 import type { Store } from "../store/store.ts";
-import { auditedChange, type AuditTarget } from "./audit-log.ts";
+import type { AuditTarget } from "./audit-log.ts";
+import { auditedInboundChange } from "./audited-inbound.ts";
 import { configActor, type ConfigActor } from "./config-actor.ts";
 import {
   BooleanText,
@@ -100,23 +101,12 @@ export function registerInboundConfigRoutes(root: FastifyInstance, deps: ConfigR
     return profileView(tree, topic, inherit);
   }
 
-  /**
-   * One audited change of a customer's inbound configuration: `view` of the tree before and after
-   * `change` is what the audit log keeps (null: the resource does not exist); `change` sees the
-   * view before (to refuse a create-only PUT of an existing profile).
-   */
-  function auditedEdit(
+  const auditedEdit = (
     actor: ConfigActor,
     target: AuditTarget,
     view: (tree: InboundTree) => Record<string, unknown> | null,
     change: (trx: Kysely<Database>, before: Record<string, unknown> | null) => Promise<void>,
-  ): Promise<void> {
-    return auditedChange(db, actor, target, deps.clock.now(), async (trx) => {
-      const before = view(await loadInboundTree(trx, actor.custNr));
-      await change(trx, before);
-      return { before, after: view(await loadInboundTree(trx, actor.custNr)), result: undefined };
-    });
-  }
+  ): Promise<void> => auditedInboundChange(db, actor, target, deps.clock.now(), view, change);
 
   const NumberParams = Type.Object({ number: Type.String({ maxLength: 40, description: "The number, E.164 (+4940…) or as the region dials it" }) });
   const ProfileParams = Type.Object({ name: Type.String({ maxLength: 64 }) });

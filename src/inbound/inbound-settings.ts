@@ -9,7 +9,7 @@
  * and the number itself are all active (the provider's rule: deactivating a customer deactivates
  * its profiles and numbers). A number without a profile (unassigned) answers no call. `paused`
  * (Faxline, migration 0044) works like `active`: pausing any level pauses the numbers below it.
- * A profile may limit the received faxes it holds unacknowledged (`max_waiting`).
+ * A profile may limit the received faxes that wait for its customer (`max_waiting`, waitingFaxes).
  *
  * What a call gets is decided by the line from the state (line/sip-fax-line/inbound-calls.ts):
  * a number that is not active, or not assigned, is a wrong number (SIP 404), as one that is none
@@ -71,7 +71,7 @@ export type InboundNumberState =
   | { state: "inactive"; custNr: string; topic: string; inactiveAt: "customer" | "profile" | "number" }
   /** Active, but paused on its customer, its profile or itself: callers are to try again later. */
   | { state: "paused"; custNr: string; topic: string; pausedAt: "customer" | "profile" | "number" }
-  /** Active, but its profile holds `maxWaiting` received faxes the pull API has not acknowledged. */
+  /** Active, but `maxWaiting` received faxes of its profile wait for the customer (waitingFaxes). */
   | { state: "full"; custNr: string; topic: string; waiting: number; maxWaiting: number }
   /** Receives into its topic; `faxId` is the CSID to send (null: the trunk's). */
   | { state: "active"; custNr: string; topic: string; faxId: string | null; costCenter: string | null };
@@ -122,19 +122,26 @@ export async function inboundNumberState(db: Kysely<Database>, e164: string): Pr
 }
 
 /**
- * The received faxes of a profile the pull API has not acknowledged (nor retention purged),
- * counted up to `atMost` (the pull index's prefix; a large backlog costs no more than the limit).
+ * The received faxes of a profile that wait for its customer, counted up to `atMost`: neither
+ * acknowledged through the pull API, nor delivered by any of its deliveries (mail, web service,
+ * SFTP: a `fax.received` notification of the fax in state delivered), nor purged. A profile that
+ * delivers by mail so counts only the faxes its mail did not (yet) reach; one read through the pull
+ * API, those not yet acknowledged. Read through the pull index's prefix and the notifications'
+ * job index, so a large backlog costs no more than the limit.
  */
 export async function waitingFaxes(db: Kysely<Database>, custNr: string, topic: string, atMost: number): Promise<number> {
   const row = await db
     .selectFrom((eb) =>
       eb
-        .selectFrom("received_faxes")
-        .select("id")
-        .where("cust_nr", "=", custNr)
-        .where("topic", "=", topic)
-        .where("acknowledged_at", "is", null)
-        .where("purged_at", "is", null)
+        .selectFrom("received_faxes as r")
+        .select("r.id")
+        .where("r.cust_nr", "=", custNr)
+        .where("r.topic", "=", topic)
+        .where("r.acknowledged_at", "is", null)
+        .where("r.purged_at", "is", null)
+        .where(({ not, exists, selectFrom }) =>
+          not(exists(selectFrom("notifications as n").select("n.id").whereRef("n.job_id", "=", "r.id").where("n.state", "=", "delivered"))),
+        )
         .limit(atMost)
         .as("w"),
     )

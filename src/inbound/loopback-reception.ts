@@ -3,7 +3,9 @@
  * one of its topics) receives the fax there, as if the call had come in over a trunk. Clients can
  * so develop against the pull API without a line: send with the REST API to the number, then poll
  * its topic. Only the account's own numbers receive this way; a test call to another customer's
- * number is delivered as before, and nothing arrives there.
+ * number, or to one that is not active, paused or full (inbound-settings.ts), is delivered as the
+ * test line decides by the number, and nothing arrives there (the SIP line answers such calls 404,
+ * 480 or 486; the test line does not simulate the receiver's refusals).
  *
  * The reception is stored after the sender has recorded the call's outcome (the outcome is what
  * the client's report depends on; a reception that cannot be stored is logged and does not hold it

@@ -2,7 +2,7 @@
  * Where the SIP line's receptions go (line/sip-fax-line/inbound-calls.ts `InboundSink`): the
  * called number is looked up among the inbound numbers (inbound-settings.ts `inboundNumberState`:
  * only an active number of a profile answers, with its fax id as the CSID; a paused one, or one
- * whose profile holds its most unacknowledged faxes, is refused for now), and what arrived is stored as a received
+ * whose profile has its most faxes waiting for the customer, is refused for now), and what arrived is stored as a received
  * fax with its deliveries in one transaction (enqueue-reception.ts). The line calls `store` once
  * per call and again only after a failure; the received fax's id is chosen once per call (by the
  * line, before it answers, when it spools the reception: the same id after a restart), so a
@@ -42,7 +42,7 @@ export function sipReceptionSink(deps: SipReceptionSinkDeps): InboundSink {
         case "paused":
           return { refused: "paused", detail: `paused on its ${number.pausedAt}` };
         case "full":
-          return { refused: "over_quota", detail: `profile ${number.topic} holds ${number.waiting} unacknowledged faxes (maxWaitingFaxes ${number.maxWaiting})` };
+          return { refused: "over_quota", detail: `profile ${number.topic} has ${number.waiting} faxes waiting for the customer (maxWaitingFaxes ${number.maxWaiting})` };
         default:
           return null;
       }

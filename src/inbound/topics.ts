@@ -90,14 +90,15 @@ export async function requireTopic(db: Kysely<Database>, custNr: string, name: s
   return topic;
 }
 
-/** Removes a topic with its numbers; received faxes stay until their retention ends. */
+/** Removes a topic with its numbers; received faxes stay until their retention ends. In `db`'s transaction, or one of its own. */
 export async function deleteTopic(db: Kysely<Database>, custNr: string, name: string): Promise<void> {
   await requireTopic(db, custNr, name);
-  await db.transaction().execute(async (trx) => {
+  const remove = async (trx: Kysely<Database>) => {
     await trx.deleteFrom("inbound_numbers").where("cust_nr", "=", custNr).where("topic", "=", name).execute();
     await trx.deleteFrom("inbound_sftp_deliveries").where("cust_nr", "=", custNr).where("topic", "=", name).execute();
     await trx.deleteFrom("inbound_topics").where("cust_nr", "=", custNr).where("name", "=", name).execute();
-  });
+  };
+  await (db.isTransaction ? remove(db) : db.transaction().execute(remove));
 }
 
 /** Adds a fax number to a topic; returns it as E.164. A number belongs to one topic only. */
@@ -136,7 +137,7 @@ export interface TopicSummary {
   sftp: SftpDeliveryView | null;
   /** The profile level of the inbound settings (inbound-settings.ts): fax id, cost center, active; null: not set. */
   settings: InboundLevelSettings;
-  /** The most unacknowledged received faxes it holds before callers get 486; null: no limit. */
+  /** The most received faxes that may wait for the customer before callers get 486 (inbound-settings.ts waitingFaxes); null: no limit. */
   maxWaiting: number | null;
   comments: string | null;
 }

@@ -68,6 +68,13 @@ function readTls(config: NodeContext["config"]["mailToFax"]): { key: Buffer; cer
   }
 }
 
+/** Whose PIN a sender gives: its own as a user, else its domain's ("@example.org"). */
+function pinOwner(lookup: SenderLookup, sender: string): string {
+  if (lookup.via === "user") return sender.trim().toLowerCase();
+  const parts = splitAddress(sender);
+  return `@${(parts?.domain ?? sender).toLowerCase()}`;
+}
+
 export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRole> {
   const { config, store, logger } = ctx;
   const m2f = config.mailToFax;
@@ -154,18 +161,21 @@ export async function startMailToFaxRole(ctx: NodeContext): Promise<MailToFaxRol
     const { pin } = extractPin(mail.subject);
     let pinState: "none" | "right" | "wrong" = "none";
     if (pin !== null) {
-      // Wrong PINs are counted in the store, so a lockout holds on every node and across restarts.
+      // Wrong PINs are counted in the store, so a lockout holds on every node and across restarts,
+      // per client address and the PIN's owner: the user, or the whole domain for a domain's PIN (so
+      // that guesses spread over made-up addresses of an allowed domain count together).
       const remote = session.remoteAddress;
+      const owner = pinOwner(state.lookup, session.sender);
       const nowMs = ctx.clock.now();
       try {
-        const lockedUntil = await pinLockedUntil(store.db, remote, session.sender, nowMs);
+        const lockedUntil = await pinLockedUntil(store.db, remote, owner, nowMs);
         if (lockedUntil !== null) return refused(refusal("pin_locked", `wait ${Math.ceil((lockedUntil - nowMs) / 60_000)} minutes`));
         pinState = state.lookup.pinHash !== null && (await verifyPassword(pin, state.lookup.pinHash)) ? "right" : "wrong";
         if (pinState === "wrong") {
-          const failures = await recordWrongPin(store.db, { remote, sender: session.sender }, nowMs, { maxFailures: m2f.pinMaxFailures, lockoutMs: m2f.pinLockout });
-          log.warn({ remote, sender: session.sender, failures }, "mail-to-fax: a wrong PIN");
+          const failures = await recordWrongPin(store.db, { remote, sender: owner }, nowMs, { maxFailures: m2f.pinMaxFailures, lockoutMs: m2f.pinLockout });
+          log.warn({ remote, sender: session.sender, pinOf: owner, failures }, "mail-to-fax: a wrong PIN");
         } else {
-          await clearWrongPins(store.db, remote, session.sender);
+          await clearWrongPins(store.db, remote, owner);
         }
       } catch (err) {
         return refused(storeRefusal(err));

@@ -386,7 +386,7 @@ export interface InboundTopicsTable {
   comments: string | null;
   /** 1 | 0 | null (not set): a paused profile's numbers answer callers 480 (migration 0044). */
   paused: number | null;
-  /** The most received faxes not yet acknowledged through the pull API; null: no limit (migration 0044). */
+  /** The most received faxes that may wait for the customer (inbound-settings.ts waitingFaxes); null: no limit (migration 0044). */
   max_waiting: number | null;
 }
 

@@ -187,6 +187,19 @@ describe("postgres: faxline store copy", { skip: !runPostgres && "FAXLINE_TEST_D
         assert.ok(Number(received[0]!.bytes) > 0);
         const images = await pgQuery<{ n: number; bytes: number }>(target.url, "select count(*) as n, sum(length(content)) as bytes from fax_images");
         assert.ok(images[0]!.n >= 2 && images[0]!.bytes > 0, "fax images came along");
+        // The topic and its number were made with `faxline inbound …`: audited as the configuration API's changes are.
+        const audit = await pgQuery<{ resource: string; resource_key: string; action: string; actor_login: string; actor_role: string }>(
+          target.url,
+          "select resource, resource_key, action, actor_login, actor_role from config_audit order by at, id",
+        );
+        assert.deepEqual(
+          audit.map((a) => [a.resource, a.resource_key, a.action, a.actor_role]),
+          [
+            ["inbound/profiles", "main", "create", "operator"],
+            ["inbound/numbers", "+493055501234", "create", "operator"],
+          ],
+        );
+        assert.match(audit[0]!.actor_login, /^cli:\S+@\S+$/, "the machine's user and host");
 
         // A second copy into the now filled database is refused.
         const twice = await runFaxlineCli(["store", "copy", "--to", target.url], { FAXLINE_DATA_DIR: source.path, FAXLINE_LOG_LEVEL: "warn" });

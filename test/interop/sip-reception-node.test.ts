@@ -12,6 +12,7 @@ import assert from "node:assert/strict";
 import { after, before, describe, it } from "node:test";
 import { writeFileSync } from "node:fs";
 import path from "node:path";
+import { waitingFaxes } from "../../src/inbound/inbound-settings.ts";
 import { addTopicNumber, createTopic, issueInboundCredential, setTopicDeliveries } from "../../src/inbound/topics.ts";
 import { SipFaxLine } from "../../src/line/sip-fax-line/sip-fax-line.ts";
 import { REGION_NUMBER_CONTEXT } from "../../src/numbers/normalize-number.ts";
@@ -180,31 +181,34 @@ for (const dialect of DIALECTS) {
         assert.equal(await stored(), before + 1, "nothing stored for the paused number");
         await configure({ paused: null });
 
-        // The profile's quota of unacknowledged faxes: room for one more, then 486 until one is fetched.
-        const waiting = Number(
-          (await db.selectFrom("received_faxes").select((eb) => eb.fn.countAll().as("n")).where("cust_nr", "=", acme.custNr).where("topic", "=", "main").where("acknowledged_at", "is", null).executeTakeFirstOrThrow()).n,
-        );
+        // The profile's quota of faxes waiting for the customer. Its web service has taken every fax so
+        // far (delivered: none waits); without it, each new fax waits until the pull API acknowledges it.
+        await configure({ webservice: null }, "profiles/main");
+        const pushing = async () => (await db.selectFrom("notifications").select("id").where("cust_nr", "=", acme.custNr).where("state", "!=", "delivered").execute()).length;
+        await eventually(async () => ((await pushing()) === 0 ? true : undefined), 15_000, "the earlier faxes' pushes delivered");
+        const waiting = await waitingFaxes(db, acme.custNr, "main", 1000);
         await configure({ maxWaitingFaxes: waiting + 1 }, "profiles/main");
         const last = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
         assert.equal(last.result, "delivered", "one below the quota: answered");
         await eventually(async () => ((await stored()) === before + 2 ? true : undefined), 10_000, "the reception stored");
+        assert.equal(await waitingFaxes(db, acme.custNr, "main", 1000), waiting + 1);
         const full = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
         t.diagnostic(JSON.stringify(full));
         assert.equal(full.result, "failed");
         if (full.result === "failed") assert.match(full.rawCause ?? "", /486/);
         assert.equal(await stored(), before + 2, "nothing stored while the profile is full");
-        // The customer fetches and acknowledges one: the next call is answered again.
+        // The customer fetches and acknowledges the waiting one: the next call is answered again.
         const auth = `Basic ${Buffer.from(`${acme.custNr}:${pullPassword}`).toString("base64")}`;
-        const oldest = await db.selectFrom("received_faxes").select("id").where("topic", "=", "main").where("acknowledged_at", "is", null).orderBy("received_at").executeTakeFirstOrThrow();
-        const ack = await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=0&ids=${oldest.id}`, { method: "POST", headers: { authorization: auth, "content-type": "application/json" }, body: "{}" });
+        const newest = await db.selectFrom("received_faxes").select("id").where("topic", "=", "main").where("acknowledged_at", "is", null).orderBy("received_at", "desc").executeTakeFirstOrThrow();
+        const ack = await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=0&ids=${newest.id}`, { method: "POST", headers: { authorization: auth, "content-type": "application/json" }, body: "{}" });
         assert.equal(ack.status, 200, await ack.text());
-        assert.notEqual((await db.selectFrom("received_faxes").select("acknowledged_at").where("id", "=", oldest.id).executeTakeFirstOrThrow()).acknowledged_at, null);
+        assert.equal(await waitingFaxes(db, acme.custNr, "main", 1000), waiting);
         const again = await sender.call({ ...twoPageLowCallRequest(image), e164: "+493012345670", dialString: "+493012345670" }, new AbortController().signal);
         assert.equal(again.result, "delivered", "room again after an acknowledgement");
       } finally {
         await sender.close();
         await configure({ active: null, paused: null, faxId: null });
-        await configure({ maxWaitingFaxes: null }, "profiles/main");
+        await configure({ maxWaitingFaxes: null, webservice: { url: receiver.url("/received") } }, "profiles/main");
       }
     });
   });

@@ -2659,7 +2659,7 @@ export interface operations {
                         active?: boolean | null;
                         /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
                         paused?: boolean | null;
-                        /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                        /** @description Faxline: the most received faxes that may wait for the customer (neither acknowledged through the pull API nor delivered by mail, web service or SFTP); while that many wait, callers get 486 Busy Here and try again later. Calls already running may pass it by a few. null: no limit */
                         maxWaitingFaxes?: number | null;
                         /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                         retentionDays?: number | null;
@@ -2807,7 +2807,7 @@ export interface operations {
                         active?: boolean | null;
                         /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
                         paused?: boolean | null;
-                        /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                        /** @description Faxline: the most received faxes that may wait for the customer (neither acknowledged through the pull API nor delivered by mail, web service or SFTP); while that many wait, callers get 486 Busy Here and try again later. Calls already running may pass it by a few. null: no limit */
                         maxWaitingFaxes?: number | null;
                         /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                         retentionDays?: number | null;
@@ -2948,7 +2948,7 @@ export interface operations {
                     active?: boolean | null;
                     /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
                     paused?: boolean | null;
-                    /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                    /** @description Faxline: the most received faxes that may wait for the customer (neither acknowledged through the pull API nor delivered by mail, web service or SFTP); while that many wait, callers get 486 Busy Here and try again later. Calls already running may pass it by a few. null: no limit */
                     maxWaitingFaxes?: number | null;
                     /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                     retentionDays?: number | null;
@@ -3007,7 +3007,7 @@ export interface operations {
                         active?: boolean | null;
                         /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
                         paused?: boolean | null;
-                        /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                        /** @description Faxline: the most received faxes that may wait for the customer (neither acknowledged through the pull API nor delivered by mail, web service or SFTP); while that many wait, callers get 486 Busy Here and try again later. Calls already running may pass it by a few. null: no limit */
                         maxWaitingFaxes?: number | null;
                         /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                         retentionDays?: number | null;
@@ -3267,7 +3267,7 @@ export interface operations {
                     active?: boolean | null;
                     /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
                     paused?: boolean | null;
-                    /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                    /** @description Faxline: the most received faxes that may wait for the customer (neither acknowledged through the pull API nor delivered by mail, web service or SFTP); while that many wait, callers get 486 Busy Here and try again later. Calls already running may pass it by a few. null: no limit */
                     maxWaitingFaxes?: number | null;
                     /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                     retentionDays?: number | null;
@@ -3326,7 +3326,7 @@ export interface operations {
                         active?: boolean | null;
                         /** @description Faxline: a paused profile pauses its numbers (callers get 480 Temporarily Unavailable and try again later) */
                         paused?: boolean | null;
-                        /** @description Faxline: the most received faxes the profile holds that the pull API has not acknowledged; while it holds that many, callers get 486 Busy Here and try again later. null: no limit */
+                        /** @description Faxline: the most received faxes that may wait for the customer (neither acknowledged through the pull API nor delivered by mail, web service or SFTP); while that many wait, callers get 486 Busy Here and try again later. Calls already running may pass it by a few. null: no limit */
                         maxWaitingFaxes?: number | null;
                         /** @description Days received faxes are kept for the pull API (Faxline); null: inbound.retentionDays */
                         retentionDays?: number | null;

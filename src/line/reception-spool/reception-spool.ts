@@ -184,7 +184,8 @@ export async function lockSpool(spoolDir: string): Promise<() => Promise<void>> 
       if ((error as NodeJS.ErrnoException).code !== "EEXIST") throw error;
       const [pidText, started] = (await readFile(lockFile, "utf8").catch(() => "")).trim().split(" ");
       const pid = Number(pidText);
-      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processRuns(pid) && (started === undefined || started === processStart(pid))) {
+      // A running process is the holder unless its start time, where it can be read, says it is a later one.
+      if (Number.isInteger(pid) && pid > 0 && pid !== process.pid && processRuns(pid) && (started === undefined || (processStart(pid) ?? started) === started)) {
         throw new SpoolInUseError(`the reception spool ${spoolDir} is in use by process ${pid}: give each node (and each line) a spool of its own (inbound.spoolDir)`);
       }
       // Left by a process that ended (or by this one, or the pid is another process's now): taken over.

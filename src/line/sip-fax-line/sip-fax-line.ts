@@ -306,8 +306,9 @@ export class SipFaxLine implements Line {
         screenNewInvite: (source) => this.#inbound?.screen(source) ?? "trunk",
       });
       ua.setAvailability(() => this.#unavailableReason());
-      await ua.start();
+      // Kept before it starts: a start that fails half-way (UDP bound, a TCP port taken) is closed below.
       this.#ua = ua;
+      await ua.start();
       const inbound = this.#options.inbound ?? null;
       if (inbound !== null && this.#trunks.some((t) => t.inbound)) {
         const calls = new InboundCalls({
@@ -327,9 +328,9 @@ export class SipFaxLine implements Line {
           ...(inbound.spoolDir !== undefined ? { spoolDir: inbound.spoolDir } : {}),
           limiter: ua.limiter,
         });
+        this.#inbound = calls;
         await calls.start();
         ua.onIncomingCall((invite) => calls.handle(invite));
-        this.#inbound = calls;
       }
       for (const trunk of this.#trunks) {
         if (trunk.registrar === null) continue;
@@ -349,6 +350,8 @@ export class SipFaxLine implements Line {
       );
     })().catch(async (error: unknown) => {
       // A start that fails (a spool in use, a port taken) leaves nothing open behind it.
+      await this.#inbound?.close().catch(() => undefined);
+      this.#inbound = null;
       await this.#ua?.close().catch(() => undefined);
       this.#ua = null;
       await this.#media?.close().catch(() => undefined);

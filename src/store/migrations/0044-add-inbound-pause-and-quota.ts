@@ -4,8 +4,9 @@
  *  - `paused` (1 | 0 | null: not set) on each level of customer → profile → number: a paused
  *    number answers callers 480 Temporarily Unavailable, so their fax machines try again later
  *    (an inactive one answers 404, a wrong number, and they give up);
- *  - inbound_topics.max_waiting: the most received faxes the profile holds that the pull API has
- *    not acknowledged (null: no limit); a profile holding that many answers callers 486 Busy Here.
+ *  - inbound_topics.max_waiting: the most received faxes that may wait for the customer (neither
+ *    acknowledged through the pull API nor delivered; null: no limit); while that many wait, the
+ *    profile's numbers answer callers 486 Busy Here.
  */
 import type { Kysely } from "kysely";
 import type { MigrationDialect } from "./migration-dialect.ts";

@@ -157,7 +157,7 @@ export function rollUpJob(trx: Kysely<Database>, jobId: string): Promise<{ calls
  * (a backfill of a million faxes takes minutes, not hours). Their locks are taken first, by one
  * statement in id order.
  */
-export async function rollUpJobSet(trx: Kysely<Database>, jobIds: readonly string[]): Promise<{ calls: number; faxes: number }> {
+export async function rollUpJobSet(trx: Kysely<Database>, jobIds: readonly string[], into?: Contributions): Promise<{ calls: number; faxes: number }> {
   const ids = [...new Set(jobIds)].sort();
   if (ids.length === 0) return { calls: 0, faxes: 0 };
   // The jobs' locks (as scheduler/recipient-outcomes.ts lockJob: a write that changes nothing),
@@ -188,7 +188,8 @@ export async function rollUpJobSet(trx: Kysely<Database>, jobIds: readonly strin
     const job = jobs.get(jobId)!;
     return { cust_nr: job.cust_nr, login: job.login, datacenter: job.accepted_datacenter ?? job.datacenter, service: job.source };
   };
-  const out = new Contributions();
+  // A caller's batch (rollUpJobBatch) takes these counts into its own, written once in key order.
+  const out = into ?? new Contributions();
   for (const a of calls) {
     if (!jobs.has(a.job_id)) continue;
     const ended = Number(a.ended_at ?? a.started_at);
@@ -228,7 +229,7 @@ export async function rollUpJobSet(trx: Kysely<Database>, jobIds: readonly strin
       if (r.state === "failed") out.addFailure({ ...base, day, number, country, reason, faxes: 1, attempts: t.attempts });
     }
   }
-  await out.write(trx);
+  if (into === undefined) await out.write(trx);
   for (let i = 0; i < calls.length; i += 500) {
     const slice = calls.slice(i, i + 500);
     await trx.updateTable("attempts").set({ rolled_up: 1 }).where("id", "in", slice.map((a) => a.id)).execute();
@@ -502,9 +503,9 @@ async function rollUpJobBatch(trx: Kysely<Database>, jobIds: readonly string[]):
       .where("current_e164", "!=", "")
       .execute();
   }
-  await out.write(trx, 500);
 
-  // What SQL could not place, the per-job way.
+  // What SQL could not place, the per-job way, into the same counts: the batch writes once, in
+  // key order, as the outcome functions do (two writes would lock shared rows out of that order).
   const left = new Set<string>();
   for (let i = 0; i < ids.length; i += IN_LIST) {
     const slice = ids.slice(i, i + IN_LIST);
@@ -512,10 +513,11 @@ async function rollUpJobBatch(trx: Kysely<Database>, jobIds: readonly string[]):
     for (const r of await trx.selectFrom("attempts").select("job_id").distinct().where("job_id", "in", slice).where("rolled_up", "=", 0).where("result", "!=", "in_progress").execute()) left.add(r.job_id);
   }
   if (left.size > 0) {
-    const rest = await rollUpJobSet(trx, [...left]);
+    const rest = await rollUpJobSet(trx, [...left], out);
     calls += rest.calls;
     faxes += rest.faxes;
   }
+  await out.write(trx, 500);
   return { calls, faxes };
 }
 
@@ -560,8 +562,7 @@ async function rollUpReceptionBatch(trx: Kysely<Database>, faxIds: readonly stri
  */
 export async function resetRollupDays(db: Kysely<Database>, fromDay: number, toDay: number): Promise<void> {
   await db.transaction().execute(async (trx) => {
-    await takeFailingNumbers(trx, fromDay, toDay);
-    for (const table of ROLLUP_TABLES) await trx.deleteFrom(table).where("day", ">=", fromDay).where("day", "<", toDay).execute();
+    await deleteRollupDays(trx, fromDay, toDay);
     await trx.updateTable("attempts").set({ rolled_up: 0 }).where("ended_at", ">=", fromDay).where("ended_at", "<", toDay).where("rolled_up", "=", 1).execute();
     await trx.updateTable("recipients").set({ rolled_up: 0 }).where("finished_at", ">=", fromDay).where("finished_at", "<", toDay).where("rolled_up", "=", 1).execute();
     await trx.updateTable("received_faxes").set({ rolled_up: 0 }).where("received_at", ">=", fromDay).where("received_at", "<", toDay).where("rolled_up", "=", 1).execute();
@@ -573,37 +574,45 @@ export async function resetRollupDays(db: Kysely<Database>, fromDay: number, toD
  * failed faxes from report_out_failing_numbers; returns how many daily rows it deleted.
  */
 export async function purgeRollups(db: Kysely<Database>, beforeDay: number): Promise<number> {
-  return db.transaction().execute(async (trx) => {
-    await takeFailingNumbers(trx, 0, beforeDay);
-    let deleted = 0;
-    for (const table of ROLLUP_TABLES) deleted += Number((await trx.deleteFrom(table).where("day", "<", beforeDay).executeTakeFirst()).numDeletedRows);
-    return deleted;
-  });
+  return db.transaction().execute((trx) => deleteRollupDays(trx, 0, beforeDay));
 }
 
 /**
- * Takes the failed faxes of report_out_failures' days [fromDay, toDay), about to be deleted,
- * from report_out_failing_numbers (the customers' rows and everyone's), and deletes the numbers
- * left with none. Written as the rollups are (upserts in key order, adding negative counts), so
- * it never locks rows in an order the outcome functions' writes would not. first_day and
- * last_day stay as they were: bounds of the days left.
+ * Deletes the rollup rows of days [fromDay, toDay) and takes their failed faxes from
+ * report_out_failing_numbers (the customers' rows and everyone's), deleting the numbers left with
+ * none; returns how many daily rows it deleted. What is taken is what this statement deleted
+ * (DELETE … RETURNING), so two purges or a purge and a recount that overlap take each day once:
+ * the second finds the rows gone. Tables are written in the order the outcome functions write them
+ * (the daily tables, then report_out_failing_numbers, each in key order), so the two never wait on
+ * each other in a circle. first_day and last_day stay as they were: bounds of the days left.
  */
-async function takeFailingNumbers(trx: Kysely<Database>, fromDay: number, toDay: number): Promise<void> {
-  const rows = await trx
-    .selectFrom("report_out_failures")
-    .select((eb) => ["cust_nr", "number", eb.fn.sum("faxes").as("faxes"), eb.fn.sum("attempts").as("attempts")])
-    .where("day", ">=", fromDay)
-    .where("day", "<", toDay)
-    .groupBy(["cust_nr", "number"])
-    .execute();
-  if (rows.length === 0) return;
+async function deleteRollupDays(trx: Kysely<Database>, fromDay: number, toDay: number): Promise<number> {
+  let deleted = 0;
+  const taken = new Map<string, { cust_nr: string; number: string; faxes: number; attempts: number }>();
+  for (const table of ROLLUP_TABLES) {
+    if (table !== "report_out_failures") {
+      deleted += Number((await trx.deleteFrom(table).where("day", ">=", fromDay).where("day", "<", toDay).executeTakeFirst()).numDeletedRows);
+      continue;
+    }
+    const rows = await trx.deleteFrom("report_out_failures").where("day", ">=", fromDay).where("day", "<", toDay).returning(["cust_nr", "number", "faxes", "attempts"]).execute();
+    deleted += rows.length;
+    for (const r of rows) {
+      const key = `${r.cust_nr}\u0000${r.number}`;
+      const sum = taken.get(key) ?? { cust_nr: r.cust_nr, number: r.number, faxes: 0, attempts: 0 };
+      sum.faxes += Number(r.faxes);
+      sum.attempts += Number(r.attempts);
+      taken.set(key, sum);
+    }
+  }
+  if (taken.size === 0) return deleted;
   const out = new Contributions();
-  for (const r of rows) {
+  for (const r of taken.values()) {
     // Upserts of numbers that have rows (every failure's number does): only the sums change.
-    const taken = { number: r.number, country: "", faxes: -Number(r.faxes), attempts: -Number(r.attempts), first_day: Number.MAX_SAFE_INTEGER, last_day: 0 };
-    out.add("report_out_failing_numbers", { cust_nr: r.cust_nr, ...taken });
-    out.add("report_out_failing_numbers", { cust_nr: ALL_CUSTOMERS, ...taken });
+    const minus = { number: r.number, country: "", faxes: -r.faxes, attempts: -r.attempts, first_day: Number.MAX_SAFE_INTEGER, last_day: 0 };
+    out.add("report_out_failing_numbers", { cust_nr: r.cust_nr, ...minus });
+    out.add("report_out_failing_numbers", { cust_nr: ALL_CUSTOMERS, ...minus });
   }
   await out.write(trx, 500);
   await trx.deleteFrom("report_out_failing_numbers").where("faxes", "<=", 0).execute();
+  return deleted;
 }
