@@ -233,7 +233,9 @@ for (const dialect of DIALECTS) {
     it("keeps the sums through a purge of old days and a recount of days", async () => {
       const raw = await rawFailures();
       const cut = FIRST_DAY + 3 * DAY;
-      await purgeRollups(db, cut);
+      // Two data centers' retention roles purge the same days at once: each day is taken once.
+      const purged = await Promise.all([purgeRollups(db, cut), purgeRollups(db, cut)]);
+      assert.ok(purged.some((n) => n > 0), "the days were purged");
       await assertTableIsTheSums(false);
       const scope: RollupScope = { custNr: "ACME", login: null, datacenters: ["DE1", "DE2"] };
       const top = (from: number, to: number) => readTopFailingNumbers(db, { scope, fromDay: from, toDay: to, filters: {}, limit: 10 });
