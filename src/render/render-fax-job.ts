@@ -170,15 +170,17 @@ export async function renderFaxJob(input: FaxJobRenderInput, options: RenderFaxJ
     let blankPagesLeftOut = 0;
     const add = (documentIndex: number, prepared: PreparedPage): void => {
       current = input.documents[documentIndex]!.name;
+      // Blank pages count toward the limit too: leaving them out never lets a job through that
+      // would be refused without it (and a document of endless blank pages is not read to its end).
+      if (pages.length + blankPagesLeftOut + coverPages + 1 > input.limits.maxPages) {
+        throw new DocumentRenderError(
+          "document_too_large",
+          `${current} brings the fax to more than the limit of ${input.limits.maxPages} ${input.limits.maxPages === 1 ? "page" : "pages"}${blankPagesLeftOut > 0 ? ` (blank pages count too)` : ""}`,
+        );
+      }
       if (prepared.kind === "blank") {
         blankPagesLeftOut++;
         return;
-      }
-      if (pages.length + coverPages + 1 > input.limits.maxPages) {
-        throw new DocumentRenderError(
-          "document_too_large",
-          `${current} brings the fax to more than the limit of ${input.limits.maxPages} ${input.limits.maxPages === 1 ? "page" : "pages"}`,
-        );
       }
       pages.push(
         prepared.kind === "final"

@@ -229,6 +229,17 @@ describe("blank pages: renderFaxJob with suppressBlankPages", () => {
     }
   });
 
+  it("counts blank pages toward the page limit: leaving them out lets no job through that the limit refuses", async () => {
+    const three = await letter(["Order page 1", "", "Order page 3"]);
+    const limited = { ...LIMITS, maxPages: 2 };
+    for (const suppressBlankPages of [false, true]) {
+      const result = await renderFaxJob(input([three], { limits: limited, suppressBlankPages }));
+      assert.equal(result.ok, false, `suppressBlankPages ${suppressBlankPages}`);
+      if (!result.ok) assert.equal(result.reasonCode, "document_too_large");
+    }
+    assert.equal(pages(await renderFaxJob(input([three], { limits: { ...LIMITS, maxPages: 3 }, suppressBlankPages: true }))), 2);
+  });
+
   it("counts only the pages kept on the cover page, and the page helpers leave out the same pages", async () => {
     const three = await letter(["Order page 1", "", "Order page 3"]);
     const two = await letter(["Order page 1", "Order page 3"]);
