@@ -265,6 +265,13 @@ describe("web console in Chromium", () => {
     await numberRow.getByRole("button", { name: "Save +493098765430" }).click();
     await eventually(async () => ((await inboundNumberState(db, "+493098765430")).state === "active" ? true : undefined), 10_000, "the number active again");
     assert.deepEqual(await inboundNumberState(db, "+493098765430"), { state: "active", custNr: erin.custNr, topic: "front-desk", faxId: "ERIN DESK", costCenter: null });
+    // Paused: callers are asked to try again later (480); unpaused, it answers again.
+    await numberRow.getByLabel("+493098765430 is paused (callers are asked to try again later)").check();
+    await numberRow.getByRole("button", { name: "Save +493098765430" }).click();
+    await eventually(async () => ((await inboundNumberState(db, "+493098765430")).state === "paused" ? true : undefined), 10_000, "the number paused");
+    await numberRow.getByLabel("+493098765430 is paused (callers are asked to try again later)").uncheck();
+    await numberRow.getByRole("button", { name: "Save +493098765430" }).click();
+    await eventually(async () => ((await inboundNumberState(db, "+493098765430")).state === "active" ? true : undefined), 10_000, "the number answering again");
 
     // The test account faxes its own number: the fax arrives on the topic.
     const client = api(node.url, erin);

@@ -296,12 +296,14 @@ interface InboundNumber {
   profile: string | null;
   faxId: string | null;
   active: boolean | null;
+  paused: boolean | null;
 }
 
 function NumberRow({ number, topics, saved }: { number: InboundNumber; topics: string[]; saved: () => Promise<void> }) {
   const [profile, setProfile] = useState(number.profile ?? "");
   const [faxId, setFaxId] = useState(number.faxId ?? "");
   const [active, setActive] = useState(number.active !== false);
+  const [paused, setPaused] = useState(number.paused === true);
   const [status, setStatus] = useState<Status>(null);
   const vars = { number: number.number };
   return (
@@ -324,12 +326,21 @@ function NumberRow({ number, topics, saved }: { number: InboundNumber; topics: s
         <input type="checkbox" aria-label={t("numbers.activeFor", vars)} checked={active} onChange={(e) => setActive((e.target as HTMLInputElement).checked)} />
       </td>
       <td>
+        <input type="checkbox" aria-label={t("numbers.pausedFor", vars)} checked={paused} onChange={(e) => setPaused((e.target as HTMLInputElement).checked)} />
+      </td>
+      <td>
         <button
           type="button"
           class="button-quiet"
           aria-label={t("numbers.saveFor", vars)}
           onClick={() =>
-            call("PATCH", `/config/v2/inbound/numbers/${encodeURIComponent(number.number)}`, { profile: profile === "" ? null : profile, faxId: faxId.trim() === "" ? null : faxId.trim(), active })
+            call("PATCH", `/config/v2/inbound/numbers/${encodeURIComponent(number.number)}`, {
+              profile: profile === "" ? null : profile,
+              faxId: faxId.trim() === "" ? null : faxId.trim(),
+              active,
+              // Unchecked is "not set": a pause of the topic or the customer still holds.
+              paused: paused ? true : null,
+            })
               .then(async () => {
                 setStatus({ tone: "success", text: t("numbers.saved", vars) });
                 // The topics above show their numbers: read them again.
@@ -371,6 +382,7 @@ function NumbersSection({ topics, version, saved }: { topics: string[]; version:
                 <th scope="col">{t("numbers.topic")}</th>
                 <th scope="col">{t("numbers.faxId")}</th>
                 <th scope="col">{t("numbers.active")}</th>
+                <th scope="col">{t("numbers.paused")}</th>
                 <th scope="col">
                   <span class="visually-hidden">{t("common.save")}</span>
                 </th>
