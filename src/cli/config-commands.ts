@@ -8,15 +8,15 @@
  *
  *   faxline config numbers [--prefix P] [--assigned true|false] [--active true|false] [--cost-center C] [--inherit] [--limit N] [--offset N] [--json]
  *   faxline config number show NUMBER [--inherit] [--json]
- *   faxline config number set NUMBER [--profile NAME|""] [--fax-id ID|""] [--cost-center C|""] [--active true|false|""]
+ *   faxline config number set NUMBER [--profile NAME|""] [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--paused true|false|""]
  *                             [--display-number TEXT|""] [--comments TEXT|""]
  *   faxline config number remove NUMBER                      (operators: takes it away from the customer)
  *   faxline config profiles [--inherit] [--json]
  *   faxline config profile show NAME [--inherit] [--json]
- *   faxline config profile set NAME [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--comments TEXT|""]
+ *   faxline config profile set NAME [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--paused true|false|""] [--max-waiting-faxes N|""] [--comments TEXT|""]
  *                             [--mail-to ADDR,ADDR|""] [--attach PDF|TIFF|NONE] [--push-url URL|""] [--retention-days N|""]
  *   faxline config profile remove NAME
- *   faxline config settings [--fax-id ID|""] [--cost-center C|""] [--active true|false|""]
+ *   faxline config settings [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--paused true|false|""]
  *   faxline config audit [--limit N] [--offset N] [--resource R] [--key K] [--json]
  *
  * `set` changes only what is named ("" unsets it); `profile set` creates a profile that does not
@@ -75,11 +75,11 @@ function named<T extends Record<string, unknown>>(o: T): Partial<T> {
 const show = (v: unknown) => (v === null || v === undefined ? "-" : String(v));
 
 function numberLine(n: InboundNumber): string {
-  return [n.number.padEnd(16), show(n.profile).padEnd(16), `active=${show(n.active)}`.padEnd(13), `faxId=${show(n.faxId)}`, `costCenter=${show(n.costCenter)}`, n.displayNumber ? `display=${n.displayNumber}` : ""].join(" ").trimEnd();
+  return [n.number.padEnd(16), show(n.profile).padEnd(16), `active=${show(n.active)}`.padEnd(13), `paused=${show(n.paused)}`.padEnd(13), `faxId=${show(n.faxId)}`, `costCenter=${show(n.costCenter)}`, n.displayNumber ? `display=${n.displayNumber}` : ""].join(" ").trimEnd();
 }
 
 function profileLines(p: InboundProfile): string[] {
-  const lines = [`${p.name}: active=${show(p.active)} faxId=${show(p.faxId)} costCenter=${show(p.costCenter)} retentionDays=${show(p.retentionDays)}${p.comments ? ` (${p.comments})` : ""}`];
+  const lines = [`${p.name}: active=${show(p.active)} paused=${show(p.paused)} maxWaitingFaxes=${show(p.maxWaitingFaxes)} faxId=${show(p.faxId)} costCenter=${show(p.costCenter)} retentionDays=${show(p.retentionDays)}${p.comments ? ` (${p.comments})` : ""}`];
   lines.push(`  numbers: ${p.numbers.length > 0 ? p.numbers.join(", ") : "none"}`);
   if (p.email) lines.push(`  email: ${p.email.recipients.join(", ")} (${p.email.attachment ?? "PDF"})`);
   if (p.webservice) lines.push(`  webservice: ${p.webservice.url}`);
@@ -127,10 +127,11 @@ export async function runConfigCommand(config: FaxlineConfig, words: readonly st
             faxId: text(o["fax-id"]),
             costCenter: text(o["cost-center"]),
             active: bool(o.active, "active"),
+            paused: bool(o.paused, "paused"),
             displayNumber: text(o["display-number"]),
             comments: text(o.comments),
           });
-          if (Object.keys(change).length === 0) throw new ConfigCommandError("faxline config number set changes nothing without --profile, --fax-id, --cost-center, --active, --display-number or --comments");
+          if (Object.keys(change).length === 0) throw new ConfigCommandError("faxline config number set changes nothing without --profile, --fax-id, --cost-center, --active, --paused, --display-number or --comments");
           const n = await api.patchInboundNumber(target, change);
           out(n, () => [numberLine(n)]);
           return 0;
@@ -162,6 +163,8 @@ export async function runConfigCommand(config: FaxlineConfig, words: readonly st
             faxId: text(o["fax-id"]),
             costCenter: text(o["cost-center"]),
             active: bool(o.active, "active"),
+            paused: bool(o.paused, "paused"),
+            maxWaitingFaxes: integer(o["max-waiting-faxes"], "max-waiting-faxes"),
             comments: text(o.comments),
             retentionDays: integer(o["retention-days"], "retention-days"),
             email: mailTo === undefined ? undefined : mailTo === null ? null : { recipients: mailTo.split(",").map((a) => a.trim()).filter((a) => a !== ""), ...named({ attachment: o.attach }) },
@@ -186,9 +189,9 @@ export async function runConfigCommand(config: FaxlineConfig, words: readonly st
         throw new ConfigCommandError(`Unknown command "faxline config profile ${action ?? ""}" (show, set, remove)`);
       }
       case "settings": {
-        const change = named({ faxId: text(o["fax-id"]), costCenter: text(o["cost-center"]), active: bool(o.active, "active") });
+        const change = named({ faxId: text(o["fax-id"]), costCenter: text(o["cost-center"]), active: bool(o.active, "active"), paused: bool(o.paused, "paused") });
         const s = Object.keys(change).length === 0 ? await api.getInboundSettings() : await api.patchInboundSettings(change);
-        out(s, () => [`customer ${s.customer}: faxId=${show(s.faxId)} costCenter=${show(s.costCenter)} active=${show(s.active)}`]);
+        out(s, () => [`customer ${s.customer}: faxId=${show(s.faxId)} costCenter=${show(s.costCenter)} active=${show(s.active)} paused=${show(s.paused)}`]);
         return 0;
       }
       case "audit": {

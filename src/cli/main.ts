@@ -106,12 +106,12 @@ const USAGE = `Usage:
   faxline report rebuild-rollups [--from DAY --to DAY]
   faxline config numbers [--prefix P] [--assigned true|false] [--active true|false] [--cost-center C] [--inherit] [--limit N] [--offset N] [--json]
   faxline config number show|remove NUMBER [--inherit] [--json]
-  faxline config number set NUMBER [--profile NAME|""] [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--display-number TEXT|""] [--comments TEXT|""]
+  faxline config number set NUMBER [--profile NAME|""] [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--paused true|false|""] [--display-number TEXT|""] [--comments TEXT|""]
   faxline config profiles [--inherit] [--json]
   faxline config profile show|remove NAME [--inherit] [--json]
-  faxline config profile set NAME [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--comments TEXT|""]
+  faxline config profile set NAME [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--paused true|false|""] [--max-waiting-faxes N|""] [--comments TEXT|""]
                [--mail-to ADDR,ADDR|""] [--attach PDF|TIFF|NONE] [--push-url URL|""] [--retention-days N|""]
-  faxline config settings [--fax-id ID|""] [--cost-center C|""] [--active true|false|""]
+  faxline config settings [--fax-id ID|""] [--cost-center C|""] [--active true|false|""] [--paused true|false|""]
   faxline config audit [--limit N] [--offset N] [--resource R] [--key K] [--json]
                (the configuration API through a running node: [--customer CUSTNR --login LOGIN --password PASSWORD] [--url URL])
   faxline migrate [--check]
@@ -285,6 +285,8 @@ export async function main(argv: string[]): Promise<number> {
       prefix: { type: "string" },
       assigned: { type: "string" },
       active: { type: "string" },
+      paused: { type: "string" },
+      "max-waiting-faxes": { type: "string" },
       "cost-center": { type: "string" },
       inherit: { type: "boolean", default: false },
       "fax-id": { type: "string" },
@@ -570,7 +572,7 @@ export async function main(argv: string[]): Promise<number> {
         };
         const v = values as Record<string, unknown>;
         const options: Record<string, string | undefined> = {};
-        for (const name of ["prefix", "assigned", "active", "cost-center", "limit", "offset", "profile", "fax-id", "display-number", "comments", "mail-to", "attach", "push-url", "retention-days", "resource", "key"]) {
+        for (const name of ["prefix", "assigned", "active", "paused", "max-waiting-faxes", "cost-center", "limit", "offset", "profile", "fax-id", "display-number", "comments", "mail-to", "attach", "push-url", "retention-days", "resource", "key"]) {
           if (typeof v[name] === "string") options[name] = v[name] as string;
         }
         return await runConfigCommand(config, positionals.slice(1), {

@@ -48,11 +48,23 @@ describe("faxline config: the configuration API from the command line", () => {
     assert.equal(number.faxId, "+49 40 555060");
     assert.equal(number.costCenter, "Sales");
     assert.equal(number.active, true);
+    assert.equal(number.paused, false);
     assert.equal(number.comments, "Hamburg");
+
+    // Paused and the profile's quota (Faxline's settings): set, shown, and "" unsets them.
+    const paused = await runFaxlineCli(["config", "profile", "set", "orders", "--paused", "true", "--max-waiting-faxes", "50", ...as(manager)], env());
+    assert.equal(paused.code, 0, paused.stderr + paused.stdout);
+    assert.match(paused.stdout, /^orders: active=- paused=true maxWaitingFaxes=50 /m);
+    const inherited = JSON.parse((await runFaxlineCli(["config", "number", "show", "+4940555060", "--inherit", "--json", ...as(manager)], env())).stdout);
+    assert.equal(inherited.paused, true, "the profile's pause holds for its number");
+    const unpaused = await runFaxlineCli(["config", "profile", "set", "orders", "--paused", "", "--max-waiting-faxes", "", ...as(manager)], env());
+    assert.match(unpaused.stdout, /^orders: active=- paused=- maxWaitingFaxes=- /m);
 
     const log = await runFaxlineCli(["config", "audit", "--json", ...as(manager)], env());
     const entries = JSON.parse(log.stdout).entries as any[];
     assert.deepEqual(entries.map((e) => [e.login, e.resource, e.action]), [
+      ["cli-admin", "inbound/profiles", "update"],
+      ["cli-admin", "inbound/profiles", "update"],
       ["cli-admin", "inbound/numbers", "update"],
       ["cli-admin", "inbound/profiles", "update"],
       ["cli-admin", "inbound/profiles", "create"],
