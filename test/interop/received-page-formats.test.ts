@@ -220,7 +220,14 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
    * the topic's mail (PDF) and the console's preview; `square` is a one-inch square on the page.
    * The fax is acknowledged at the end, so that the next case's fax is the next one handed out.
    */
-  async function checkReceived(t: TestContext, f: Format, sent: PagePixels, square: { x: number; y: number; w: number; h: number }, mailsBefore: number): Promise<void> {
+  async function checkReceived(
+    t: TestContext,
+    format: Format,
+    sentPage: PagePixels,
+    square: { x: number; y: number; w: number; h: number },
+    mailsBefore: number,
+    lostTrailingRows = 0,
+  ): Promise<void> {
     // The pull API: the fax, its TIFF as received, its PDF.
     const fax = await eventually(async () => {
       const res = await fetch(`${node.url}/faxin/rest/v1/topics/main?fetch=1`, { method: "POST", headers: { authorization: pullAuth, "content-type": "application/json" }, body: "{}" });
@@ -228,9 +235,20 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
     }, 10_000, "the received fax");
     assert.equal(fax.pages, 1);
     assert.equal(fax.status, "OK");
-    assert.equal(fax.resolution, f.yDpi >= 150 ? "HIGH" : "LOW");
+    assert.equal(fax.resolution, format.yDpi >= 150 ? "HIGH" : "LOW");
     const tif = Buffer.from(await (await fetch(fax.documents.find((d: any) => d.name.endsWith(".tif")).url, { headers: { authorization: pullAuth } })).arrayBuffer());
     const [stored] = readTiffPages(tif);
+    // Without ECM nothing is sent again: the last white rows of efax's page sometimes do not make it
+    // through the T.31 modem (seen once in two quiet runs: 2 311 of 2 312 rows). Allowed only for
+    // white rows, and only as many as the caller says; everything that arrived must be as sent.
+    let [f, sent] = [format, sentPage];
+    const lost = format.height - stored!.height;
+    if (lost > 0 && lost <= lostTrailingRows) {
+      assert.ok(sentPage.pixels.subarray(stored!.height * sentPage.width).every((p) => p >= 128), `the ${lost} rows lost at the page's end held ink`);
+      t.diagnostic(`the page's last ${lost} white row(s) did not arrive (no ECM)`);
+      f = { ...format, height: stored!.height, paperMm: { ...format.paperMm, height: (format.paperMm.height * stored!.height) / format.height } };
+      sent = { width: sentPage.width, height: stored!.height, pixels: sentPage.pixels.subarray(0, stored!.height * sentPage.width) };
+    }
     assert.deepEqual({ width: stored!.width, height: stored!.height, x: Math.round(stored!.xResolution!), y: Math.round(stored!.yResolution!), unit: stored!.resolutionUnit }, { width: f.width, height: f.height, x: f.xDpi, y: f.yDpi, unit: 2 });
     const difference = pixelDifference(await decodePage(tif, 0), sent);
     assert.equal(difference.count, 0, `the stored page: ${difference.count} pixels differ (${difference.first})`);
@@ -307,7 +325,7 @@ describe("received page formats: stored, downloaded, mailed and previewed as the
       assert.equal(efaxExit.code, 0, `efax ended with ${efaxExit.code}: ${efaxExit.log.slice(-3000)}`);
       assert.equal(exit.code, 0, `${exit.output}\n${sipp.errors()}`);
       const [first] = squares(a4);
-      await checkReceived(t, arrived, sent, { ...first!, y: first!.y + EFAX_HEADER_ROWS }, mailsBefore);
+      await checkReceived(t, arrived, sent, { ...first!, y: first!.y + EFAX_HEADER_ROWS }, mailsBefore, 2);
     } finally {
       efax.kill();
       modem.kill();
