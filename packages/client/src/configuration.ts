@@ -4,7 +4,7 @@
  * with a login and password (HTTP Basic); the web console, already signed in, passes its
  * session's CSRF token instead (`session`), and its cookie goes along (same origin).
  */
-import { FaxlineApiError, FaxlineConnectionError } from "./errors.ts";
+import { requestJson } from "./errors.ts";
 import type { operations } from "./openapi.ts";
 
 export { FaxlineApiError, FaxlineConnectionError } from "./errors.ts";
@@ -104,27 +104,12 @@ export class FaxlineConfiguration {
   async request<T>(method: string, path: string, query: Record<string, string | number | boolean | undefined> = {}, body?: unknown): Promise<T> {
     const params = new URLSearchParams({ customer: this.#custNr });
     for (const [k, v] of Object.entries(query)) if (v !== undefined) params.set(k, String(v));
-    let res: Response;
-    try {
-      res = await this.#fetch(`${this.#base}/config/v2${path}?${params}`, {
-        method,
-        headers: { accept: "application/json", ...this.#headers(method), ...(body === undefined ? {} : { "content-type": "application/json" }) },
-        body: body === undefined ? undefined : JSON.stringify(body),
-        credentials: "same-origin",
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new FaxlineConnectionError(`Cannot reach ${this.#base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err });
-    }
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === "" ? null : JSON.parse(text);
-    } catch {
-      /* not JSON */
-    }
-    if (!res.ok) throw new FaxlineApiError(res.status, parsed);
-    return parsed as T;
+    return requestJson<T>(this.#fetch, this.#base, `${this.#base}/config/v2${path}?${params}`, {
+      method,
+      headers: { accept: "application/json", ...this.#headers(method), ...(body === undefined ? {} : { "content-type": "application/json" }) },
+      body: body === undefined ? undefined : JSON.stringify(body),
+      credentials: "same-origin",
+    });
   }
 
   listInboundNumbers(filters: InboundNumberFilters = {}): Promise<InboundNumber[]> {

@@ -30,3 +30,27 @@ export class FaxlineConnectionError extends Error {
     this.name = "FaxlineConnectionError";
   }
 }
+
+/**
+ * One request to a Faxline node, answered as JSON (or text, or null when empty): a node that cannot
+ * be reached throws FaxlineConnectionError, an answer that is not 2xx FaxlineApiError. Both
+ * clients (REST v1 and the configuration API) send through it.
+ */
+export async function requestJson<T>(fetchFn: typeof fetch, base: string, url: string, init: RequestInit): Promise<T> {
+  let res: Response;
+  try {
+    res = await fetchFn(url, init);
+  } catch (err) {
+    const cause = (err as { cause?: { code?: string; message?: string } }).cause;
+    throw new FaxlineConnectionError(`Cannot reach ${base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err });
+  }
+  const text = await res.text();
+  let parsed: unknown = text;
+  try {
+    parsed = text === "" ? null : JSON.parse(text);
+  } catch {
+    /* not JSON */
+  }
+  if (!res.ok) throw new FaxlineApiError(res.status, parsed);
+  return parsed as T;
+}

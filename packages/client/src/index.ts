@@ -14,7 +14,7 @@
 import { createHmac, timingSafeEqual } from "node:crypto";
 import { readFile } from "node:fs/promises";
 import { basename } from "node:path";
-import { FaxlineApiError, FaxlineConnectionError } from "./errors.ts";
+import { FaxlineApiError, FaxlineConnectionError, requestJson } from "./errors.ts";
 import type { operations } from "./openapi.ts";
 
 export { FaxlineApiError, FaxlineConnectionError } from "./errors.ts";
@@ -75,27 +75,11 @@ export class FaxlineClient {
   }
 
   async #call<T>(method: string, path: string, body?: unknown, headers: Record<string, string> = {}): Promise<T> {
-    let res: Response;
-    const url = `${this.#base}/rest/v1/${encodeURIComponent(this.#custNr)}${path}`;
-    try {
-      res = await this.#fetch(url, {
-        method,
-        headers: { authorization: this.#auth, "content-type": "application/json", ...headers },
-        body: body === undefined ? undefined : JSON.stringify(body),
-      });
-    } catch (err) {
-      const cause = (err as { cause?: { code?: string; message?: string } }).cause;
-      throw new FaxlineConnectionError(`Cannot reach ${this.#base}: ${cause?.code ?? cause?.message ?? (err as Error).message}`, { cause: err });
-    }
-    const text = await res.text();
-    let parsed: unknown = text;
-    try {
-      parsed = text === "" ? null : JSON.parse(text);
-    } catch {
-      /* not JSON */
-    }
-    if (!res.ok) throw new FaxlineApiError(res.status, parsed);
-    return parsed as T;
+    return requestJson<T>(this.#fetch, this.#base, `${this.#base}/rest/v1/${encodeURIComponent(this.#custNr)}${path}`, {
+      method,
+      headers: { authorization: this.#auth, "content-type": "application/json", ...headers },
+      body: body === undefined ? undefined : JSON.stringify(body),
+    });
   }
 
   /** Sends a job as the contract describes it. With `idempotencyKey`, a retry answers 409 (FaxlineApiError, code duplicate_job, jobId). */
